@@ -1,0 +1,165 @@
+/**
+ * The one error type of the runtime. Codes are stable SCREAMING_SNAKE strings; tests assert
+ * codes, never message prose. Messages never contain secret values or rejected documents.
+ */
+
+/** Every error code the runtime raises. Adding one means adding it to both tables below. */
+export const ERROR_CODES = [
+  "USAGE",
+  "INTERNAL",
+  "IO_ERROR",
+  // package resolution and parsing
+  "PACKAGE_NOT_FOUND",
+  "PACKAGE_INVALID",
+  "YAML_SYNTAX",
+  "YAML_FORBIDDEN",
+  "FRONTMATTER_INVALID",
+  "PROFILE_INVALID",
+  "RUNNER_NOT_FOUND",
+  "RUNNER_AMBIGUOUS",
+  // inputs
+  "INPUT_INVALID",
+  "INPUT_DUPLICATE",
+  "INPUTS_DOCUMENT_INVALID",
+  "INPUTS_TOO_LARGE",
+  "PATH_ESCAPE",
+  // policy and execution
+  "POLICY_DENIED",
+  "SPAWN_FAILED",
+  "MODULE_INVALID",
+  "INTERRUPTED",
+  // receipts
+  "SIGNER_CONFIG_INVALID",
+  "VERIFIER_CONFIG_INVALID",
+  "RECEIPT_INVALID",
+  "RECEIPT_NOT_FOUND",
+  "RECEIPT_ALREADY_EXISTS",
+  "RECEIPT_INDEX_STALE",
+  "RECEIPT_INDEX_MALFORMED",
+  // state store
+  "STORE_ERROR",
+  "RUN_NOT_FOUND",
+] as const;
+
+/** A stable runtime error code. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Where in a document an error points: file, 1-based line and column, dotted key path. */
+export interface ErrorLocation {
+  file?: string;
+  line?: number;
+  column?: number;
+  path?: string;
+}
+
+/** Structured, JSON-safe details attached to an error. */
+export interface ErrorDetails extends ErrorLocation {
+  [key: string]: unknown;
+}
+
+/** The runtime's single error type. */
+export class RuntimeError extends Error {
+  override readonly name = "RuntimeError";
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+
+  /** The message prefixed with `file:line:col: path:` when a location is known. */
+  get located(): string {
+    return formatLocated(this.message, this.details);
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details: ErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** Formats `file:line:col: path: message` from whatever location parts are present. */
+export function formatLocated(message: string, loc: ErrorLocation): string {
+  let where = "";
+  if (loc.file !== undefined) {
+    where = loc.file;
+    if (loc.line !== undefined) {
+      where += `:${loc.line}`;
+      if (loc.column !== undefined) where += `:${loc.column}`;
+    }
+  }
+  const path = loc.path !== undefined && loc.path !== "" ? `${loc.path}: ` : "";
+  return where === "" ? `${path}${message}` : `${where}: ${path}${message}`;
+}
+
+/** Narrowing helper. */
+export function isRuntimeError(value: unknown): value is RuntimeError {
+  return value instanceof RuntimeError;
+}
+
+/** The upstream-compatible snake_case failure category shown in the CLI JSON failure envelope. */
+export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
+  USAGE: "usage_error",
+  INTERNAL: "internal_error",
+  IO_ERROR: "io_error",
+  PACKAGE_NOT_FOUND: "skill_error",
+  PACKAGE_INVALID: "skill_error",
+  YAML_SYNTAX: "skill_error",
+  YAML_FORBIDDEN: "skill_error",
+  FRONTMATTER_INVALID: "skill_error",
+  PROFILE_INVALID: "skill_error",
+  RUNNER_NOT_FOUND: "skill_error",
+  RUNNER_AMBIGUOUS: "skill_error",
+  INPUT_INVALID: "input_error",
+  INPUT_DUPLICATE: "input_error",
+  INPUTS_DOCUMENT_INVALID: "input_error",
+  INPUTS_TOO_LARGE: "input_error",
+  PATH_ESCAPE: "input_error",
+  POLICY_DENIED: "operator_context_blocked",
+  SPAWN_FAILED: "skill_error",
+  MODULE_INVALID: "skill_error",
+  INTERRUPTED: "interrupted",
+  SIGNER_CONFIG_INVALID: "receipt_error",
+  VERIFIER_CONFIG_INVALID: "receipt_error",
+  RECEIPT_INVALID: "receipt_error",
+  RECEIPT_NOT_FOUND: "receipt_error",
+  RECEIPT_ALREADY_EXISTS: "receipt_error",
+  RECEIPT_INDEX_STALE: "receipt_error",
+  RECEIPT_INDEX_MALFORMED: "receipt_error",
+  STORE_ERROR: "store_error",
+  RUN_NOT_FOUND: "resume_error",
+};
+
+/** CLI exit code for a failure raised with this code (spec §8.3). */
+export const EXIT_CODE: Record<ErrorCode, number> = {
+  USAGE: 64,
+  INTERNAL: 1,
+  IO_ERROR: 1,
+  PACKAGE_NOT_FOUND: 1,
+  PACKAGE_INVALID: 1,
+  YAML_SYNTAX: 1,
+  YAML_FORBIDDEN: 1,
+  FRONTMATTER_INVALID: 1,
+  PROFILE_INVALID: 1,
+  RUNNER_NOT_FOUND: 1,
+  RUNNER_AMBIGUOUS: 1,
+  INPUT_INVALID: 1,
+  INPUT_DUPLICATE: 1,
+  INPUTS_DOCUMENT_INVALID: 1,
+  INPUTS_TOO_LARGE: 1,
+  PATH_ESCAPE: 1,
+  POLICY_DENIED: 1,
+  SPAWN_FAILED: 1,
+  MODULE_INVALID: 1,
+  INTERRUPTED: 130,
+  SIGNER_CONFIG_INVALID: 1,
+  VERIFIER_CONFIG_INVALID: 1,
+  RECEIPT_INVALID: 1,
+  RECEIPT_NOT_FOUND: 1,
+  RECEIPT_ALREADY_EXISTS: 1,
+  RECEIPT_INDEX_STALE: 1,
+  RECEIPT_INDEX_MALFORMED: 1,
+  STORE_ERROR: 1,
+  RUN_NOT_FOUND: 1,
+};
