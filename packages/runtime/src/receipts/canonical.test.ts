@@ -1,0 +1,127 @@
+import { describe, expect, it } from "vitest";
+import { RuntimeError } from "../errors.js";
+import { canonicalJson, compareCodePoints, hashCanonical, sha256Prefixed } from "./canonical.js";
+import { readUpstreamJson } from "./test-oracles.js";
+
+interface StableCase {
+  name: string;
+  value: unknown;
+  expected_canonical_json: string;
+  expected_sha256: string;
+  expected_utf8_hex: string;
+}
+
+function cases(file: string): StableCase[] {
+  const document = readUpstreamJson(`fixtures/contracts/canonical-json/${file}`) as {
+    canonicalization: string;
+    cases: StableCase[];
+  };
+  expect(document.canonicalization).toBe("runx.stable-json.v1");
+  return document.cases;
+}
+
+function holey(): unknown[] {
+  const items: unknown[] = [1];
+  items[2] = 3;
+  return items;
+}
+
+function codeOf(action: () => unknown): string | undefined {
+  try {
+    action();
+  } catch (error) {
+    return error instanceof RuntimeError ? error.code : "NOT_A_RUNTIME_ERROR";
+  }
+  return undefined;
+}
+
+describe("runx.stable-json.v1 oracles", () => {
+  const all = [
+    ...cases("runx-stable-json-v1.cases.json"),
+    ...cases("runx-stable-json-v1.numbers.cases.json"),
+  ];
+
+  it("covers every upstream vector", () => {
+    expect(all).toHaveLength(43);
+  });
+
+  it.each(all.map((c) => [c.name, c] as const))(
+    "writes %s byte for byte with the pinned sha256",
+    (_name, c) => {
+      const text = canonicalJson(c.value);
+      expect(text).toBe(c.expected_canonical_json);
+      expect(Buffer.from(text, "utf8").toString("hex")).toBe(c.expected_utf8_hex);
+      expect(sha256Prefixed(text)).toBe(c.expected_sha256);
+      expect(hashCanonical(c.value)).toBe(c.expected_sha256);
+    },
+  );
+});
+
+describe("canonicalJson", () => {
+  it("prints negative zero as 0 and numbers the ECMAScript way", () => {
+    expect(canonicalJson(-0)).toBe("0");
+    expect(canonicalJson([1e21, 1e-7, 5e-324, 2.0, -1.5])).toBe("[1e+21,1e-7,5e-324,2,-1.5]");
+  });
+
+  it("sorts keys by code point, not by UTF-16 unit or locale", () => {
+    // U+FF61 sorts before U+1F600 by code point but after it by UTF-16 code unit.
+    expect(canonicalJson({ "\u{1F600}": 2, "\uFF61": 1 })).toBe('{"\uFF61":1,"\u{1F600}":2}');
+    expect(canonicalJson({ a: 1, B: 2, _: 3, Z: 4 })).toBe('{"B":2,"Z":4,"_":3,"a":1}');
+    expect(compareCodePoints("\uFF61", "\u{1F600}")).toBeLessThan(0);
+    expect(compareCodePoints("\u{1F600}", "\u{1F601}")).toBeLessThan(0);
+    expect(compareCodePoints("ab", "a")).toBeGreaterThan(0);
+  });
+
+  it("leaves solidus, U+2028, U+2029 and non-ASCII unescaped", () => {
+    expect(canonicalJson("/\u2028\u2029é\u007f")).toBe('"/\u2028\u2029é\u007f"');
+  });
+
+  it("escapes only quote, backslash and control characters", () => {
+    expect(canonicalJson('"\\\b\f\n\r\t\u0001')).toBe('"\\"\\\\\\b\\f\\n\\r\\t\\u0001"');
+  });
+
+  it("accepts shared references and null-prototype objects", () => {
+    const shared = { x: 1 };
+    const bare = Object.create(null) as Record<string, unknown>;
+    bare.k = [shared, shared];
+    expect(canonicalJson(bare)).toBe('{"k":[{"x":1},{"x":1}]}');
+  });
+
+  it.each([
+    ["NaN", Number.NaN],
+    ["Infinity", Number.POSITIVE_INFINITY],
+    ["a lone high surrogate", "\uD800"],
+    ["a lone low surrogate in a key", { "\uDC00": 1 }],
+    ["undefined", undefined],
+    ["undefined in an object", { a: undefined }],
+    ["undefined in an array", [undefined]],
+    ["a function", () => 1],
+    ["a bigint", 10n],
+    ["a symbol", Symbol("s")],
+    ["a Date", new Date(0)],
+    ["a Map", new Map()],
+    ["a class instance", new (class Thing {})()],
+    ["an array hole", holey()],
+  ])("rejects %s with CANONICAL_JSON_INVALID", (_label, value) => {
+    expect(codeOf(() => canonicalJson(value))).toBe("CANONICAL_JSON_INVALID");
+  });
+
+  it("rejects symbol keys and cycles", () => {
+    expect(codeOf(() => canonicalJson({ [Symbol("k")]: 1 }))).toBe("CANONICAL_JSON_INVALID");
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(codeOf(() => canonicalJson(cyclic))).toBe("CANONICAL_JSON_INVALID");
+    const looped: unknown[] = [];
+    looped.push([looped]);
+    expect(codeOf(() => canonicalJson(looped))).toBe("CANONICAL_JSON_INVALID");
+  });
+
+  it("names the offending path in the error details", () => {
+    try {
+      canonicalJson({ a: [1, Number.NaN] });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as RuntimeError).details.path).toBe("$.a[1]");
+    }
+  });
+});

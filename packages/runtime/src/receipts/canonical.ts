@@ -1,0 +1,147 @@
+/**
+ * Canonical JSON: `runx.stable-json.v1` for data digests and `runx.receipt.c14n.v1` for
+ * receipts. Both write the same bytes: object keys sorted by Unicode code point, no
+ * whitespace, numbers as ECMAScript prints them, and only the escapes JSON requires.
+ * Anything that has no single JSON reading (non-finite numbers, lone surrogates,
+ * `undefined`, class instances, cycles, ...) is refused rather than guessed at.
+ */
+import { createHash } from "node:crypto";
+import { RuntimeError } from "../errors.js";
+
+/** Name of the general-purpose canonical form. */
+export const STABLE_JSON_CANONICALIZATION = "runx.stable-json.v1";
+/** Name of the receipt canonical form (same bytes as stable-json). */
+export const RECEIPT_CANONICALIZATION = "runx.receipt.c14n.v1";
+
+/** Orders two strings by Unicode code point (equivalently, by their UTF-8 bytes). */
+export function compareCodePoints(left: string, right: string): number {
+  const length = Math.min(left.length, right.length);
+  for (let index = 0; index < length; index++) {
+    const a = left.charCodeAt(index);
+    const b = right.charCodeAt(index);
+    if (a === b) continue;
+    // Below the surrogate block UTF-16 order equals code-point order. A surrogate
+    // (an astral code point) sorts after every BMP unit above the block.
+    const aSurrogate = a >= 0xd800 && a <= 0xdfff;
+    const bSurrogate = b >= 0xd800 && b <= 0xdfff;
+    if (aSurrogate !== bSurrogate) {
+      const other = aSurrogate ? b : a;
+      if (other >= 0xe000) return aSurrogate ? 1 : -1;
+    }
+    return a - b;
+  }
+  return left.length - right.length;
+}
+
+/** True when the string holds an unpaired UTF-16 surrogate (not valid Unicode). */
+export function hasLoneSurrogate(value: string): boolean {
+  for (let index = 0; index < value.length; index++) {
+    const unit = value.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        index++;
+        continue;
+      }
+      return true;
+    }
+    if (unit >= 0xdc00 && unit <= 0xdfff) return true;
+  }
+  return false;
+}
+
+function refuse(path: string, reason: string): never {
+  throw new RuntimeError("CANONICAL_JSON_INVALID", `cannot canonicalize ${path}: ${reason}`, {
+    path,
+  });
+}
+
+function writeString(value: string, path: string): string {
+  if (hasLoneSurrogate(value)) refuse(path, "string contains an unpaired surrogate");
+  // For well-formed strings JSON.stringify escapes exactly `"`, `\` and C0 controls
+  // (short forms where they exist, lowercase \u00xx otherwise) and nothing else.
+  return JSON.stringify(value);
+}
+
+function writeNumber(value: number, path: string): string {
+  if (!Number.isFinite(value)) refuse(path, "number is not finite");
+  // JSON.stringify prints -0 as 0 and uses ECMAScript Number::toString otherwise.
+  return JSON.stringify(value);
+}
+
+function isPlainObject(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+function write(value: unknown, path: string, active: Set<object>): string {
+  switch (typeof value) {
+    case "string":
+      return writeString(value, path);
+    case "number":
+      return writeNumber(value, path);
+    case "boolean":
+      return value ? "true" : "false";
+    case "undefined":
+      return refuse(path, "value is undefined");
+    case "bigint":
+      return refuse(path, "bigint has no JSON form");
+    case "function":
+    case "symbol":
+      return refuse(path, `${typeof value} has no JSON form`);
+    default:
+      break;
+  }
+  if (value === null) return "null";
+  const object = value as object;
+  if (active.has(object)) refuse(path, "value contains a cycle");
+  active.add(object);
+  try {
+    if (Array.isArray(object)) return writeArray(object as unknown[], path, active);
+    if (!isPlainObject(object)) refuse(path, "only plain objects and arrays are JSON");
+    if (Object.getOwnPropertySymbols(object).length > 0) refuse(path, "object has symbol keys");
+    return writeObject(object as Record<string, unknown>, path, active);
+  } finally {
+    active.delete(object);
+  }
+}
+
+function writeArray(items: unknown[], path: string, active: Set<object>): string {
+  const parts: string[] = [];
+  for (let index = 0; index < items.length; index++) {
+    const itemPath = `${path}[${index}]`;
+    if (!(index in items)) refuse(itemPath, "array has a hole");
+    parts.push(write(items[index], itemPath, active));
+  }
+  return `[${parts.join(",")}]`;
+}
+
+function writeObject(object: Record<string, unknown>, path: string, active: Set<object>): string {
+  const keys = Object.keys(object).sort(compareCodePoints);
+  const parts: string[] = [];
+  for (const key of keys) {
+    const keyPath = `${path}.${key}`;
+    parts.push(`${writeString(key, keyPath)}:${write(object[key], keyPath, active)}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/** Writes `value` as runx.stable-json.v1 / runx.receipt.c14n.v1; throws CANONICAL_JSON_INVALID. */
+export function canonicalJson(value: unknown): string {
+  return write(value, "$", new Set());
+}
+
+/** `sha256:` + lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
+export function sha256Prefixed(data: string | Uint8Array): string {
+  return `sha256:${createHash("sha256").update(data).digest("hex")}`;
+}
+
+/** `sha256:<hex>` of the canonical JSON of `value`. */
+export function hashCanonical(value: unknown): string {
+  return sha256Prefixed(canonicalJson(value));
+}
+
+/** True for `sha256:` followed by exactly 64 lowercase or uppercase hex digits. */
+export function isSha256Digest(value: string): boolean {
+  return /^sha256:[0-9a-fA-F]{64}$/.test(value);
+}

@@ -1,0 +1,229 @@
+/**
+ * File-level helpers of the receipt store: file naming, durable atomic writes, the
+ * advisory mutation lock and path-free labels for messages.
+ */
+import { randomUUID } from "node:crypto";
+import { link, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { RuntimeError } from "../errors.js";
+
+/** File name of the mutation lock. */
+export const STORE_LOCK_FILE = ".receipt-store.lock";
+/** File name of the index projection. */
+export const STORE_INDEX_FILE = "index.json";
+
+const SPELLINGS = ["sha256-", "sha256:", "sha256_"] as const;
+
+/** The canonical file name of a content-addressed id; RECEIPT_INVALID for any other id. */
+export function receiptFileName(id: string): string {
+  const match = /^sha256:([0-9a-f]{64})$/.exec(id);
+  if (match === null) {
+    throw new RuntimeError("RECEIPT_INVALID", "receipt id is invalid for local store lookup", {
+      receipt_id: id.slice(0, 80),
+    });
+  }
+  return `sha256-${match[1]}.json`;
+}
+
+/** Every accepted file name of an id, canonical spelling first. */
+export function receiptFileNames(id: string): string[] {
+  const canonical = receiptFileName(id);
+  const hex = canonical.slice("sha256-".length);
+  return SPELLINGS.map((prefix) => `${prefix}${hex}`);
+}
+
+/** The receipt id a file name stands for (any accepted spelling), or undefined. */
+export function receiptIdFromFileName(name: string): string | undefined {
+  for (const prefix of SPELLINGS) {
+    if (!name.startsWith(prefix) || !name.endsWith(".json")) continue;
+    const hex = name.slice(prefix.length, -".json".length);
+    if (/^[0-9a-f]{64}$/.test(hex)) return `sha256:${hex}`;
+  }
+  return undefined;
+}
+
+/** Nanoseconds since the Unix epoch as a decimal string. */
+export function unixNanos(): string {
+  const millis = BigInt(Date.now());
+  const sub = process.hrtime.bigint() % 1_000_000n;
+  return (millis * 1_000_000n + sub).toString();
+}
+
+/** The error code of a Node system error, if any. */
+export function errnoCode(error: unknown): string | undefined {
+  if (typeof error === "object" && error !== null && "code" in error) {
+    return typeof error.code === "string" ? error.code : undefined;
+  }
+  return undefined;
+}
+
+/** An IO_ERROR that names the store by label and the errno code, never the path. */
+export function storeIoError(label: string, operation: string, error: unknown): RuntimeError {
+  const code = errnoCode(error) ?? "unknown";
+  return new RuntimeError("IO_ERROR", `receipt store ${label}: ${operation} failed (${code})`, {
+    store: label,
+    errno: code,
+  });
+}
+
+/**
+ * Writes `name` in `dir` atomically: exclusive 0600 temp file `.<name>.tmp.<pid>-<nanos>`,
+ * then rename. `durable` adds fsync of the file before and of the directory after.
+ */
+export async function writeFileAtomic(
+  dir: string,
+  name: string,
+  contents: string,
+  durable: boolean,
+): Promise<void> {
+  const temp = join(dir, `.${name}.tmp.${process.pid}-${unixNanos()}`);
+  const handle = await open(temp, "wx", 0o600);
+  try {
+    await handle.writeFile(contents, "utf8");
+    if (durable) await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, join(dir, name));
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  if (durable) {
+    const directory = await open(dir, "r");
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoCode(error) === "EPERM";
+  }
+}
+
+const UNREADABLE_LOCK_GRACE_MS = 10_000;
+
+/** Removes the lock file when its holder process is gone; false when it is still held. */
+async function breakStaleLock(path: string): Promise<void> {
+  let content: string;
+  try {
+    content = await readFile(path, "utf8");
+  } catch {
+    return;
+  }
+  let pid: number | undefined;
+  try {
+    const parsed = JSON.parse(content) as { pid?: unknown };
+    if (typeof parsed.pid === "number") pid = parsed.pid;
+  } catch {
+    pid = undefined;
+  }
+  if (pid === undefined) {
+    // A holder may be between creating and filling the file; only old junk is stale.
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined || Date.now() - info.mtimeMs < UNREADABLE_LOCK_GRACE_MS) return;
+  } else if (processAlive(pid)) {
+    return;
+  }
+  // Move the stale file aside, then make sure it was the stale one: a fresh lock taken
+  // in between is put back instead of being deleted.
+  const aside = `${path}.stale.${process.pid}.${randomUUID()}`;
+  try {
+    await rename(path, aside);
+  } catch {
+    return;
+  }
+  const moved = await readFile(aside, "utf8").catch(() => undefined);
+  if (moved !== content) await link(aside, path).catch(() => undefined);
+  await unlink(aside).catch(() => undefined);
+}
+
+/**
+ * Takes the store's exclusive mutation lock (an O_EXCL lock file holding the owner pid and
+ * a token); waits up to `timeoutMs`, breaking locks whose holder process has died.
+ * Returns the release function.
+ */
+export async function acquireStoreLock(
+  dir: string,
+  label: string,
+  timeoutMs: number,
+): Promise<() => Promise<void>> {
+  const path = join(dir, STORE_LOCK_FILE);
+  const token = randomUUID();
+  const deadline = Date.now() + timeoutMs;
+  let delay = 1;
+  for (;;) {
+    try {
+      const handle = await open(path, "wx", 0o600);
+      try {
+        await handle.writeFile(JSON.stringify({ pid: process.pid, token }), "utf8");
+      } finally {
+        await handle.close();
+      }
+      return async () => {
+        const current = await readFile(path, "utf8").catch(() => undefined);
+        if (current !== undefined && current.includes(token)) {
+          await unlink(path).catch(() => undefined);
+        }
+      };
+    } catch (error) {
+      if (errnoCode(error) !== "EEXIST") throw storeIoError(label, "lock", error);
+    }
+    await breakStaleLock(path);
+    if (Date.now() > deadline) {
+      throw new RuntimeError("IO_ERROR", `receipt store ${label}: timed out waiting for the lock`, {
+        store: label,
+      });
+    }
+    await new Promise((done) => setTimeout(done, delay));
+    delay = Math.min(delay * 2, 25);
+  }
+}
+
+/** FNV-1a 64-bit hash of a string's UTF-8 bytes, as 16 hex digits. */
+export function fnv1a64(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(text, "utf8")) {
+    hash ^= BigInt(byte);
+    hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return hash.toString(16).padStart(16, "0");
+}
+
+function inside(base: string, target: string): string | undefined {
+  const rel = relative(base, target);
+  if (rel === "") return ".";
+  if (rel.startsWith("..") || isAbsolute(rel)) return undefined;
+  return rel.split(sep).join("/");
+}
+
+/**
+ * A label for a store directory that never shows an absolute path: workspace-relative,
+ * `runx-project:<rel>` under the project dir, else `external-receipt-store:<fnv1a64>`.
+ */
+export function receiptStoreLabel(
+  dir: string,
+  bases: { workspaceDir?: string; projectDir?: string } = {},
+): string {
+  const target = resolve(dir);
+  if (bases.workspaceDir !== undefined) {
+    const rel = inside(resolve(bases.workspaceDir), target);
+    if (rel !== undefined) return rel;
+  }
+  if (bases.projectDir !== undefined) {
+    const rel = inside(resolve(bases.projectDir), target);
+    if (rel !== undefined) return `runx-project:${rel}`;
+  }
+  return `external-receipt-store:${fnv1a64(target)}`;
+}

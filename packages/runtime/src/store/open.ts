@@ -1,0 +1,64 @@
+/**
+ * Opens (creating when needed) the SQLite run state store and brings its schema up to date.
+ */
+import { mkdirSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import Database from "better-sqlite3";
+import { RuntimeError } from "../errors.js";
+import { applyMigrations, resolveMigrationsDir } from "./migrations.js";
+import { createStateStore } from "./state-store.js";
+import type { StateStore } from "./state-store.js";
+import { toStoreError } from "./store-errors.js";
+
+/** Default wait for another connection's write lock before SQLITE_BUSY surfaces. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/** Options of `openStateStore`. */
+export interface OpenStateStoreOptions {
+  /** Database file; parent directories are created. `:memory:` is accepted for tests. */
+  path: string;
+  /** Folder of drizzle-kit migrations; defaults to `<@runx/runtime root>/drizzle`. */
+  migrationsDir?: string;
+  /** Name used in error messages, e.g. `.runx/state.sqlite`; defaults to the file name. */
+  label?: string;
+  /** Source of timestamps; defaults to the system clock. */
+  clock?: () => Date;
+  /** Defaults to DEFAULT_BUSY_TIMEOUT_MS. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens the store: WAL journal, synchronous=NORMAL, busy_timeout, foreign keys on, pending
+ * migrations applied. Safe when several processes open the same new file at once. Every
+ * failure is a STORE_ERROR whose message names `label`, never the absolute path.
+ */
+export function openStateStore(options: OpenStateStoreOptions): StateStore {
+  const inMemory = options.path === ":memory:";
+  const label = options.label ?? (inMemory ? "state store" : basename(options.path));
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  let sqlite: Database.Database | undefined;
+  try {
+    const migrationsDir = resolveMigrationsDir(options.migrationsDir, label);
+    if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
+    sqlite = new Database(options.path);
+    // busy_timeout first: switching a fresh file to WAL needs a lock another opener may hold.
+    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
+    // journal_mode=WAL persists in the file; only a fresh database pays for the switch.
+    if (!inMemory && sqlite.pragma("journal_mode", { simple: true }) !== "wal") {
+      const mode: unknown = sqlite.pragma("journal_mode = WAL", { simple: true });
+      if (mode !== "wal") {
+        throw new RuntimeError("STORE_ERROR", `${label}: cannot enable WAL journal mode`, {
+          label,
+          reason: "wal_unavailable",
+        });
+      }
+    }
+    sqlite.pragma("synchronous = NORMAL");
+    sqlite.pragma("foreign_keys = ON");
+    applyMigrations(sqlite, migrationsDir, label);
+    return createStateStore(sqlite, { label, clock: options.clock ?? (() => new Date()) });
+  } catch (err) {
+    if (sqlite?.open === true) sqlite.close();
+    throw toStoreError(err, label, "open");
+  }
+}
