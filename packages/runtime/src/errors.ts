@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "PROFILE_INVALID",
   "RUNNER_NOT_FOUND",
   "RUNNER_AMBIGUOUS",
+  "RUNNER_UNSUPPORTED",
   // inputs
   "INPUT_INVALID",
   "INPUT_DUPLICATE",
@@ -28,6 +29,7 @@ export const ERROR_CODES = [
   "SPAWN_FAILED",
   "MODULE_INVALID",
   "INTERRUPTED",
+  "ENV_MISSING",
   // receipts
   "SIGNER_CONFIG_INVALID",
   "VERIFIER_CONFIG_INVALID",
@@ -36,6 +38,7 @@ export const ERROR_CODES = [
   "RECEIPT_ALREADY_EXISTS",
   "RECEIPT_INDEX_STALE",
   "RECEIPT_INDEX_MALFORMED",
+  "CANONICAL_JSON_INVALID",
   // state store
   "STORE_ERROR",
   "RUN_NOT_FOUND",
@@ -111,6 +114,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   PROFILE_INVALID: "skill_error",
   RUNNER_NOT_FOUND: "skill_error",
   RUNNER_AMBIGUOUS: "skill_error",
+  RUNNER_UNSUPPORTED: "skill_error",
   INPUT_INVALID: "input_error",
   INPUT_DUPLICATE: "input_error",
   INPUTS_DOCUMENT_INVALID: "input_error",
@@ -120,6 +124,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   SPAWN_FAILED: "skill_error",
   MODULE_INVALID: "skill_error",
   INTERRUPTED: "interrupted",
+  ENV_MISSING: "input_error",
   SIGNER_CONFIG_INVALID: "receipt_error",
   VERIFIER_CONFIG_INVALID: "receipt_error",
   RECEIPT_INVALID: "receipt_error",
@@ -127,6 +132,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   RECEIPT_ALREADY_EXISTS: "receipt_error",
   RECEIPT_INDEX_STALE: "receipt_error",
   RECEIPT_INDEX_MALFORMED: "receipt_error",
+  CANONICAL_JSON_INVALID: "input_error",
   STORE_ERROR: "store_error",
   RUN_NOT_FOUND: "resume_error",
 };
@@ -144,6 +150,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   PROFILE_INVALID: 1,
   RUNNER_NOT_FOUND: 1,
   RUNNER_AMBIGUOUS: 1,
+  RUNNER_UNSUPPORTED: 1,
   INPUT_INVALID: 1,
   INPUT_DUPLICATE: 1,
   INPUTS_DOCUMENT_INVALID: 1,
@@ -153,6 +160,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   SPAWN_FAILED: 1,
   MODULE_INVALID: 1,
   INTERRUPTED: 130,
+  ENV_MISSING: 1,
   SIGNER_CONFIG_INVALID: 1,
   VERIFIER_CONFIG_INVALID: 1,
   RECEIPT_INVALID: 1,
@@ -160,6 +168,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   RECEIPT_ALREADY_EXISTS: 1,
   RECEIPT_INDEX_STALE: 1,
   RECEIPT_INDEX_MALFORMED: 1,
+  CANONICAL_JSON_INVALID: 1,
   STORE_ERROR: 1,
   RUN_NOT_FOUND: 1,
 };

@@ -1,0 +1,125 @@
+/**
+ * The command catalog: names, usage and help text. Kept free of runtime imports so that
+ * `runx --help` and `runx <command> --help` load nothing else.
+ */
+
+/** One CLI command's help entry. */
+export interface CommandHelp {
+  name: string;
+  summary: string;
+  usage: string[];
+  options: Array<[string, string]>;
+  notes?: string[];
+}
+
+const JSON_OPT: [string, string] = ["-j, --json", "print exactly one JSON document on stdout"];
+const RECEIPT_DIR_OPT: [string, string] = [
+  "-R, --receipt-dir <dir>",
+  "receipt store (default: $RUNX_RECEIPT_DIR, else <workspace>/.runx/receipts)",
+];
+
+/** Every command this CLI implements, in help order. */
+export const COMMANDS: CommandHelp[] = [
+  {
+    name: "skill",
+    summary: "run a skill package and seal a receipt",
+    usage: [
+      "runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]",
+    ],
+    options: [
+      ["-i, --input <key=value>", "an input; the value is parsed as JSON when it parses"],
+      ["--input-json <key=json>", "an input whose value must be valid JSON"],
+      ["--<name> <value>", "a direct input flag (e.g. --message hi)"],
+      ["--inputs <file|->", "the whole input object from a workspace JSON file or stdin (64 MiB cap)"],
+      ["--secret-env <NAME>", "deliver env var NAME to the skill as a secret (redacted everywhere)"],
+      ["--package-digest <sha256:…>", "refuse to run unless the package digest matches"],
+      JSON_OPT,
+      RECEIPT_DIR_OPT,
+    ],
+    notes: [
+      "Exit status: 0 sealed and closed, 1 failed or refused, 2 paused (needs input/agent/approval), 130 interrupted.",
+    ],
+  },
+  {
+    name: "history",
+    summary: "list sealed receipts and paused runs",
+    usage: ["runx history [--detail <run-id|receipt-id>] [--limit n] [options]"],
+    options: [
+      ["--detail <id>", "inspect one run or receipt"],
+      ["--limit <n>", "at most n receipts (default 50)"],
+      ["--include-internal", "also list child receipts"],
+      JSON_OPT,
+      RECEIPT_DIR_OPT,
+    ],
+  },
+  {
+    name: "verify",
+    summary: "verify the receipt store (tree mode) or one receipt",
+    usage: ["runx verify [receipt-id] [--receipt <path|->] [options]"],
+    options: [
+      ["--receipt <path|->", "verify one receipt file (or stdin, 10 MiB cap) and print its verdict"],
+      [
+        "--allow-local-development-signatures",
+        "accept sig: pseudo signatures when a production verifier is configured",
+      ],
+      JSON_OPT,
+      RECEIPT_DIR_OPT,
+    ],
+    notes: [
+      "Exit status: 0 valid, 3 not valid (the failed check is named), 1 verification could not run.",
+      "Production keys: RUNX_RECEIPT_VERIFY_KID + RUNX_RECEIPT_VERIFY_ED25519_PUBLIC_KEY_BASE64.",
+    ],
+  },
+  {
+    name: "list",
+    summary: "list the workspace's skill packages",
+    usage: ["runx list skills [--ok-only|--invalid-only] [options]"],
+    options: [
+      ["--ok-only", "only packages that parse"],
+      ["--invalid-only", "only packages with diagnostics"],
+      JSON_OPT,
+    ],
+  },
+  {
+    name: "init",
+    summary: "create the project's .runx/ state directory and skills/",
+    usage: ["runx init [-g|--global] [options]"],
+    options: [["-g, --global", "initialise $RUNX_HOME instead of the project"], JSON_OPT],
+  },
+];
+
+/** Renders the top-level help. */
+export function topLevelHelp(version: string): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `runx ${version} — a governed skill runtime`,
+    "",
+    "Usage: runx <command> [arguments] [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Global options:",
+    "  -h, --help     show help (also: runx <command> --help)",
+    "  -V, --version  print the version",
+    "  -j, --json     machine-readable output",
+    "",
+  ].join("\n");
+}
+
+/** Renders one command's help. */
+export function commandHelp(c: CommandHelp): string {
+  const width = Math.max(...c.options.map(([f]) => f.length));
+  return [
+    `runx ${c.name} — ${c.summary}`,
+    "",
+    "Usage:",
+    ...c.usage.map((u) => `  ${u}`),
+    "",
+    "Options:",
+    ...c.options.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`),
+    "  -h, --help".padEnd(width + 2) + "  show this help",
+    ...(c.notes !== undefined ? ["", ...c.notes] : []),
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,78 @@
+/** `runx verify`: tree mode over the receipt store, or one receipt with `--receipt`. */
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { RuntimeError } from "../../errors.js";
+import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
+import type { CommandContext } from "../context.js";
+import { guard } from "../failure.js";
+import { styler } from "../render.js";
+import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
+
+/** `verify --receipt` input cap (spec §10.6). */
+const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
+
+async function readCapped(source: string, ctx: CommandContext): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  if (source === "-") {
+    for await (const chunk of ctx.stdin as AsyncIterable<Buffer | string>) {
+      const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      size += b.length;
+      if (size > MAX_RECEIPT_BYTES) throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt on stdin exceeds 10 MiB");
+      chunks.push(b);
+    }
+    return Buffer.concat(chunks).toString("utf8");
+  }
+  try {
+    const data = await readFile(resolve(ctx.env.workspaceRoot, source));
+    if (data.length > MAX_RECEIPT_BYTES) throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt file exceeds 10 MiB", { file: source });
+    return data.toString("utf8");
+  } catch (error) {
+    if (error instanceof RuntimeError) throw error;
+    throw new RuntimeError("IO_ERROR", "cannot read the receipt file", { file: source });
+  }
+}
+
+/** Runs `runx verify`. */
+export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
+  return guard(ctx, async () => {
+    const args = parseArgs(
+      tokens,
+      { ...COMMON_FLAGS, receipt: { value: true }, "allow-local-development-signatures": {} },
+      { command: "verify" },
+    );
+    expectPositionals(args, 1, "verify");
+    const allowLocalDevelopment = flagSet(args, "allow-local-development-signatures");
+    const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
+    const s = styler(ctx.env.color);
+    const single = flagValue(args, "receipt");
+    if (single !== undefined) {
+      const verdict = runtime.verifyReceipt(await readCapped(single, ctx), { allowLocalDevelopment });
+      if (ctx.json) ctx.out(`${JSON.stringify(verdict)}\n`);
+      else {
+        ctx.out(`${verdict.valid ? s.ok("valid") : s.bad("invalid")} ${verdict.receipt_id ?? "(unreadable)"}\n`);
+        ctx.out(`  digest: ${verdict.digest.status}  content_address: ${verdict.content_address.status}  signature: ${verdict.signature.status} (${verdict.signature.mode})\n`);
+        for (const f of verdict.findings) ctx.out(`  - ${f.code} at ${f.path}: ${f.message}\n`);
+      }
+      return verdict.valid ? 0 : 3;
+    }
+    const rootId = args.positionals[0];
+    const report = await runtime.verifyStore({
+      allowLocalDevelopment,
+      ...(rootId !== undefined ? { rootId } : {}),
+    });
+    if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
+    else {
+      ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);
+      for (const t of report.trees) {
+        const mark = t.valid ? s.ok("✓") : s.bad("✗");
+        ctx.out(`${mark} ${t.root_receipt_id}  ${t.status}  (${t.receipt_count} receipt${t.receipt_count === 1 ? "" : "s"})\n`);
+        for (const f of t.findings) ctx.out(`    - ${f.code} at ${f.path}: ${f.message}\n`);
+      }
+      for (const u of report.unreadable_files) ctx.out(`${s.bad("✗")} ${u.file_name}: ${u.message}\n`);
+      if (report.trees.length === 0 && report.unreadable_files.length === 0) ctx.out("no receipts\n");
+      ctx.out(report.valid ? `${s.ok("valid")}\n` : `${s.bad("not valid")}\n`);
+    }
+    return report.valid ? 0 : 3;
+  });
+}

@@ -1,0 +1,19 @@
+/** What every command receives from the CLI shell. */
+import type { CliEnv } from "./env.js";
+
+/** The CLI-side context handed to a command: environment, streams and the interrupt signal. */
+export interface CommandContext {
+  env: CliEnv;
+  /** Aborted on the first Ctrl-C; commands pass it to every supervised process. */
+  signal: AbortSignal;
+  /** Whether `--json`/`-j` appeared anywhere in the arguments. */
+  json: boolean;
+  stdin: NodeJS.ReadableStream;
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** A lazily loaded command implementation. Returns the process exit code. */
+export interface CommandModule {
+  run(tokens: string[], ctx: CommandContext): Promise<number>;
+}

@@ -1,0 +1,38 @@
+/**
+ * The only place the CLI reads `process.env`. Everything downstream receives these values
+ * explicitly, so the runtime never consults ambient state.
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The environment facts the CLI needs, read once at start-up. */
+export interface CliEnv {
+  /** Workspace base: RUNX_CWD > INIT_CWD > process cwd. */
+  workspaceRoot: string;
+  /** `$RUNX_HOME` or `~/.runx`. */
+  runxHome: string;
+  /** RUNX_RECEIPT_DIR when set. */
+  receiptDir: string | undefined;
+  /** Standard output is an interactive terminal and colours are allowed. */
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  color: boolean;
+  /** A frozen copy of the process environment: the baseline for child processes and signer config. */
+  processEnv: Readonly<Record<string, string | undefined>>;
+}
+
+/** Reads the CLI environment from the current process. */
+export function readCliEnv(): CliEnv {
+  const env = { ...process.env };
+  const base = env.RUNX_CWD ?? env.INIT_CWD ?? process.cwd();
+  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
+  return {
+    workspaceRoot: resolve(base),
+    runxHome: resolve(env.RUNX_HOME ?? join(homedir(), ".runx")),
+    receiptDir: env.RUNX_RECEIPT_DIR,
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    color: process.stdout.isTTY === true && !noColor && env.TERM !== "dumb",
+    processEnv: Object.freeze(env),
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * The composition root: builds every service from explicit options and hands out one
+ * `Runtime`. The CLI and (later) the API are thin shells over this object. Nothing here is a
+ * module-level singleton; expensive parts (SQLite, signer validation) are created on first use.
+ */
+import { randomBytes } from "node:crypto";
+import { readProjectConfig } from "./config.js";
+import type { ProjectConfig } from "./config.js";
+import {
+  localDevelopmentPolicy,
+  productionPolicy,
+  ReceiptStore,
+  signerFromEnv,
+  verifierFromEnv,
+} from "./receipts/index.js";
+import type { ReceiptSigner, ReceiptVerifier, SignaturePolicy, VerifyVerdict } from "./receipts/index.js";
+import type { SkillRunEnvelope } from "./run/envelope.js";
+import { runSkill } from "./run/run-skill.js";
+import type { SkillRequest } from "./run/run-skill.js";
+import { historyDetail, listHistory } from "./services/history.js";
+import type { HistoryDetail, HistoryListing } from "./services/history.js";
+import { initGlobal, initProject } from "./services/init.js";
+import type { InitResult } from "./services/init.js";
+import { listWorkspaceSkills } from "./services/list-skills.js";
+import type { SkillListItem } from "./services/list-skills.js";
+import { verificationPolicy, verifyReceiptDocument, verifyReceiptStore } from "./services/verify.js";
+import type { StoreVerification } from "./services/verify.js";
+import { openStateStore } from "./store/open.js";
+import type { StateStore } from "./store/types.js";
+import { displayPath, workspacePaths } from "./workspace.js";
+import type { WorkspacePaths } from "./workspace.js";
+
+/** The runtime release identity; part of every execution-closure digest. */
+export const RUNTIME_RELEASE = "runx-ts@0.1.0";
+
+/** Everything the runtime needs from its host. */
+export interface RuntimeOptions {
+  workspaceRoot: string;
+  runxHome: string;
+  /** Explicit receipt directory (`--receipt-dir`). */
+  receiptDir?: string | undefined;
+  /** The host environment: signer/verifier keys, RUNX_RECEIPT_DIR, the child-process baseline. */
+  env: Readonly<Record<string, string | undefined>>;
+  now?: () => Date;
+  randomHex?: (bytes: number) => string;
+  readStdin?: () => AsyncIterable<Uint8Array | string>;
+}
+
+/** The runtime's public surface. */
+export interface Runtime {
+  readonly paths: WorkspacePaths;
+  /** Runs a skill to a sealed, paused or refused envelope. */
+  runSkill(request: SkillRequest, options?: { signal?: AbortSignal }): Promise<SkillRunEnvelope>;
+  /** Tree-mode verification of the receipt store. */
+  verifyStore(options?: { rootId?: string; allowLocalDevelopment?: boolean }): Promise<StoreVerification>;
+  /** Verifies one receipt document. */
+  verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
+  /** Receipts and paused runs. */
+  history(options?: { limit?: number; includeInternal?: boolean }): Promise<HistoryListing>;
+  /** One run or receipt in detail. */
+  historyDetail(id: string): Promise<HistoryDetail>;
+  /** The workspace's skill packages. */
+  listSkills(): Promise<{ items: SkillListItem[] }>;
+  /** Creates `.runx/` (or `$RUNX_HOME` with `global`). */
+  init(options?: { global?: boolean }): Promise<InitResult>;
+  /** Releases the state store. */
+  close(): void;
+}
+
+/** Builds a runtime. Cheap: nothing is opened until a service needs it. */
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const env = options.env;
+  const paths = workspacePaths({
+    root: options.workspaceRoot,
+    receiptDir: options.receiptDir,
+    receiptDirEnv: env.RUNX_RECEIPT_DIR,
+  });
+  const storeLabel = displayPath(paths.root, paths.receiptDir);
+  const now = options.now ?? (() => new Date());
+  const randomHex = options.randomHex ?? ((n: number) => randomBytes(n).toString("hex"));
+  const readStdin = options.readStdin ?? (() => process.stdin);
+
+  let signer: ReceiptSigner | undefined;
+  let state: StateStore | undefined;
+  let config: ProjectConfig | undefined;
+  let receipts: ReceiptStore | undefined;
+
+  const getSigner = (): ReceiptSigner => (signer ??= signerFromEnv(env));
+  const verifier = (): ReceiptVerifier | undefined => verifierFromEnv(env) ?? signerVerifier();
+  const signerVerifier = (): ReceiptVerifier | undefined => {
+    const s = signer ?? trySigner();
+    return s?.mode === "production" ? s.verifier : undefined;
+  };
+  const trySigner = (): ReceiptSigner | undefined => {
+    try {
+      return getSigner();
+    } catch {
+      return undefined;
+    }
+  };
+  /** Reads (history) accept local and, when keys exist, real signatures. */
+  const readPolicy = (): SignaturePolicy => localDevelopmentPolicy(verifier());
+  const writePolicy = (): SignaturePolicy => {
+    const s = getSigner();
+    return s.mode === "production" ? productionPolicy(s.verifier) : localDevelopmentPolicy(verifier());
+  };
+  const getState = (): StateStore =>
+    (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  const getReceipts = (): ReceiptStore =>
+    (receipts ??= new ReceiptStore({ dir: paths.receiptDir, policy: writePolicy(), label: storeLabel }));
+
+  return {
+    paths,
+    runSkill(request, opts = {}) {
+      return runSkill(
+        {
+          paths,
+          env,
+          runtimeRelease: RUNTIME_RELEASE,
+          signer: getSigner,
+          receipts: getReceipts,
+          state: getState,
+          config: () => (config ??= readProjectConfig(paths.configFile)),
+          now,
+          randomHex,
+          readStdin,
+        },
+        request,
+        opts.signal ?? new AbortController().signal,
+      );
+    },
+    verifyStore(opts = {}) {
+      return verifyReceiptStore({
+        dir: paths.receiptDir,
+        label: storeLabel,
+        policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+        ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
+      });
+    },
+    verifyReceipt(text, opts = {}) {
+      return verifyReceiptDocument(text, {
+        verifier: verifier(),
+        allowLocalDevelopment: opts.allowLocalDevelopment === true,
+      });
+    },
+    history(opts = {}) {
+      return listHistory({
+        receiptDir: paths.receiptDir,
+        storeLabel,
+        policy: readPolicy(),
+        state: getState(),
+        limit: opts.limit ?? 50,
+        includeInternal: opts.includeInternal === true,
+      });
+    },
+    historyDetail(id) {
+      return historyDetail({
+        receiptDir: paths.receiptDir,
+        storeLabel,
+        policy: readPolicy(),
+        state: getState(),
+        id,
+      });
+    },
+    listSkills() {
+      return listWorkspaceSkills(paths.root);
+    },
+    init(opts = {}) {
+      return opts.global === true ? initGlobal(options.runxHome) : initProject(paths);
+    },
+    close() {
+      state?.close();
+      state = undefined;
+    },
+  };
+}

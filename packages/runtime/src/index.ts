@@ -1,0 +1,46 @@
+/** The public API of the runx runtime: explicit named exports only. */
+export { createRuntime, RUNTIME_RELEASE } from "./create-runtime.js";
+export type { Runtime, RuntimeOptions } from "./create-runtime.js";
+export { RuntimeError, ERROR_CODES, EXIT_CODE, FAILURE_CATEGORY, isRuntimeError } from "./errors.js";
+export type { ErrorCode, ErrorDetails, ErrorLocation } from "./errors.js";
+export type { SkillRequest } from "./run/run-skill.js";
+export {
+  answersTemplate,
+  deriveOutcome,
+  envelopeExitCode,
+  makeEnvelope,
+  pendingStatus,
+} from "./run/envelope.js";
+export type {
+  Disposition,
+  RunClosure,
+  RunOutcome,
+  RunRequest,
+  RunStatus as EnvelopeStatus,
+  SkillRunEnvelope,
+} from "./run/envelope.js";
+export { parseStrictYaml } from "./parser/strict-yaml.js";
+export { parseSkillMarkdown } from "./parser/skill-markdown.js";
+export { parseExecutionProfile } from "./parser/execution-profile.js";
+export { buildSkillPackage, selectRunner } from "./parser/package.js";
+export { inputsJsonSchema, parseInputFlags, resolveInputs } from "./parser/inputs.js";
+export { computePackageDigest, loadSkillPackage, resolveSkillRef } from "./packages/resolve.js";
+export { readInputsDocument } from "./packages/inputs-document.js";
+export {
+  canonicalJson,
+  hashCanonical,
+  receiptBodyDigest,
+  receiptContentId,
+  receiptVerdict,
+  ReceiptStore,
+  sealReceipt,
+  signerFromEnv,
+  verifierFromEnv,
+  verifyTree,
+} from "./receipts/index.js";
+export type { Receipt, ReceiptSigner, ReceiptVerifier, VerifyVerdict } from "./receipts/index.js";
+export { createTaintSet } from "./redaction.js";
+export { openStateStore } from "./store/open.js";
+export type { StateStore, RunRecord, StepRecord } from "./store/types.js";
+export type { StoreVerification } from "./services/verify.js";
+export type { HistoryListing, HistoryDetail } from "./services/history.js";

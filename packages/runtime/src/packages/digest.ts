@@ -1,0 +1,96 @@
+/**
+ * Package digest (§5.4): sha256 over "runx.skill-package.v1\0" followed by, for every package
+ * file in ascending byte order of its `/`-separated relative path, the u64 big-endian path
+ * length, the path bytes, the u64 big-endian content length and the content.
+ *
+ * File set (our documented choice; upstream leaves it open): every regular file under the
+ * package directory, at any depth, except entries named `.runx`, `.git` or `node_modules`.
+ * Symlinks: a link whose target resolves outside the package is refused (PACKAGE_INVALID);
+ * a link to a file inside the package is hashed under the link's own path with the target's
+ * bytes (so retargeting a link changes the digest); links to directories and dangling links
+ * are refused. FIFOs, sockets and devices are ignored.
+ */
+import { createHash } from "node:crypto";
+import { readFile, readdir, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { RuntimeError } from "../errors.js";
+
+const DOMAIN = Buffer.from("runx.skill-package.v1\0", "utf8");
+const EXCLUDED: ReadonlySet<string> = new Set([".runx", ".git", "node_modules"]);
+
+interface PackageFile {
+  relative: string;
+  absolute: string;
+}
+
+function u64(n: number): Buffer {
+  const out = Buffer.alloc(8);
+  out.writeBigUInt64BE(BigInt(n));
+  return out;
+}
+
+function isInside(root: string, target: string): boolean {
+  const relative = path.relative(root, target);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}
+
+async function collect(
+  root: string,
+  dir: string,
+  prefix: string,
+  out: PackageFile[],
+): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const entry of entries) {
+    if (EXCLUDED.has(entry.name)) continue;
+    const absolute = path.join(dir, entry.name);
+    const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.isDirectory()) {
+      await collect(root, absolute, relative, out);
+    } else if (entry.isFile()) {
+      out.push({ relative, absolute });
+    } else if (entry.isSymbolicLink()) {
+      const target = await realpath(absolute).catch(() => undefined);
+      if (target === undefined) {
+        throw new RuntimeError("PACKAGE_INVALID", "package contains a dangling symlink", {
+          file: relative,
+        });
+      }
+      if (!isInside(root, target)) {
+        throw new RuntimeError(
+          "PACKAGE_INVALID",
+          "package symlink points outside the package directory",
+          { file: relative },
+        );
+      }
+      const info = await stat(target);
+      if (info.isDirectory()) {
+        throw new RuntimeError(
+          "PACKAGE_INVALID",
+          "symlinked directories are not supported inside a package",
+          { file: relative },
+        );
+      }
+      if (info.isFile()) out.push({ relative, absolute: target });
+    }
+  }
+}
+
+/** Computes `sha256:<hex>` for the package directory. */
+export async function computePackageDigest(packageDir: string): Promise<string> {
+  const root = await realpath(packageDir);
+  const files: PackageFile[] = [];
+  await collect(root, root, "", files);
+  const keyed = files.map((file) => ({ ...file, key: Buffer.from(file.relative, "utf8") }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+  const hash = createHash("sha256");
+  hash.update(DOMAIN);
+  for (const file of keyed) {
+    const content = await readFile(file.absolute);
+    hash.update(u64(file.key.length));
+    hash.update(file.key);
+    hash.update(u64(content.length));
+    hash.update(content);
+  }
+  return `sha256:${hash.digest("hex")}`;
+}

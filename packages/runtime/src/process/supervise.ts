@@ -1,0 +1,288 @@
+/**
+ * Supervision of one runner child process (spec §10.5). The child gets the exact argv with no
+ * shell, leads its own process group, and every way the run can end — timeout, caller abort,
+ * or the leader exiting — takes the whole group down with it. Output is captured up to a bound
+ * per stream while the full stream is still counted and hashed.
+ *
+ * There is no module state: cancellation arrives through the caller's AbortSignal.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { statSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { RuntimeError } from "../errors.js";
+
+/** Bytes retained per stream unless the caller says otherwise (spec §10.6). */
+export const DEFAULT_MAX_BYTES_PER_STREAM = 8 * 1024 * 1024;
+/** Time between SIGTERM and SIGKILL after a timeout. */
+export const DEFAULT_GRACE_MS = 2000;
+/** Time between SIGTERM and SIGKILL after an abort; Ctrl-C cleanup must fit in 2 s. */
+export const DEFAULT_ABORT_GRACE_MS = 1000;
+/** After the leader is gone, how long stray pipe holders outside the group may keep us waiting. */
+const PIPE_DRAIN_MS = 2000;
+
+/** What to run and under which limits. */
+export interface SuperviseOptions {
+  /** Executable, resolved through the child's PATH when it has no slash. */
+  command: string;
+  args: readonly string[];
+  /** Working directory; must exist. */
+  cwd: string;
+  /** The child's complete environment; nothing is inherited. */
+  env: Readonly<Record<string, string>>;
+  /** Bytes written to stdin, which is then closed; absent means stdin is closed at once. */
+  stdin?: Uint8Array | string | undefined;
+  /** Wall-clock limit; absent means none. */
+  timeoutMs?: number | undefined;
+  /** SIGTERM-to-SIGKILL grace after a timeout (default 2000 ms). */
+  graceMs?: number | undefined;
+  /** SIGTERM-to-SIGKILL grace after an abort (default 1000 ms). */
+  abortGraceMs?: number | undefined;
+  /** Aborting terminates the process group and marks the result `interrupted`. */
+  signal?: AbortSignal | undefined;
+  /** Bytes retained per stream (default 8 MiB); the full stream is still hashed and counted. */
+  maxBytesPerStream?: number | undefined;
+}
+
+/** How a supervised process ended and what it wrote. */
+export interface SupervisedProcessResult {
+  /** Exit status of the leader, or null when it died from a signal. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  interrupted: boolean;
+  stdout: Buffer;
+  stderr: Buffer;
+  /** Total bytes the child wrote, including any beyond the retention bound. */
+  stdoutBytes: number;
+  stderrBytes: number;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  /** `sha256:<hex>` of the full stream. */
+  stdoutSha256: string;
+  stderrSha256: string;
+  durationMs: number;
+  /** Process id of the leader (also its process group id). */
+  pid: number;
+}
+
+/** Retains a prefix of a stream while hashing and counting all of it. */
+class StreamCapture {
+  private readonly chunks: Buffer[] = [];
+  private readonly hash = createHash("sha256");
+  private kept = 0;
+  total = 0;
+  truncated = false;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    this.hash.update(chunk);
+    this.total += chunk.length;
+    const room = this.limit - this.kept;
+    if (chunk.length <= room) {
+      this.chunks.push(chunk);
+      this.kept += chunk.length;
+      return;
+    }
+    if (chunk.length > 0) this.truncated = true;
+    if (room > 0) {
+      this.chunks.push(chunk.subarray(0, room));
+      this.kept += room;
+    }
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks, this.kept);
+  }
+
+  digest(): string {
+    return `sha256:${this.hash.digest("hex")}`;
+  }
+}
+
+/** Sends a signal to every member of a process group; a group that is already gone is fine. */
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
+
+function spawnFailure(command: string, error: unknown): RuntimeError {
+  const code = (error as NodeJS.ErrnoException).code ?? "UNKNOWN";
+  const reason =
+    code === "ENOENT"
+      ? "command not found"
+      : code === "EACCES"
+        ? "permission denied"
+        : `spawn failed (${code})`;
+  return new RuntimeError("SPAWN_FAILED", `cannot start ${command}: ${reason}`, {
+    command,
+    errno: code,
+  });
+}
+
+function assertDirectory(cwd: string, command: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) {
+    throw new RuntimeError(
+      "SPAWN_FAILED",
+      `cannot start ${command}: working directory does not exist`,
+      {
+        command,
+      },
+    );
+  }
+}
+
+/**
+ * Runs one process to completion under supervision. Rejects with SPAWN_FAILED when the
+ * process cannot start and INTERRUPTED when the signal is already aborted; every other ending
+ * (nonzero exit, timeout, abort while running) resolves with a result.
+ */
+export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProcessResult> {
+  const { command } = opts;
+  if (opts.signal?.aborted === true) {
+    return Promise.reject(
+      new RuntimeError("INTERRUPTED", `${command} was not started: run interrupted`),
+    );
+  }
+  try {
+    assertDirectory(opts.cwd, command);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+  const limit = opts.maxBytesPerStream ?? DEFAULT_MAX_BYTES_PER_STREAM;
+  const started = performance.now();
+  let child: ChildProcess;
+  try {
+    child = spawn(command, [...opts.args], {
+      cwd: opts.cwd,
+      env: { ...opts.env },
+      shell: false,
+      detached: true,
+      windowsHide: true,
+      stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+  } catch (error) {
+    return Promise.reject(spawnFailure(command, error));
+  }
+
+  return new Promise<SupervisedProcessResult>((resolve, reject) => {
+    const stdout = new StreamCapture(limit);
+    const stderr = new StreamCapture(limit);
+    const timers: NodeJS.Timeout[] = [];
+    let terminating = false;
+    let timedOut = false;
+    let interrupted = false;
+    let leaderExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+
+    const pgid = (): number | undefined => child.pid;
+
+    // Safety net for an abrupt process.exit() in the parent: the group must not outlive us.
+    const onParentExit = (): void => {
+      const id = pgid();
+      if (id !== undefined) signalGroup(id, "SIGKILL");
+    };
+
+    const cleanup = (): void => {
+      for (const timer of timers) clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      process.removeListener("exit", onParentExit);
+    };
+
+    const terminate = (graceMs: number): void => {
+      const id = pgid();
+      if (terminating || id === undefined) return;
+      terminating = true;
+      signalGroup(id, "SIGTERM");
+      timers.push(setTimeout(() => signalGroup(id, "SIGKILL"), graceMs));
+    };
+
+    function onAbort(): void {
+      if (terminating || leaderExit !== undefined) return;
+      interrupted = true;
+      terminate(opts.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS);
+    }
+
+    const finish = (): void => {
+      if (settled || leaderExit === undefined) return;
+      settled = true;
+      cleanup();
+      resolve({
+        exitCode: leaderExit.code,
+        signal: leaderExit.signal,
+        timedOut,
+        interrupted,
+        stdout: stdout.bytes(),
+        stderr: stderr.bytes(),
+        stdoutBytes: stdout.total,
+        stderrBytes: stderr.total,
+        stdoutTruncated: stdout.truncated,
+        stderrTruncated: stderr.truncated,
+        stdoutSha256: stdout.digest(),
+        stderrSha256: stderr.digest(),
+        durationMs: Math.round(performance.now() - started),
+        pid: child.pid ?? -1,
+      });
+    };
+
+    child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+
+    child.once("error", (error) => {
+      if (settled) return;
+      if (child.pid === undefined) {
+        // The process never started: nothing to reap or kill.
+        settled = true;
+        cleanup();
+        reject(spawnFailure(command, error));
+      }
+    });
+
+    child.once("exit", (code, signal) => {
+      leaderExit = { code, signal };
+      const id = pgid();
+      // Members left behind by the leader would keep our pipes open and outlive the run.
+      if (id !== undefined) signalGroup(id, "SIGKILL");
+      // Pipes held by processes that left the group cannot be waited on forever.
+      timers.push(
+        setTimeout(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish();
+        }, PIPE_DRAIN_MS),
+      );
+    });
+
+    child.once("close", () => finish());
+
+    if (child.pid !== undefined) {
+      process.on("exit", onParentExit);
+      if (opts.timeoutMs !== undefined) {
+        timers.push(
+          setTimeout(() => {
+            if (terminating || leaderExit !== undefined) return;
+            timedOut = true;
+            terminate(opts.graceMs ?? DEFAULT_GRACE_MS);
+          }, opts.timeoutMs),
+        );
+      }
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+    }
+
+    if (child.stdin) {
+      // A child that exits without reading its input must not crash the parent with EPIPE.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(opts.stdin);
+    }
+  });
+}

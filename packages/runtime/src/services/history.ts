@@ -1,0 +1,177 @@
+/** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
+import { ReceiptStore, receiptStatus, referencedReceiptId } from "../receipts/index.js";
+import type { Receipt, ReceiptStatus, SignaturePolicy } from "../receipts/index.js";
+import { RuntimeError } from "../errors.js";
+import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
+
+/** One receipt row of the history list (spec §5.5). */
+export interface HistoryReceipt {
+  id: string;
+  receipt_ref: string;
+  name: string;
+  run_id: string | null;
+  status: string;
+  created_at: string;
+  harness_id: string;
+  harness_state: "sealed" | "deferred";
+  summary: string;
+  source_type: string;
+  actors: string[];
+  artifact_types: string[];
+  verification: { status: ReceiptStatus };
+}
+
+/** A paused run (camelCase, as upstream projects it). */
+export interface PendingRun {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  startedAt: string;
+  selectedRunner: string;
+  packageDigest: string;
+  executionClosureDigest: string | null;
+  requests: unknown;
+}
+
+/** `runx history --json`. */
+export interface HistoryListing {
+  projector_id: "runx-runtime.local-history.v1";
+  store_label: string;
+  receipts: HistoryReceipt[];
+  pendingRuns: PendingRun[];
+}
+
+function nameOf(receipt: Receipt): string {
+  const uri = receipt.subject.ref.uri;
+  const m = /^hrn_(.+)_[^_]+$/.exec(uri);
+  return m?.[1] ?? uri;
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? null : (JSON.parse(text) as unknown);
+}
+
+function toPending(run: RunRecord): PendingRun {
+  return {
+    id: run.id,
+    name: run.skillName,
+    kind: "skill",
+    status: run.status,
+    startedAt: run.createdAt,
+    selectedRunner: run.runner,
+    packageDigest: run.packageDigest,
+    executionClosureDigest: run.executionClosureDigest,
+    requests: parseJson(run.requestsJson),
+  };
+}
+
+/** Lists receipts (children hidden unless `includeInternal`) and paused runs. */
+export async function listHistory(deps: {
+  receiptDir: string;
+  storeLabel: string;
+  policy: SignaturePolicy;
+  state: StateStore;
+  limit: number;
+  includeInternal: boolean;
+}): Promise<HistoryListing> {
+  const store = new ReceiptStore({ dir: deps.receiptDir, policy: deps.policy, label: deps.storeLabel });
+  const { receipts } = await store.scan();
+  const children = new Set<string>();
+  for (const r of receipts) {
+    for (const c of r.lineage?.children ?? []) {
+      const id = referencedReceiptId(c);
+      if (id !== undefined) children.add(id);
+    }
+  }
+  const runByReceipt = new Map<string, string | null>();
+  for (const entry of deps.state.listIndexedReceipts({ limit: 500, includeChildren: true, includeHarness: true })) {
+    runByReceipt.set(entry.receiptId, entry.runId);
+  }
+  const rows = receipts
+    .filter((r) => deps.includeInternal || !children.has(r.id))
+    .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
+    .slice(0, deps.limit)
+    .map(
+      (r): HistoryReceipt => ({
+        id: r.id,
+        receipt_ref: `runx:receipt:${r.id}`,
+        name: nameOf(r),
+        run_id: runByReceipt.get(r.id) ?? null,
+        status: r.seal.disposition,
+        created_at: r.created_at,
+        harness_id: r.subject.ref.uri,
+        harness_state: r.seal.disposition === "deferred" ? "deferred" : "sealed",
+        summary: r.seal.summary,
+        source_type: r.subject.kind,
+        actors: [r.authority.actor_ref.uri],
+        artifact_types: [],
+        verification: { status: receiptStatus(r, deps.policy) },
+      }),
+    );
+  const pending: PendingRun[] = [];
+  for (const status of ["needs_agent", "needs_approval"] as const) {
+    pending.push(...deps.state.listRuns({ limit: 100, status }).runs.map(toPending));
+  }
+  pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
+  return {
+    projector_id: "runx-runtime.local-history.v1",
+    store_label: deps.storeLabel,
+    receipts: rows,
+    pendingRuns: pending,
+  };
+}
+
+/** `runx history --detail <run-id|receipt-id>`. */
+export interface HistoryDetail {
+  kind: "run" | "receipt";
+  run: (Omit<RunRecord, "resultJson" | "requestsJson" | "errorJson"> & {
+    result: unknown;
+    requests: unknown;
+    error: unknown;
+  }) | null;
+  steps: StepRecord[];
+  receipt: Receipt | null;
+  verification: { status: ReceiptStatus } | null;
+}
+
+/** Inspects one run (by run id) or one receipt (by `sha256:` id). */
+export async function historyDetail(deps: {
+  receiptDir: string;
+  storeLabel: string;
+  policy: SignaturePolicy;
+  state: StateStore;
+  id: string;
+}): Promise<HistoryDetail> {
+  const store = new ReceiptStore({ dir: deps.receiptDir, policy: deps.policy, label: deps.storeLabel });
+  const loadReceipt = async (id: string) => {
+    const { receipts } = await store.scan();
+    const found = receipts.find((r) => r.id === id);
+    if (found === undefined) {
+      throw new RuntimeError("RECEIPT_NOT_FOUND", `no receipt ${id} in store ${deps.storeLabel}`, {
+        receipt_id: id,
+      });
+    }
+    return found;
+  };
+  if (deps.id.startsWith("sha256:")) {
+    const receipt = await loadReceipt(deps.id);
+    return {
+      kind: "receipt",
+      run: null,
+      steps: [],
+      receipt,
+      verification: { status: receiptStatus(receipt, deps.policy) },
+    };
+  }
+  const run = deps.state.getRun(deps.id);
+  const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
+  const { resultJson, requestsJson, errorJson, ...rest } = run;
+  return {
+    kind: "run",
+    run: { ...rest, result: parseJson(resultJson), requests: parseJson(requestsJson), error: parseJson(errorJson) },
+    steps: deps.state.listSteps(run.id),
+    receipt,
+    verification: receipt !== null ? { status: receiptStatus(receipt, deps.policy) } : null,
+  };
+}
