@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { detectInlineCode } from "./inline-code.js";
+import { isRuntimeError } from "../errors.js";
+import { assertNoInlineCode, detectInlineCode } from "./inline-code.js";
 
 type Row = [argv: string[], expected: { interpreter: string; flag: string } | null];
 
@@ -92,5 +93,25 @@ describe("detectInlineCode", () => {
   it.each(ROWS)("classifies %j as %j", (argv, expected) => {
     const [command, ...args] = argv;
     expect(detectInlineCode(command!, args)).toEqual(expected);
+  });
+});
+
+describe("assertNoInlineCode", () => {
+  it("throws POLICY_DENIED naming the interpreter and flag", () => {
+    let caught: unknown;
+    try {
+      assertNoInlineCode("/usr/bin/env", ["X=1", "python3", "-c", "print(1)"]);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isRuntimeError(caught) && caught.code).toBe("POLICY_DENIED");
+    expect(isRuntimeError(caught) && caught.details).toMatchObject({
+      interpreter: "python3",
+      flag: "-c",
+    });
+  });
+
+  it("accepts a script invocation", () => {
+    expect(() => assertNoInlineCode("node", ["run.mjs"])).not.toThrow();
   });
 });

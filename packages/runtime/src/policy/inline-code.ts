@@ -4,6 +4,7 @@
  * wrappers and path prefixes; a flag counts only where the interpreter would read it as its
  * own option (before the script or `--`), so `node script.js -e` is not a hit.
  */
+import { RuntimeError } from "../errors.js";
 
 /** The interpreter and the flag (as written) that make an argv evaluate inline code. */
 export interface InlineCodeFinding {
@@ -235,4 +236,18 @@ export function detectInlineCode(
     return flag === null ? null : { interpreter, flag };
   }
   return null;
+}
+
+/**
+ * Throws POLICY_DENIED naming the interpreter and flag when `command args…` evaluates inline
+ * code; for admission under `strict_cli_tool_inline_code`, before anything runs.
+ */
+export function assertNoInlineCode(command: string, args: readonly string[]): void {
+  const finding = detectInlineCode(command, args);
+  if (finding === null) return;
+  throw new RuntimeError(
+    "POLICY_DENIED",
+    `strict_cli_tool_inline_code: ${finding.interpreter} ${finding.flag} evaluates inline code; move it into a script file`,
+    { policy: "strict_cli_tool_inline_code", interpreter: finding.interpreter, flag: finding.flag },
+  );
 }

@@ -70,6 +70,11 @@ export interface SkillReceiptFacts {
   executionBoundary?: ExecutionBoundaryKind;
   /** Unsigned runtime read aid. */
   metadata?: JsonObject;
+  /**
+   * Real idempotency commitments for a live invocation. Absent → upstream's deterministic
+   * placeholders (`sha256:<name>-<step>-intent|trigger|content`), which harness replays pin.
+   */
+  idempotency?: Receipt["idempotency"];
   /** A refusal before execution; stored as `metadata.failure`. */
   failure?: RefusalFailure;
 }
@@ -149,7 +154,7 @@ export function buildSkillReceipt(facts: SkillReceiptFacts): UnsealedReceipt {
     schema: RECEIPT_SCHEMA,
     created_at: createdAt,
     canonicalization: RECEIPT_CANONICALIZATION,
-    idempotency: idempotencyOf(name, step),
+    idempotency: facts.idempotency ?? idempotencyOf(name, step),
     subject: {
       kind: facts.subjectKind ?? "skill",
       ref: {

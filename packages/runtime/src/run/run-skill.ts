@@ -194,6 +194,19 @@ async function storeReceipt(
   });
 }
 
+/**
+ * Live-run idempotency commitments: the intent (skill, runner, package), the trigger (this
+ * run) and the content (its inputs). Binding the run id makes two otherwise identical runs in
+ * the same second distinct receipts instead of colliding content addresses.
+ */
+function idempotencyFor(prep: Prepared, inputsDigest: string): Receipt["idempotency"] {
+  return {
+    intent_key: hashCanonical({ skill: prep.pkg.name, runner: prep.runner.name, package_digest: prep.packageDigest }),
+    trigger_fingerprint: hashCanonical({ run_id: prep.runId }),
+    content_hash: inputsDigest,
+  };
+}
+
 function runMetadata(deps: RunSkillDeps, prep: Prepared): Record<string, string> {
   return {
     run_id: prep.runId,
@@ -223,6 +236,7 @@ async function refuse(
       name: prep.pkg.name,
       step: prep.runner.name,
       createdAt,
+      idempotency: idempotencyFor(prep, prep.preparedContextDigest),
       metadata: runMetadata(deps, prep),
       failure: {
         code: error.code,
@@ -276,6 +290,7 @@ async function pauseForInputs(
       sealSummary: `waiting for input: ${missing.map((m) => m.id).join(", ")}`,
       succeeded: false,
       outcomeSummary: "required inputs were not supplied",
+      idempotency: idempotencyFor(prep, hashCanonical({})),
       metadata: runMetadata(deps, prep),
     }),
     deps.signer(),
@@ -381,6 +396,7 @@ async function execute(
       claim: taint.redactJson(claim) as Record<string, never>,
       commitments,
       executionBoundary: outcome.boundary,
+      idempotency: idempotencyFor(prep, inputsDigest),
       metadata: { ...runMetadata(deps, prep), ...outcome.metadata },
     }),
     deps.signer(),

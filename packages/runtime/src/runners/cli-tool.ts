@@ -6,7 +6,7 @@
 import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
-import { detectInlineCode } from "../policy/inline-code.js";
+import { assertNoInlineCode } from "../policy/inline-code.js";
 import {
   buildChildEnvironment,
   writeInputFiles,
@@ -182,16 +182,6 @@ export function resolveRunnerCwd(
   return real;
 }
 
-function refuseInlineCode(command: string, args: readonly string[]): void {
-  const finding = detectInlineCode(command, args);
-  if (finding === null) return;
-  throw new RuntimeError(
-    "POLICY_DENIED",
-    `strict_cli_tool_inline_code: ${finding.interpreter} ${finding.flag} evaluates inline code; move it into a script file`,
-    { policy: "strict_cli_tool_inline_code", interpreter: finding.interpreter, flag: finding.flag },
-  );
-}
-
 /** Maps a finished process onto a disposition and output (spec §2.1, §10.5). */
 export function interpretCliProcess(
   proc: SupervisedProcessResult,
@@ -264,10 +254,10 @@ export async function runCliTool(opts: RunCliToolOptions): Promise<CliToolResult
   const { spec } = opts;
   const { inputMode, timeoutSeconds } = checkSpec(spec);
   const declaredArgs = spec.args ?? [];
-  if (opts.policy.strictInlineCode) refuseInlineCode(spec.command, declaredArgs);
+  if (opts.policy.strictInlineCode) assertNoInlineCode(spec.command, declaredArgs);
   const args = expandArgs(declaredArgs, { inputs: opts.inputs, workspaceRoot: opts.workspaceRoot });
   // Inputs can supply flags too (`sh $input.flag …`); judge the argv that would really run.
-  if (opts.policy.strictInlineCode) refuseInlineCode(spec.command, args);
+  if (opts.policy.strictInlineCode) assertNoInlineCode(spec.command, args);
   const cwd = resolveRunnerCwd(spec.cwd, opts.packageDir, opts.workspaceRoot);
   const env = buildChildEnvironment({
     baseEnv: opts.baseEnv,
