@@ -1,6 +1,18 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+const nodeGlobals = {
+  process: "readonly",
+  console: "readonly",
+  URL: "readonly",
+  Buffer: "readonly",
+  setTimeout: "readonly",
+  clearTimeout: "readonly",
+  TextDecoder: "readonly",
+  TextEncoder: "readonly",
+  AbortController: "readonly",
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -8,43 +20,34 @@ export default tseslint.config(
       "**/dist/**",
       "**/.next/**",
       "**/.runx/**",
-      "packages/runtime/src/store/migrations/**",
       "packages/runtime/src/generated/**",
     ],
   },
   js.configs.recommended,
-  ...tseslint.configs.recommendedTypeChecked,
   {
+    files: ["**/*.ts"],
+    extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
-        projectService: {
-          allowDefaultProject: ["*.js", "*.mjs", "*.ts", "bench/*.mjs", "packages/runtime/bin/*.mjs"],
-        },
+        projectService: { allowDefaultProject: ["*.ts"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-explicit-any": "error",
     },
   },
   {
     files: ["**/*.mjs", "**/*.js"],
-    ...tseslint.configs.disableTypeChecked,
-    languageOptions: {
-      globals: {
-        process: "readonly",
-        console: "readonly",
-        URL: "readonly",
-        Buffer: "readonly",
-        setTimeout: "readonly",
-        clearTimeout: "readonly",
-      },
-    },
+    languageOptions: { globals: nodeGlobals, sourceType: "module" },
   },
   {
-    files: ["**/*.test.ts"],
+    files: ["**/*.test.ts", "**/testing/**/*.ts", "**/test-support/**/*.ts"],
     rules: {
       "@typescript-eslint/no-unsafe-member-access": "off",
       "@typescript-eslint/no-unsafe-assignment": "off",

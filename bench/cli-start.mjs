@@ -18,14 +18,22 @@ const json = argv.includes("--json");
 // A scratch workspace so the benchmark never writes into the repository.
 const ws = mkdtempSync(join(tmpdir(), "runx-bench-"));
 cpSync(join(repo, "skills", "echo"), join(ws, "skills", "echo"), { recursive: true });
-const env = { PATH: process.env.PATH, HOME: ws, RUNX_HOME: join(ws, "home"), RUNX_CWD: ws, NO_COLOR: "1" };
+const env = {
+  PATH: process.env.PATH,
+  HOME: ws,
+  RUNX_HOME: join(ws, "home"),
+  RUNX_CWD: ws,
+  NO_COLOR: "1",
+};
 
 function time(args) {
   const start = process.hrtime.bigint();
   const r = spawnSync(process.execPath, args, { cwd: ws, env, encoding: "utf8" });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) {
-    throw new Error(`bench command failed (${r.status}): node ${args.join(" ")}\n${r.stderr}${r.stdout}`);
+    throw new Error(
+      `bench command failed (${r.status}): node ${args.join(" ")}\n${r.stderr}${r.stdout}`,
+    );
   }
   return ms;
 }
@@ -38,7 +46,10 @@ function median(xs) {
 const cases = [
   ["node -e 0", ["-e", "0"]],
   ["runx --help", [bin, "--help"]],
-  ["runx skill skills/echo --message hi --json", [bin, "skill", "skills/echo", "--message", "hi", "--json"]],
+  [
+    "runx skill skills/echo --message hi --json",
+    [bin, "skill", "skills/echo", "--message", "hi", "--json"],
+  ],
 ];
 // Warm the file cache once, then interleave the cases so drift affects all of them alike.
 for (const [, args] of cases) time(args);
@@ -61,7 +72,12 @@ if (json) {
 } else {
   console.log(`cli-start: ${runs} runs each, median wall time`);
   for (const r of rows) {
-    const t = r.target_ratio === null ? "baseline" : `target <= ${r.target_ratio}x ${r.within_target ? "ok" : "MISSED"}`;
-    console.log(`  ${r.name.padEnd(46)} ${r.median_ms.toFixed(1).padStart(8)} ms  ${r.ratio.toFixed(2)}x  (${t})`);
+    const t =
+      r.target_ratio === null
+        ? "baseline"
+        : `target <= ${r.target_ratio}x ${r.within_target ? "ok" : "MISSED"}`;
+    console.log(
+      `  ${r.name.padEnd(46)} ${r.median_ms.toFixed(1).padStart(8)} ms  ${r.ratio.toFixed(2)}x  (${t})`,
+    );
   }
 }

@@ -32,7 +32,9 @@ export function readProjectConfig(file: string, label = ".runx/config.json"): Pr
     const field = extra?.additionalProperty;
     throw new RuntimeError(
       "PROFILE_INVALID",
-      field !== undefined ? `unknown field "${field}"` : (first?.message ?? "invalid configuration"),
+      field !== undefined
+        ? `unknown field "${field}"`
+        : (first?.message ?? "invalid configuration"),
       { file: label, path: field !== undefined ? [path, field].filter(Boolean).join(".") : path },
     );
   }

@@ -13,7 +13,12 @@ import {
   signerFromEnv,
   verifierFromEnv,
 } from "./receipts/index.js";
-import type { ReceiptSigner, ReceiptVerifier, SignaturePolicy, VerifyVerdict } from "./receipts/index.js";
+import type {
+  ReceiptSigner,
+  ReceiptVerifier,
+  SignaturePolicy,
+  VerifyVerdict,
+} from "./receipts/index.js";
 import type { SkillRunEnvelope } from "./run/envelope.js";
 import { runSkill } from "./run/run-skill.js";
 import type { SkillRequest } from "./run/run-skill.js";
@@ -23,7 +28,11 @@ import { initGlobal, initProject } from "./services/init.js";
 import type { InitResult } from "./services/init.js";
 import { listWorkspaceSkills } from "./services/list-skills.js";
 import type { SkillListItem } from "./services/list-skills.js";
-import { verificationPolicy, verifyReceiptDocument, verifyReceiptStore } from "./services/verify.js";
+import {
+  verificationPolicy,
+  verifyReceiptDocument,
+  verifyReceiptStore,
+} from "./services/verify.js";
 import type { StoreVerification } from "./services/verify.js";
 import { openStateStore } from "./store/open.js";
 import type { StateStore } from "./store/types.js";
@@ -52,7 +61,10 @@ export interface Runtime {
   /** Runs a skill to a sealed, paused or refused envelope. */
   runSkill(request: SkillRequest, options?: { signal?: AbortSignal }): Promise<SkillRunEnvelope>;
   /** Tree-mode verification of the receipt store. */
-  verifyStore(options?: { rootId?: string; allowLocalDevelopment?: boolean }): Promise<StoreVerification>;
+  verifyStore(options?: {
+    rootId?: string;
+    allowLocalDevelopment?: boolean;
+  }): Promise<StoreVerification>;
   /** Verifies one receipt document. */
   verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
   /** Receipts and paused runs. */
@@ -102,12 +114,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const readPolicy = (): SignaturePolicy => localDevelopmentPolicy(verifier());
   const writePolicy = (): SignaturePolicy => {
     const s = getSigner();
-    return s.mode === "production" ? productionPolicy(s.verifier) : localDevelopmentPolicy(verifier());
+    return s.mode === "production"
+      ? productionPolicy(s.verifier)
+      : localDevelopmentPolicy(verifier());
   };
   const getState = (): StateStore =>
     (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
   const getReceipts = (): ReceiptStore =>
-    (receipts ??= new ReceiptStore({ dir: paths.receiptDir, policy: writePolicy(), label: storeLabel }));
+    (receipts ??= new ReceiptStore({
+      dir: paths.receiptDir,
+      policy: writePolicy(),
+      label: storeLabel,
+    }));
 
   return {
     paths,

@@ -1,7 +1,13 @@
 /** The public API of the runx runtime: explicit named exports only. */
 export { createRuntime, RUNTIME_RELEASE } from "./create-runtime.js";
 export type { Runtime, RuntimeOptions } from "./create-runtime.js";
-export { RuntimeError, ERROR_CODES, EXIT_CODE, FAILURE_CATEGORY, isRuntimeError } from "./errors.js";
+export {
+  RuntimeError,
+  ERROR_CODES,
+  EXIT_CODE,
+  FAILURE_CATEGORY,
+  isRuntimeError,
+} from "./errors.js";
 export type { ErrorCode, ErrorDetails, ErrorLocation } from "./errors.js";
 export type { SkillRequest } from "./run/run-skill.js";
 export {

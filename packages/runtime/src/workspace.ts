@@ -23,7 +23,8 @@ export function workspacePaths(opts: {
   return {
     root,
     runxDir,
-    receiptDir: chosen !== undefined && chosen !== "" ? resolve(root, chosen) : join(runxDir, "receipts"),
+    receiptDir:
+      chosen !== undefined && chosen !== "" ? resolve(root, chosen) : join(runxDir, "receipts"),
     stateDb: join(runxDir, "state.sqlite"),
     configFile: join(runxDir, "config.json"),
     skillsDir: join(root, "skills"),

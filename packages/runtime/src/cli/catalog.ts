@@ -23,15 +23,19 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "skill",
     summary: "run a skill package and seal a receipt",
-    usage: [
-      "runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]",
-    ],
+    usage: ["runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]"],
     options: [
       ["-i, --input <key=value>", "an input; the value is parsed as JSON when it parses"],
       ["--input-json <key=json>", "an input whose value must be valid JSON"],
       ["--<name> <value>", "a direct input flag (e.g. --message hi)"],
-      ["--inputs <file|->", "the whole input object from a workspace JSON file or stdin (64 MiB cap)"],
-      ["--secret-env <NAME>", "deliver env var NAME to the skill as a secret (redacted everywhere)"],
+      [
+        "--inputs <file|->",
+        "the whole input object from a workspace JSON file or stdin (64 MiB cap)",
+      ],
+      [
+        "--secret-env <NAME>",
+        "deliver env var NAME to the skill as a secret (redacted everywhere)",
+      ],
       ["--package-digest <sha256:…>", "refuse to run unless the package digest matches"],
       JSON_OPT,
       RECEIPT_DIR_OPT,
@@ -57,7 +61,10 @@ export const COMMANDS: CommandHelp[] = [
     summary: "verify the receipt store (tree mode) or one receipt",
     usage: ["runx verify [receipt-id] [--receipt <path|->] [options]"],
     options: [
-      ["--receipt <path|->", "verify one receipt file (or stdin, 10 MiB cap) and print its verdict"],
+      [
+        "--receipt <path|->",
+        "verify one receipt file (or stdin, 10 MiB cap) and print its verdict",
+      ],
       [
         "--allow-local-development-signatures",
         "accept sig: pseudo signatures when a production verifier is configured",

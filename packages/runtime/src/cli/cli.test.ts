@@ -40,7 +40,9 @@ describe("runx skill", () => {
     const receipt = JSON.parse(ws.read(`.runx/receipts/${file}`));
     expect(receipt.schema).toBe("runx.receipt.v1");
     expect(receipt.signature.value).toBe(`sig:${receipt.digest}`);
-    expect(receipt.authority.enforcement.execution_boundary).toEqual({ kind: "trusted_host_process" });
+    expect(receipt.authority.enforcement.execution_boundary).toEqual({
+      kind: "trusted_host_process",
+    });
   });
 
   it("seals two identical runs in the same second as two distinct receipts", async () => {
@@ -60,7 +62,10 @@ describe("runx skill", () => {
   it("runs the javascript hello-world skill in its isolated worker", async () => {
     const r = await runx(ws, ["skill", "skills/hello-world", "--name", "Ada", "--json"]);
     expect(r.code).toBe(0);
-    expect(r.json()).toMatchObject({ status: "sealed", result: { message: "hello, Ada!", length: 3 } });
+    expect(r.json()).toMatchObject({
+      status: "sealed",
+      result: { message: "hello, Ada!", length: 3 },
+    });
   });
 
   it("takes the whole input object from --inputs on stdin", async () => {
@@ -74,7 +79,11 @@ describe("runx skill", () => {
   it("pauses with an input request (exit 2) when a required input is missing", async () => {
     const r = await runx(ws, ["skill", "skills/echo", "--json"]);
     expect(r.code).toBe(2);
-    const env = r.json<{ status: string; requests: Array<{ id: string; kind: string; questions: Array<{ id: string }> }>; receipt_id: string }>();
+    const env = r.json<{
+      status: string;
+      requests: Array<{ id: string; kind: string; questions: Array<{ id: string }> }>;
+      receipt_id: string;
+    }>();
     expect(env.status).toBe("needs_agent");
     expect(env.requests).toHaveLength(1);
     expect(env.requests[0]).toMatchObject({ id: "input.echo.message", kind: "input" });
@@ -83,20 +92,38 @@ describe("runx skill", () => {
   });
 
   it("refuses an undeclared input with a blocked receipt and names the input", async () => {
-    const r = await runx(ws, ["skill", "skills/echo", "--message", "x", "--colour", "crimson-x9", "--json"]);
+    const r = await runx(ws, [
+      "skill",
+      "skills/echo",
+      "--message",
+      "x",
+      "--colour",
+      "crimson-x9",
+      "--json",
+    ]);
     expect(r.code).toBe(1);
     const failure = r.json<{ status: string; error: Record<string, unknown> }>();
     expect(failure.status).toBe("failure");
-    expect(failure.error).toMatchObject({ code: "input_error", reason: "INPUT_INVALID", path: "inputs.colour" });
+    expect(failure.error).toMatchObject({
+      code: "input_error",
+      reason: "INPUT_INVALID",
+      path: "inputs.colour",
+    });
     const id = String(failure.error.receipt_id);
     const receipt = JSON.parse(ws.read(`.runx/receipts/sha256-${id.slice(7)}.json`));
-    expect(receipt.seal).toMatchObject({ disposition: "blocked", reason_code: "preflight_refused" });
+    expect(receipt.seal).toMatchObject({
+      disposition: "blocked",
+      reason_code: "preflight_refused",
+    });
     expect(JSON.stringify(receipt)).not.toContain("crimson-x9");
   });
 
   it("reports a malformed package with file, line and column and writes no receipt", async () => {
     ws.write("skills/bad/SKILL.md", "---\nname: bad\n---\nbody\n");
-    ws.write("skills/bad/X.yaml", "runners:\n  default:\n    type: cli-tool\n    command: cat\n    colour: red\n");
+    ws.write(
+      "skills/bad/X.yaml",
+      "runners:\n  default:\n    type: cli-tool\n    command: cat\n    colour: red\n",
+    );
     const r = await runx(ws, ["skill", "skills/bad", "--json"]);
     expect(r.code).toBe(1);
     expect(r.json().error).toMatchObject({
@@ -121,7 +148,10 @@ describe("runx skill", () => {
   it("seals a failed receipt with exit 1 when the process exits non-zero", async () => {
     ws.write("skills/fail/SKILL.md", "---\nname: fail\n---\n");
     ws.write("skills/fail/run.sh", "echo 'fixture failure' >&2\nexit 3\n");
-    ws.write("skills/fail/X.yaml", "runners:\n  default:\n    type: cli-tool\n    command: sh\n    args: [./run.sh]\n");
+    ws.write(
+      "skills/fail/X.yaml",
+      "runners:\n  default:\n    type: cli-tool\n    command: sh\n    args: [./run.sh]\n",
+    );
     const r = await runx(ws, ["skill", "skills/fail", "--json"]);
     expect(r.code).toBe(1);
     expect(r.json()).toMatchObject({
@@ -146,7 +176,10 @@ describe("runx verify", () => {
     writeFileSync(file, text.replace("step default completed", "step default completeD"));
     const bad = await runx(ws, ["verify", "--json"]);
     expect(bad.code).toBe(3);
-    const report = bad.json<{ valid: boolean; trees: Array<{ valid: boolean; findings: Array<{ code: string }> }> }>();
+    const report = bad.json<{
+      valid: boolean;
+      trees: Array<{ valid: boolean; findings: Array<{ code: string }> }>;
+    }>();
     expect(report.valid).toBe(false);
     expect(report.trees[0]?.findings.map((f) => f.code)).toContain("seal_digest_mismatch");
     const human = await runx(ws, ["verify"]);
@@ -164,7 +197,9 @@ describe("runx verify", () => {
     const tampered = ws.read(rel).replace('"closed"', '"failed"');
     const byStdin = await runx(ws, ["verify", "--receipt", "-", "--json"], { stdin: tampered });
     expect(byStdin.code).toBe(3);
-    expect(byStdin.json<{ findings: Array<{ code: string }> }>().findings.length).toBeGreaterThan(0);
+    expect(byStdin.json<{ findings: Array<{ code: string }> }>().findings.length).toBeGreaterThan(
+      0,
+    );
   });
 });
 
@@ -203,14 +238,25 @@ describe("runx history, list, init and help", () => {
     const paused = await runx(ws, ["skill", "skills/echo", "--json"]);
     const h = await runx(ws, ["history", "--json"]);
     expect(h.code).toBe(0);
-    const listing = h.json<{ receipts: Array<{ id: string; verification: { status: string } }>; pendingRuns: Array<{ id: string }> }>();
+    const listing = h.json<{
+      receipts: Array<{ id: string; verification: { status: string } }>;
+      pendingRuns: Array<{ id: string }>;
+    }>();
     expect(listing.receipts.map((r) => r.id)).toContain(sealed.json().receipt_id);
     expect(listing.receipts.every((r) => r.verification.status === "unverified")).toBe(true);
     expect(listing.pendingRuns.map((p) => p.id)).toEqual([paused.json().run_id]);
     const d = await runx(ws, ["history", "--detail", String(sealed.json().run_id), "--json"]);
     expect(d.code).toBe(0);
-    expect(d.json()).toMatchObject({ kind: "run", run: { status: "sealed", result: { message: "hi" } } });
-    const missing = await runx(ws, ["history", "--detail", "run_default_0000000000000000", "--json"]);
+    expect(d.json()).toMatchObject({
+      kind: "run",
+      run: { status: "sealed", result: { message: "hi" } },
+    });
+    const missing = await runx(ws, [
+      "history",
+      "--detail",
+      "run_default_0000000000000000",
+      "--json",
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.json().error).toMatchObject({ reason: "RUN_NOT_FOUND" });
   });
@@ -219,8 +265,17 @@ describe("runx history, list, init and help", () => {
     ws.write("skills/broken/SKILL.md", "---\nname: broken\nflag: &a yes\n---\n");
     const r = await runx(ws, ["list", "skills", "--json"]);
     expect(r.code).toBe(0);
-    const items = r.json<{ items: Array<{ name: string; status: string; diagnostics: Array<{ code: string; line?: number }> }> }>().items;
-    expect(items.filter((i) => i.status === "ok").map((i) => i.name)).toEqual(["echo", "hello-world"]);
+    const items = r.json<{
+      items: Array<{
+        name: string;
+        status: string;
+        diagnostics: Array<{ code: string; line?: number }>;
+      }>;
+    }>().items;
+    expect(items.filter((i) => i.status === "ok").map((i) => i.name)).toEqual([
+      "echo",
+      "hello-world",
+    ]);
     const broken = items.find((i) => i.name === "broken");
     expect(broken?.status).toBe("invalid");
     expect(broken?.diagnostics[0]).toMatchObject({ code: "YAML_FORBIDDEN", line: 3 });

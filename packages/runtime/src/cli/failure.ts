@@ -11,7 +11,8 @@ export interface FailureLike {
 
 /** Converts anything thrown into a renderable failure; unknown errors become INTERNAL. */
 export function toFailure(error: unknown): FailureLike {
-  if (isRuntimeError(error)) return { code: error.code, message: error.message, details: error.details };
+  if (isRuntimeError(error))
+    return { code: error.code, message: error.message, details: error.details };
   const message = error instanceof Error ? error.message : String(error);
   return { code: "INTERNAL", message };
 }

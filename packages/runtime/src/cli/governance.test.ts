@@ -27,7 +27,10 @@ describe("inline-code policy", () => {
   });
 
   it("refuses inline shell code under strict policy, seals a blocked receipt and spawns nothing", async () => {
-    ws.write(".runx/config.json", JSON.stringify({ policy: { strict_cli_tool_inline_code: true } }));
+    ws.write(
+      ".runx/config.json",
+      JSON.stringify({ policy: { strict_cli_tool_inline_code: true } }),
+    );
     const r = await runx(ws, ["skill", "skills/inline", "--json"]);
     expect(r.code).toBe(1);
     const error = r.json<{ error: Record<string, unknown> }>().error;
@@ -57,7 +60,10 @@ describe("inline-code policy", () => {
     ws.write(".runx/config.json", JSON.stringify({ policy: { strict_inline: true } }));
     const r = await runx(ws, ["skill", "skills/inline", "--json"]);
     expect(r.code).toBe(1);
-    expect(r.json().error).toMatchObject({ reason: "PROFILE_INVALID", path: "policy.strict_inline" });
+    expect(r.json().error).toMatchObject({
+      reason: "PROFILE_INVALID",
+      path: "policy.strict_inline",
+    });
     expect(existsSync(join(ws.root, "skills", "inline", "sentinel.txt"))).toBe(false);
   });
 });
@@ -65,7 +71,10 @@ describe("inline-code policy", () => {
 describe("secrets", () => {
   const SECRET = "tok_Zq8vW3mK9pL2xR7n";
   beforeEach(() => {
-    ws.write("skills/leaky/SKILL.md", "---\nname: leaky\n---\nA skill that tries to leak its token.\n");
+    ws.write(
+      "skills/leaky/SKILL.md",
+      "---\nname: leaky\n---\nA skill that tries to leak its token.\n",
+    );
     ws.write(
       "skills/leaky/leak.sh",
       [
@@ -94,17 +103,34 @@ describe("secrets", () => {
 
   it("never shows a delivered secret in output, receipts, history or state", async () => {
     const env = { LEAKY_TOKEN: SECRET };
-    const ok = await runx(ws, ["skill", "skills/leaky", "--secret-env", "LEAKY_TOKEN", "--json"], { env });
+    const ok = await runx(ws, ["skill", "skills/leaky", "--secret-env", "LEAKY_TOKEN", "--json"], {
+      env,
+    });
     expect(ok.code).toBe(0);
-    expect(ok.json().result).toEqual({ token: "[redacted-credential]", note: "value [redacted-credential]" });
-    const failed = await runx(ws, ["skill", "skills/leaky", "--secret-env", "LEAKY_TOKEN", "--mode", "fail"], { env });
+    expect(ok.json().result).toEqual({
+      token: "[redacted-credential]",
+      note: "value [redacted-credential]",
+    });
+    const failed = await runx(
+      ws,
+      ["skill", "skills/leaky", "--secret-env", "LEAKY_TOKEN", "--mode", "fail"],
+      { env },
+    );
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain("[redacted-credential]");
     const history = await runx(ws, ["history", "--json"], { env });
     const runId = String(ok.json().run_id);
     const detail = await runx(ws, ["history", "--detail", runId, "--json"], { env });
     expect(detail.json()).toMatchObject({ kind: "run" });
-    for (const text of [ok.stdout, ok.stderr, failed.stdout, failed.stderr, history.stdout, detail.stdout, allStateBytes()]) {
+    for (const text of [
+      ok.stdout,
+      ok.stderr,
+      failed.stdout,
+      failed.stderr,
+      history.stdout,
+      detail.stdout,
+      allStateBytes(),
+    ]) {
       expect(text).not.toContain(SECRET);
     }
   });
@@ -112,12 +138,18 @@ describe("secrets", () => {
   it("refuses a --secret-env variable that is not set, without running anything", async () => {
     const r = await runx(ws, ["skill", "skills/leaky", "--secret-env", "LEAKY_TOKEN", "--json"]);
     expect(r.code).toBe(1);
-    expect(r.json().error).toMatchObject({ reason: "INPUT_INVALID", path: "secret_env.LEAKY_TOKEN" });
+    expect(r.json().error).toMatchObject({
+      reason: "INPUT_INVALID",
+      path: "secret_env.LEAKY_TOKEN",
+    });
   });
 
   it("does not pass undeclared environment variables to the process", async () => {
     ws.write("skills/envdump/SKILL.md", "---\nname: envdump\n---\n");
-    ws.write("skills/envdump/X.yaml", "runners:\n  default:\n    type: cli-tool\n    command: env\n");
+    ws.write(
+      "skills/envdump/X.yaml",
+      "runners:\n  default:\n    type: cli-tool\n    command: env\n",
+    );
     const r = await runx(ws, ["skill", "skills/envdump", "--json"], {
       env: { LEAKY_TOKEN: SECRET, AWS_SECRET_ACCESS_KEY: "aws-x" },
     });
@@ -133,7 +165,10 @@ describe("interrupts", () => {
   it("exits 130 within 3 s of Ctrl-C and leaves no process behind", async () => {
     ws.write("skills/slow/SKILL.md", "---\nname: slow\n---\n");
     ws.write("skills/slow/slow.sh", "sleep 60 &\necho $! > grandchild.pid\nwait\n");
-    ws.write("skills/slow/X.yaml", "runners:\n  default:\n    type: cli-tool\n    command: sh\n    args: [./slow.sh]\n    timeout_seconds: 120\n");
+    ws.write(
+      "skills/slow/X.yaml",
+      "runners:\n  default:\n    type: cli-tool\n    command: sh\n    args: [./slow.sh]\n    timeout_seconds: 120\n",
+    );
     const pidFile = join(ws.root, "skills", "slow", "grandchild.pid");
     let sentAt = 0;
     const result = await runx(ws, ["skill", "skills/slow", "--json"], {
@@ -152,8 +187,13 @@ describe("interrupts", () => {
     expect(result.code).toBe(130);
     expect(elapsed).toBeLessThan(3000);
     const grandchild = Number(readFileSync(pidFile, "utf8").trim());
-    await pollUntil(() => !processAlive(grandchild), { timeoutMs: 3000, what: "the grandchild to exit" });
-    const receipts = readdirSync(join(ws.root, ".runx", "receipts")).filter((f) => f.startsWith("sha256-"));
+    await pollUntil(() => !processAlive(grandchild), {
+      timeoutMs: 3000,
+      what: "the grandchild to exit",
+    });
+    const receipts = readdirSync(join(ws.root, ".runx", "receipts")).filter((f) =>
+      f.startsWith("sha256-"),
+    );
     expect(receipts).toHaveLength(1);
     const receipt = JSON.parse(ws.read(`.runx/receipts/${receipts[0]}`));
     expect(receipt.seal.disposition).toBe("killed");

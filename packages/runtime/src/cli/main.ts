@@ -47,14 +47,19 @@ async function run(argv: string[]): Promise<number> {
     return first === undefined ? 64 : 0;
   }
   if (first === "--version" || first === "-V") {
-    process.stdout.write(json ? `${JSON.stringify({ version: RUNX_VERSION })}\n` : `${RUNX_VERSION}\n`);
+    process.stdout.write(
+      json ? `${JSON.stringify({ version: RUNX_VERSION })}\n` : `${RUNX_VERSION}\n`,
+    );
     return 0;
   }
   const loader = LOADERS[first];
   const entry = COMMANDS.find((c) => c.name === first);
   if (loader === undefined || entry === undefined) {
     const message = `unknown command '${first}' (see runx --help)`;
-    renderFailure({ code: "USAGE", message }, { json, out: write(process.stdout), err: write(process.stderr) });
+    renderFailure(
+      { code: "USAGE", message },
+      { json, out: write(process.stdout), err: write(process.stderr) },
+    );
     return 64;
   }
   if (rest.includes("--help") || rest.includes("-h")) {

@@ -2,7 +2,12 @@
 import type { SkillRunEnvelope } from "../run/envelope.js";
 
 /** Minimal ANSI styling that disappears when colour is off. */
-export function styler(color: boolean): { ok(s: string): string; bad(s: string): string; dim(s: string): string; bold(s: string): string } {
+export function styler(color: boolean): {
+  ok(s: string): string;
+  bad(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+} {
   const wrap = (code: string) => (s: string) => (color ? `\u001b[${code}m${s}\u001b[0m` : s);
   return { ok: wrap("32"), bad: wrap("31"), dim: wrap("2"), bold: wrap("1") };
 }
@@ -15,7 +20,12 @@ export function shellQuote(word: string): string {
 /** The text form of a run envelope (spec §5.1 text mode). */
 export function renderEnvelope(e: SkillRunEnvelope, color: boolean): string {
   const s = styler(color);
-  const statusText = e.status === "sealed" && e.outcome === "completed" ? s.ok(e.status) : e.status === "sealed" ? s.bad(e.status) : s.bold(e.status);
+  const statusText =
+    e.status === "sealed" && e.outcome === "completed"
+      ? s.ok(e.status)
+      : e.status === "sealed"
+        ? s.bad(e.status)
+        : s.bold(e.status);
   const lines = [
     `status: ${statusText}`,
     `outcome: ${e.outcome}`,
@@ -35,14 +45,17 @@ export function renderEnvelope(e: SkillRunEnvelope, color: boolean): string {
     for (const r of e.requests) {
       lines.push(`- ${r.kind}: ${r.id}`);
       if (r.kind === "input") {
-        for (const q of r.questions) lines.push(`    --${q.id.replaceAll("_", "-")} <${q.type}>  ${q.prompt}`);
+        for (const q of r.questions)
+          lines.push(`    --${q.id.replaceAll("_", "-")} <${q.type}>  ${q.prompt}`);
       }
     }
     lines.push(`answers_template: ${JSON.stringify(e.answers_template ?? {})}`);
     if (e.requests.every((r) => r.kind === "input")) {
       lines.push("next: rerun with the missing inputs as flags (see above)");
     } else {
-      lines.push(`next: resolve the request, then run: runx resume ${shellQuote(e.run_id)} <answers-path>`);
+      lines.push(
+        `next: resolve the request, then run: runx resume ${shellQuote(e.run_id)} <answers-path>`,
+      );
     }
   }
   return `${lines.join("\n")}\n`;

@@ -5,23 +5,11 @@
 
 /** Seal dispositions (receipt `seal.disposition`). */
 export type Disposition =
-  | "closed"
-  | "deferred"
-  | "superseded"
-  | "declined"
-  | "blocked"
-  | "failed"
-  | "killed"
-  | "timed_out";
+  "closed" | "deferred" | "superseded" | "declined" | "blocked" | "failed" | "killed" | "timed_out";
 
 /** Envelope status. */
 export type RunStatus =
-  | "sealed"
-  | "needs_agent"
-  | "needs_approval"
-  | "payment_required"
-  | "needs_credential"
-  | "failure";
+  "sealed" | "needs_agent" | "needs_approval" | "payment_required" | "needs_credential" | "failure";
 
 /** Derived outcome. */
 export type RunOutcome = "completed" | "deferred" | "blocked" | "failed";
@@ -38,7 +26,11 @@ export interface InputQuestion {
 /** A pending request of a paused run (spec §5.2). */
 export type RunRequest =
   | { id: string; kind: "input"; questions: InputQuestion[] }
-  | { id: string; kind: "approval"; gate: { id: string; reason: string; type?: string; summary?: unknown } }
+  | {
+      id: string;
+      kind: "approval";
+      gate: { id: string; reason: string; type?: string; summary?: unknown };
+    }
   | { id: string; kind: "agent_act"; invocation: Record<string, unknown> };
 
 /** The seal copy carried by the envelope. */

@@ -178,11 +178,7 @@ function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest: strin
   });
 }
 
-async function storeReceipt(
-  deps: RunSkillDeps,
-  prep: Prepared,
-  receipt: Receipt,
-): Promise<void> {
+async function storeReceipt(deps: RunSkillDeps, prep: Prepared, receipt: Receipt): Promise<void> {
   const outcome = await deps.receipts().write(receipt);
   deps.state().indexReceipt({
     receiptId: receipt.id,
@@ -201,7 +197,11 @@ async function storeReceipt(
  */
 function idempotencyFor(prep: Prepared, inputsDigest: string): Receipt["idempotency"] {
   return {
-    intent_key: hashCanonical({ skill: prep.pkg.name, runner: prep.runner.name, package_digest: prep.packageDigest }),
+    intent_key: hashCanonical({
+      skill: prep.pkg.name,
+      runner: prep.runner.name,
+      package_digest: prep.packageDigest,
+    }),
     trigger_fingerprint: hashCanonical({ run_id: prep.runId }),
     content_hash: inputsDigest,
   };
@@ -374,13 +374,20 @@ async function execute(
   const declared = prep.runner.outputs;
   const claim =
     closed && declared !== undefined
-      ? Object.fromEntries(Object.keys(declared).filter((k) => k in output).map((k) => [k, output[k]]))
+      ? Object.fromEntries(
+          Object.keys(declared)
+            .filter((k) => k in output)
+            .map((k) => [k, output[k]]),
+        )
       : {};
   const commitments: Commitment[] = [
     commitment("input", inputsDigest),
     ...(closed ? [commitment("output", hashCanonical(output))] : []),
     ...(outcome.streams !== undefined
-      ? [commitment("stdout", outcome.streams.stdoutSha256), commitment("stderr", outcome.streams.stderrSha256)]
+      ? [
+          commitment("stdout", outcome.streams.stdoutSha256),
+          commitment("stderr", outcome.streams.stderrSha256),
+        ]
       : []),
   ];
   const createdAt = receiptTimestamp(deps.now());
@@ -391,7 +398,9 @@ async function execute(
       createdAt,
       disposition: outcome.disposition,
       reasonCode: outcome.reasonCode,
-      ...(closed ? {} : { sealSummary: summary ?? `step ${prep.runner.name} ${outcome.disposition}` }),
+      ...(closed
+        ? {}
+        : { sealSummary: summary ?? `step ${prep.runner.name} ${outcome.disposition}` }),
       ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
       claim: taint.redactJson(claim) as Record<string, never>,
       commitments,

@@ -75,7 +75,11 @@ export async function listHistory(deps: {
   limit: number;
   includeInternal: boolean;
 }): Promise<HistoryListing> {
-  const store = new ReceiptStore({ dir: deps.receiptDir, policy: deps.policy, label: deps.storeLabel });
+  const store = new ReceiptStore({
+    dir: deps.receiptDir,
+    policy: deps.policy,
+    label: deps.storeLabel,
+  });
   const { receipts } = await store.scan();
   const children = new Set<string>();
   for (const r of receipts) {
@@ -85,30 +89,34 @@ export async function listHistory(deps: {
     }
   }
   const runByReceipt = new Map<string, string | null>();
-  for (const entry of deps.state.listIndexedReceipts({ limit: 500, includeChildren: true, includeHarness: true })) {
+  for (const entry of deps.state.listIndexedReceipts({
+    limit: 500,
+    includeChildren: true,
+    includeHarness: true,
+  })) {
     runByReceipt.set(entry.receiptId, entry.runId);
   }
   const rows = receipts
     .filter((r) => deps.includeInternal || !children.has(r.id))
-    .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1))
+    .sort((a, b) =>
+      a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,
+    )
     .slice(0, deps.limit)
-    .map(
-      (r): HistoryReceipt => ({
-        id: r.id,
-        receipt_ref: `runx:receipt:${r.id}`,
-        name: nameOf(r),
-        run_id: runByReceipt.get(r.id) ?? null,
-        status: r.seal.disposition,
-        created_at: r.created_at,
-        harness_id: r.subject.ref.uri,
-        harness_state: r.seal.disposition === "deferred" ? "deferred" : "sealed",
-        summary: r.seal.summary,
-        source_type: r.subject.kind,
-        actors: [r.authority.actor_ref.uri],
-        artifact_types: [],
-        verification: { status: receiptStatus(r, deps.policy) },
-      }),
-    );
+    .map((r): HistoryReceipt => ({
+      id: r.id,
+      receipt_ref: `runx:receipt:${r.id}`,
+      name: nameOf(r),
+      run_id: runByReceipt.get(r.id) ?? null,
+      status: r.seal.disposition,
+      created_at: r.created_at,
+      harness_id: r.subject.ref.uri,
+      harness_state: r.seal.disposition === "deferred" ? "deferred" : "sealed",
+      summary: r.seal.summary,
+      source_type: r.subject.kind,
+      actors: [r.authority.actor_ref.uri],
+      artifact_types: [],
+      verification: { status: receiptStatus(r, deps.policy) },
+    }));
   const pending: PendingRun[] = [];
   for (const status of ["needs_agent", "needs_approval"] as const) {
     pending.push(...deps.state.listRuns({ limit: 100, status }).runs.map(toPending));
@@ -125,11 +133,13 @@ export async function listHistory(deps: {
 /** `runx history --detail <run-id|receipt-id>`. */
 export interface HistoryDetail {
   kind: "run" | "receipt";
-  run: (Omit<RunRecord, "resultJson" | "requestsJson" | "errorJson"> & {
-    result: unknown;
-    requests: unknown;
-    error: unknown;
-  }) | null;
+  run:
+    | (Omit<RunRecord, "resultJson" | "requestsJson" | "errorJson"> & {
+        result: unknown;
+        requests: unknown;
+        error: unknown;
+      })
+    | null;
   steps: StepRecord[];
   receipt: Receipt | null;
   verification: { status: ReceiptStatus } | null;
@@ -143,7 +153,11 @@ export async function historyDetail(deps: {
   state: StateStore;
   id: string;
 }): Promise<HistoryDetail> {
-  const store = new ReceiptStore({ dir: deps.receiptDir, policy: deps.policy, label: deps.storeLabel });
+  const store = new ReceiptStore({
+    dir: deps.receiptDir,
+    policy: deps.policy,
+    label: deps.storeLabel,
+  });
   const loadReceipt = async (id: string) => {
     const { receipts } = await store.scan();
     const found = receipts.find((r) => r.id === id);
@@ -169,7 +183,12 @@ export async function historyDetail(deps: {
   const { resultJson, requestsJson, errorJson, ...rest } = run;
   return {
     kind: "run",
-    run: { ...rest, result: parseJson(resultJson), requests: parseJson(requestsJson), error: parseJson(errorJson) },
+    run: {
+      ...rest,
+      result: parseJson(resultJson),
+      requests: parseJson(requestsJson),
+      error: parseJson(errorJson),
+    },
     steps: deps.state.listSteps(run.id),
     receipt,
     verification: receipt !== null ? { status: receiptStatus(receipt, deps.policy) } : null,

@@ -21,7 +21,12 @@ async function ensureDir(path: string, label: string, result: InitResult): Promi
   }
 }
 
-async function ensureFile(path: string, contents: string, label: string, result: InitResult): Promise<void> {
+async function ensureFile(
+  path: string,
+  contents: string,
+  label: string,
+  result: InitResult,
+): Promise<void> {
   try {
     await writeFile(path, contents, { flag: "wx" });
     result.created.push(label);

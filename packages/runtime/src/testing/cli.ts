@@ -4,7 +4,16 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,7 +104,10 @@ export interface CliOptions {
 }
 
 /** A clean environment: PATH, HOME, RUNX_HOME, RUNX_CWD, TZ and NO_COLOR only, plus `extra`. */
-export function cleanEnv(ws: Workspace, extra: Record<string, string> = {}): Record<string, string> {
+export function cleanEnv(
+  ws: Workspace,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: ws.home,
@@ -121,7 +133,9 @@ export function runx(ws: Workspace, args: string[], options: CliOptions = {}): P
     child.stderr.on("data", (b: Buffer) => err.push(b));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`runx ${args.join(" ")} did not finish within ${options.timeoutMs ?? 20000} ms`));
+      reject(
+        new Error(`runx ${args.join(" ")} did not finish within ${options.timeoutMs ?? 20000} ms`),
+      );
     }, options.timeoutMs ?? 20_000);
     child.on("error", reject);
     child.on("close", (code, signal) => {
@@ -135,7 +149,8 @@ export function runx(ws: Workspace, args: string[], options: CliOptions = {}): P
         stderr,
         json<T>() {
           const trimmed = stdout.trim();
-          if (trimmed.includes("\n")) throw new Error(`expected one JSON document, got:\n${stdout}`);
+          if (trimmed.includes("\n"))
+            throw new Error(`expected one JSON document, got:\n${stdout}`);
           return JSON.parse(trimmed) as T;
         },
       });

@@ -30,29 +30,45 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         else {
           if (detail.run !== null) {
             const r = detail.run;
-            ctx.out(`run ${r.id}\n  skill: ${r.skillName} (runner ${r.runner})\n  status: ${r.status}${r.disposition !== null ? ` / ${r.disposition}` : ""}\n  package_digest: ${r.packageDigest}\n  created_at: ${r.createdAt}\n`);
+            ctx.out(
+              `run ${r.id}\n  skill: ${r.skillName} (runner ${r.runner})\n  status: ${r.status}${r.disposition !== null ? ` / ${r.disposition}` : ""}\n  package_digest: ${r.packageDigest}\n  created_at: ${r.createdAt}\n`,
+            );
             if (r.result !== null) ctx.out(`  result: ${JSON.stringify(r.result)}\n`);
             if (r.requests !== null) ctx.out(`  requests: ${JSON.stringify(r.requests)}\n`);
-            for (const step of detail.steps) ctx.out(`  step ${step.stepId}: ${step.status}${step.receiptId !== null ? ` ${step.receiptId}` : ""}\n`);
+            for (const step of detail.steps)
+              ctx.out(
+                `  step ${step.stepId}: ${step.status}${step.receiptId !== null ? ` ${step.receiptId}` : ""}\n`,
+              );
           }
           if (detail.receipt !== null) {
             const rc = detail.receipt;
-            ctx.out(`receipt ${rc.id}\n  verification: ${detail.verification?.status ?? "-"}\n  seal: ${rc.seal.disposition} (${rc.seal.reason_code}) ${rc.seal.summary}\n  created_at: ${rc.created_at}\n  issuer: ${rc.issuer.type}/${rc.issuer.kid}\n  children: ${rc.lineage?.children.length ?? 0}\n`);
+            ctx.out(
+              `receipt ${rc.id}\n  verification: ${detail.verification?.status ?? "-"}\n  seal: ${rc.seal.disposition} (${rc.seal.reason_code}) ${rc.seal.summary}\n  created_at: ${rc.created_at}\n  issuer: ${rc.issuer.type}/${rc.issuer.kid}\n  children: ${rc.lineage?.children.length ?? 0}\n`,
+            );
           }
         }
         return 0;
       }
-      const listing = await runtime.history({ limit, includeInternal: flagSet(args, "include-internal") });
+      const listing = await runtime.history({
+        limit,
+        includeInternal: flagSet(args, "include-internal"),
+      });
       if (ctx.json) ctx.out(`${JSON.stringify(listing)}\n`);
       else {
         if (listing.receipts.length === 0) ctx.out(`no receipts in ${listing.store_label}\n`);
         for (const r of listing.receipts) {
-          const v = r.verification.status === "invalid" ? s.bad(r.verification.status) : s.dim(r.verification.status);
-          ctx.out(`${r.created_at}  ${r.status.padEnd(9)} ${r.name.padEnd(20)} ${r.id.slice(0, 19)}…  ${v}\n`);
+          const v =
+            r.verification.status === "invalid"
+              ? s.bad(r.verification.status)
+              : s.dim(r.verification.status);
+          ctx.out(
+            `${r.created_at}  ${r.status.padEnd(9)} ${r.name.padEnd(20)} ${r.id.slice(0, 19)}…  ${v}\n`,
+          );
         }
         if (listing.pendingRuns.length > 0) {
           ctx.out(`\npaused runs: ${listing.pendingRuns.length}\n`);
-          for (const p of listing.pendingRuns) ctx.out(`  ${p.id}  ${p.name}  ${p.status}  since ${p.startedAt}\n`);
+          for (const p of listing.pendingRuns)
+            ctx.out(`  ${p.id}  ${p.name}  ${p.status}  since ${p.startedAt}\n`);
         }
       }
       return 0;

@@ -7,7 +7,11 @@ import { cliRuntime } from "../runtime.js";
 /** Runs `runx init`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
   return guard(ctx, async () => {
-    const args = parseArgs(tokens, { json: { aliases: ["-j"] }, global: { aliases: ["-g"] } }, { command: "init" });
+    const args = parseArgs(
+      tokens,
+      { json: { aliases: ["-j"] }, global: { aliases: ["-g"] } },
+      { command: "init" },
+    );
     expectPositionals(args, 0, "init");
     const result = await cliRuntime(ctx).init({ global: flagSet(args, "global") });
     if (ctx.json) ctx.out(`${JSON.stringify(result)}\n`);

@@ -9,13 +9,23 @@ import { cliRuntime } from "../runtime.js";
 /** Runs `runx list`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
   return guard(ctx, async () => {
-    const args = parseArgs(tokens, { json: { aliases: ["-j"] }, "ok-only": {}, "invalid-only": {} }, { command: "list" });
+    const args = parseArgs(
+      tokens,
+      { json: { aliases: ["-j"] }, "ok-only": {}, "invalid-only": {} },
+      { command: "list" },
+    );
     expectPositionals(args, 1, "list");
     const what = args.positionals[0] ?? "skills";
-    if (what !== "skills") throw new RuntimeError("USAGE", `runx list ${what}: only 'skills' can be listed in this release`);
+    if (what !== "skills")
+      throw new RuntimeError(
+        "USAGE",
+        `runx list ${what}: only 'skills' can be listed in this release`,
+      );
     const listing = await cliRuntime(ctx).listSkills();
     const items = listing.items.filter(
-      (i) => (!flagSet(args, "ok-only") || i.status === "ok") && (!flagSet(args, "invalid-only") || i.status === "invalid"),
+      (i) =>
+        (!flagSet(args, "ok-only") || i.status === "ok") &&
+        (!flagSet(args, "invalid-only") || i.status === "invalid"),
     );
     if (ctx.json) ctx.out(`${JSON.stringify({ items })}\n`);
     else {
@@ -29,8 +39,13 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         } else {
           ctx.out(`${s.bad("invalid")}  ${i.name.padEnd(20)} ${i.path}\n`);
           for (const d of i.diagnostics) {
-            const at = d.file !== undefined ? `${d.file}${d.line !== undefined ? `:${d.line}:${d.column ?? 1}` : ""}: ` : "";
-            ctx.out(`         ${at}${d.path !== undefined ? `${d.path}: ` : ""}${d.message} [${d.code}]\n`);
+            const at =
+              d.file !== undefined
+                ? `${d.file}${d.line !== undefined ? `:${d.line}:${d.column ?? 1}` : ""}: `
+                : "";
+            ctx.out(
+              `         ${at}${d.path !== undefined ? `${d.path}: ` : ""}${d.message} [${d.code}]\n`,
+            );
           }
         }
       }

@@ -25,14 +25,19 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const parsed = parseInputFlags(args.rest);
     const [ref, runner, extra] = parsed.positionals;
     if (ref === undefined) throw new RuntimeError("USAGE", "runx skill needs a skill reference");
-    if (extra !== undefined) throw new RuntimeError("USAGE", `unexpected argument '${extra}' for 'runx skill'`);
-    if (flagValue(args, "execution-closure-digest") !== undefined && flagValue(args, "package-digest") === undefined) {
+    if (extra !== undefined)
+      throw new RuntimeError("USAGE", `unexpected argument '${extra}' for 'runx skill'`);
+    if (
+      flagValue(args, "execution-closure-digest") !== undefined &&
+      flagValue(args, "package-digest") === undefined
+    ) {
       throw new RuntimeError("USAGE", "--execution-closure-digest needs --package-digest");
     }
     const secretEnv = args.flags.get("secret-env");
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
     const showProgress = !ctx.json && ctx.env.stderrIsTTY;
-    if (showProgress) ctx.err(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…\r`);
+    if (showProgress)
+      ctx.err(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…\r`);
     try {
       const packageDigest = flagValue(args, "package-digest");
       const envelope = await runtime.runSkill(

@@ -18,14 +18,18 @@ async function readCapped(source: string, ctx: CommandContext): Promise<string> 
     for await (const chunk of ctx.stdin as AsyncIterable<Buffer | string>) {
       const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       size += b.length;
-      if (size > MAX_RECEIPT_BYTES) throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt on stdin exceeds 10 MiB");
+      if (size > MAX_RECEIPT_BYTES)
+        throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt on stdin exceeds 10 MiB");
       chunks.push(b);
     }
     return Buffer.concat(chunks).toString("utf8");
   }
   try {
     const data = await readFile(resolve(ctx.env.workspaceRoot, source));
-    if (data.length > MAX_RECEIPT_BYTES) throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt file exceeds 10 MiB", { file: source });
+    if (data.length > MAX_RECEIPT_BYTES)
+      throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt file exceeds 10 MiB", {
+        file: source,
+      });
     return data.toString("utf8");
   } catch (error) {
     if (error instanceof RuntimeError) throw error;
@@ -47,11 +51,17 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const s = styler(ctx.env.color);
     const single = flagValue(args, "receipt");
     if (single !== undefined) {
-      const verdict = runtime.verifyReceipt(await readCapped(single, ctx), { allowLocalDevelopment });
+      const verdict = runtime.verifyReceipt(await readCapped(single, ctx), {
+        allowLocalDevelopment,
+      });
       if (ctx.json) ctx.out(`${JSON.stringify(verdict)}\n`);
       else {
-        ctx.out(`${verdict.valid ? s.ok("valid") : s.bad("invalid")} ${verdict.receipt_id ?? "(unreadable)"}\n`);
-        ctx.out(`  digest: ${verdict.digest.status}  content_address: ${verdict.content_address.status}  signature: ${verdict.signature.status} (${verdict.signature.mode})\n`);
+        ctx.out(
+          `${verdict.valid ? s.ok("valid") : s.bad("invalid")} ${verdict.receipt_id ?? "(unreadable)"}\n`,
+        );
+        ctx.out(
+          `  digest: ${verdict.digest.status}  content_address: ${verdict.content_address.status}  signature: ${verdict.signature.status} (${verdict.signature.mode})\n`,
+        );
         for (const f of verdict.findings) ctx.out(`  - ${f.code} at ${f.path}: ${f.message}\n`);
       }
       return verdict.valid ? 0 : 3;
@@ -66,11 +76,15 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);
       for (const t of report.trees) {
         const mark = t.valid ? s.ok("✓") : s.bad("✗");
-        ctx.out(`${mark} ${t.root_receipt_id}  ${t.status}  (${t.receipt_count} receipt${t.receipt_count === 1 ? "" : "s"})\n`);
+        ctx.out(
+          `${mark} ${t.root_receipt_id}  ${t.status}  (${t.receipt_count} receipt${t.receipt_count === 1 ? "" : "s"})\n`,
+        );
         for (const f of t.findings) ctx.out(`    - ${f.code} at ${f.path}: ${f.message}\n`);
       }
-      for (const u of report.unreadable_files) ctx.out(`${s.bad("✗")} ${u.file_name}: ${u.message}\n`);
-      if (report.trees.length === 0 && report.unreadable_files.length === 0) ctx.out("no receipts\n");
+      for (const u of report.unreadable_files)
+        ctx.out(`${s.bad("✗")} ${u.file_name}: ${u.message}\n`);
+      if (report.trees.length === 0 && report.unreadable_files.length === 0)
+        ctx.out("no receipts\n");
       ctx.out(report.valid ? `${s.ok("valid")}\n` : `${s.bad("not valid")}\n`);
     }
     return report.valid ? 0 : 3;
