@@ -47,6 +47,19 @@ export default tseslint.config(
     languageOptions: { globals: nodeGlobals, sourceType: "module" },
   },
   {
+    files: ["**/*.cjs"],
+    languageOptions: {
+      globals: {
+        ...nodeGlobals,
+        __dirname: "readonly",
+        __filename: "readonly",
+        require: "readonly",
+        module: "writable",
+      },
+      sourceType: "commonjs",
+    },
+  },
+  {
     files: ["**/*.test.ts", "**/testing/**/*.ts", "**/test-support/**/*.ts"],
     rules: {
       "@typescript-eslint/no-unsafe-member-access": "off",

@@ -9,7 +9,7 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const bin = join(repo, "packages", "runtime", "bin", "runx.mjs");
+const bin = join(repo, "packages", "runtime", "bin", "runx.cjs");
 const argv = process.argv.slice(2);
 const runsIdx = argv.indexOf("--runs");
 const runs = runsIdx >= 0 ? Number(argv[runsIdx + 1]) : 21;

@@ -1,7 +1,7 @@
 /** Project configuration `.runx/config.json`, validated against its JSON Schema. */
 import { readFileSync } from "node:fs";
 import { RuntimeError } from "./errors.js";
-import { validateRunxConfig } from "./generated/validators.js";
+import { validateRunxConfig } from "./generated/validate-runx-config.js";
 
 /** The typed project configuration. */
 export interface ProjectConfig {

@@ -26,7 +26,6 @@ import { historyDetail, listHistory } from "./services/history.js";
 import type { HistoryDetail, HistoryListing } from "./services/history.js";
 import { initGlobal, initProject } from "./services/init.js";
 import type { InitResult } from "./services/init.js";
-import { listWorkspaceSkills } from "./services/list-skills.js";
 import type { SkillListItem } from "./services/list-skills.js";
 import {
   verificationPolicy,
@@ -180,7 +179,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         id,
       });
     },
-    listSkills() {
+    async listSkills() {
+      // Loaded on demand: listing parses every package, which other commands never need.
+      const { listWorkspaceSkills } = await import("./services/list-skills.js");
       return listWorkspaceSkills(paths.root);
     },
     init(opts = {}) {

@@ -4,6 +4,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { isatty } from "node:tty";
 
 /** The environment facts the CLI needs, read once at start-up. */
 export interface CliEnv {
@@ -30,9 +31,10 @@ export function readCliEnv(): CliEnv {
     workspaceRoot: resolve(base),
     runxHome: resolve(env.RUNX_HOME ?? join(homedir(), ".runx")),
     receiptDir: env.RUNX_RECEIPT_DIR,
-    stdoutIsTTY: process.stdout.isTTY === true,
-    stderrIsTTY: process.stderr.isTTY === true,
-    color: process.stdout.isTTY === true && !noColor && env.TERM !== "dumb",
+    // isatty() instead of process.stdout.isTTY: touching process.stdout builds a stream object.
+    stdoutIsTTY: isatty(1),
+    stderrIsTTY: isatty(2),
+    color: isatty(1) && !noColor && env.TERM !== "dumb",
     processEnv: Object.freeze(env),
   };
 }

@@ -2,13 +2,12 @@
  * The CLI shell: help, version, interrupt handling and dispatch to lazily loaded commands.
  * Commands parse, call one runtime service, and render; they hold no domain logic.
  */
-import { COMMANDS, commandHelp, topLevelHelp } from "./catalog.js";
+import { COMMANDS } from "./catalog.js";
 import type { CommandContext, CommandModule } from "./context.js";
 import { readCliEnv } from "./env.js";
 import { renderFailure } from "./failure.js";
-
-/** The runtime release identity (also part of the execution-closure digest). */
-export const RUNX_VERSION = "0.1.0";
+import { helpOnly } from "./help-main.js";
+import { writeAllSync } from "./stdio.js";
 
 const LOADERS: Record<string, () => Promise<CommandModule>> = {
   skill: () => import("./commands/skill.js"),
@@ -28,7 +27,7 @@ export function main(argv: string[]): void {
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`runx: internal error: ${String(error)}\n`);
+      writeAllSync(2, `runx: internal error: ${String(error)}\n`);
       process.exitCode = 1;
     },
   );
@@ -36,35 +35,17 @@ export function main(argv: string[]): void {
 
 async function run(argv: string[]): Promise<number> {
   const json = argv.includes("--json") || argv.includes("-j");
-  const write = (stream: NodeJS.WriteStream) => (text: string) => {
-    stream.write(text);
-  };
-  const [first, ...rest] = argv;
-  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    const topic = first === "help" ? rest[0] : undefined;
-    const entry = COMMANDS.find((c) => c.name === topic);
-    process.stdout.write(entry !== undefined ? commandHelp(entry) : topLevelHelp(RUNX_VERSION));
-    return first === undefined ? 64 : 0;
-  }
-  if (first === "--version" || first === "-V") {
-    process.stdout.write(
-      json ? `${JSON.stringify({ version: RUNX_VERSION })}\n` : `${RUNX_VERSION}\n`,
-    );
-    return 0;
-  }
+  const write = (fd: number) => (text: string) => writeAllSync(fd, text);
+  const help = helpOnly(argv);
+  if (help !== undefined) return help;
+  const first = argv[0] ?? "";
+  const rest = argv.slice(1);
   const loader = LOADERS[first];
   const entry = COMMANDS.find((c) => c.name === first);
   if (loader === undefined || entry === undefined) {
     const message = `unknown command '${first}' (see runx --help)`;
-    renderFailure(
-      { code: "USAGE", message },
-      { json, out: write(process.stdout), err: write(process.stderr) },
-    );
+    renderFailure({ code: "USAGE", message }, { json, out: write(1), err: write(2) });
     return 64;
-  }
-  if (rest.includes("--help") || rest.includes("-h")) {
-    process.stdout.write(commandHelp(entry));
-    return 0;
   }
 
   const controller = new AbortController();
@@ -80,7 +61,7 @@ async function run(argv: string[]): Promise<number> {
     process.on("SIGINT", onInterrupt);
     process.on("SIGTERM", onInterrupt);
   } catch {
-    process.stderr.write("runx: could not install the interrupt handler; refusing to run\n");
+    writeAllSync(2, "runx: could not install the interrupt handler; refusing to run\n");
     return 70;
   }
 
@@ -89,8 +70,8 @@ async function run(argv: string[]): Promise<number> {
     signal: controller.signal,
     json,
     stdin: process.stdin,
-    out: write(process.stdout),
-    err: write(process.stderr),
+    out: write(1),
+    err: write(2),
   };
   const command = await loader();
   const code = await command.run(rest, ctx);

@@ -2,121 +2,23 @@
  * Skill reference resolution and package loading (§1.1, §1.6): the I/O edge in front of the
  * pure parser. Error details name files relative to the workspace root when inside it.
  */
-import { readFile, stat } from "node:fs/promises";
-import type { Stats } from "node:fs";
-import path from "node:path";
+import { readFile } from "node:fs/promises";
 import { RuntimeError } from "../errors.js";
 import { buildSkillPackage } from "../parser/package.js";
 import type { SkillPackage } from "../parser/package.js";
 
+import { displayPath } from "./locate.js";
+import type { ResolvedSkillRef } from "./locate.js";
+
 export { computePackageDigest } from "./digest.js";
-
-/** Where a skill reference points. */
-export interface ResolvedSkillRef {
-  workspaceRoot: string;
-  packageDir: string;
-  skillMdPath: string;
-  /** The package's X.yaml, when it has one. */
-  profilePath?: string;
-}
-
-/** Options for {@link resolveSkillRef}. */
-export interface ResolveSkillRefOptions {
-  /** Relative references and bare names resolve against this directory. */
-  workspaceRoot: string;
-}
+export { displayPath, resolveSkillRef } from "./locate.js";
+export type { ResolvedSkillRef, ResolveSkillRefOptions } from "./locate.js";
 
 /** A parsed package together with where it was read from. */
 export interface LoadedSkillPackage extends SkillPackage {
   packageDir: string;
   skillMdPath: string;
   profilePath?: string;
-}
-
-const BARE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-async function statOrUndefined(file: string): Promise<Stats | undefined> {
-  try {
-    return await stat(file);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `file` relative to `root` with `/` separators when inside it, else the absolute path. */
-export function displayPath(file: string, root: string): string {
-  const relative = path.relative(root, file);
-  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return file;
-  return relative.split(path.sep).join("/");
-}
-
-/**
- * Resolves a package directory, the SKILL.md inside one, or a bare name (looked up as
- * `<workspaceRoot>/skills/<name>`). Refuses flat markdown files and catalog workspace roots
- * (PACKAGE_INVALID); anything else missing is PACKAGE_NOT_FOUND.
- */
-export async function resolveSkillRef(
-  ref: string,
-  options: ResolveSkillRefOptions,
-): Promise<ResolvedSkillRef> {
-  const workspaceRoot = path.resolve(options.workspaceRoot);
-  if (ref.trim() === "")
-    throw new RuntimeError("PACKAGE_NOT_FOUND", "no skill reference given", { ref });
-  const candidate = path.resolve(workspaceRoot, ref);
-  const found = await statOrUndefined(candidate);
-  let packageDir: string;
-  if (found?.isDirectory() === true) {
-    packageDir = candidate;
-  } else if (found?.isFile() === true) {
-    const base = path.basename(candidate);
-    if (base !== "SKILL.md") {
-      const message = /\.md$/i.test(base)
-        ? "flat markdown files are not supported; pass the package directory or its SKILL.md"
-        : "not a skill package; pass the package directory or its SKILL.md";
-      throw new RuntimeError("PACKAGE_INVALID", message, {
-        ref,
-        file: displayPath(candidate, workspaceRoot),
-      });
-    }
-    packageDir = path.dirname(candidate);
-  } else if (found === undefined && BARE_NAME.test(ref)) {
-    packageDir = path.join(workspaceRoot, "skills", ref);
-    if ((await statOrUndefined(packageDir))?.isDirectory() !== true) {
-      throw new RuntimeError(
-        "PACKAGE_NOT_FOUND",
-        `skill ${ref} was not found in the workspace skills/ catalog`,
-        { ref },
-      );
-    }
-  } else {
-    throw new RuntimeError("PACKAGE_NOT_FOUND", "skill package not found", { ref });
-  }
-
-  const skillMdPath = path.join(packageDir, "SKILL.md");
-  const profileCandidate = path.join(packageDir, "X.yaml");
-  const [skillMd, profile, catalog] = await Promise.all([
-    statOrUndefined(skillMdPath),
-    statOrUndefined(profileCandidate),
-    statOrUndefined(path.join(packageDir, "skills")),
-  ]);
-  if (skillMd?.isFile() !== true) {
-    throw new RuntimeError("PACKAGE_NOT_FOUND", "the directory has no SKILL.md", {
-      ref,
-      file: displayPath(packageDir, workspaceRoot),
-    });
-  }
-  const hasProfile = profile?.isFile() === true;
-  if (catalog?.isDirectory() === true && !hasProfile) {
-    throw new RuntimeError(
-      "PACKAGE_INVALID",
-      "this directory is a workspace with a skills/ catalog; its SKILL.md is the workspace manual, not a package. " +
-        "Run a package under skills/<name>, or add an X.yaml to make the root a package",
-      { ref, file: displayPath(skillMdPath, workspaceRoot) },
-    );
-  }
-  const resolved: ResolvedSkillRef = { workspaceRoot, packageDir, skillMdPath };
-  if (hasProfile) resolved.profilePath = profileCandidate;
-  return resolved;
 }
 
 async function readUtf8(file: string, shown: string): Promise<string> {

@@ -4,7 +4,7 @@
  * Every failure is PROFILE_INVALID located at the offending key. Pure.
  */
 import { RuntimeError } from "../errors.js";
-import { validateExecutionProfile } from "../generated/validators.js";
+import { validateExecutionProfile } from "../generated/validate-execution-profile.js";
 import { isJsonObject } from "./json.js";
 import type { JsonObject, JsonValue } from "./json.js";
 import { normalizeInputDeclarations } from "./input-declarations.js";

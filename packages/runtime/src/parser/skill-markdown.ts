@@ -4,7 +4,7 @@
  * (YAML-level refusals keep their YAML_* codes). Pure.
  */
 import { RuntimeError } from "../errors.js";
-import { validateSkillFrontmatter } from "../generated/validators.js";
+import { validateSkillFrontmatter } from "../generated/validate-skill-frontmatter.js";
 import { isJsonObject } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { schemaError } from "./schema-errors.js";

@@ -6,10 +6,12 @@
  */
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import type { ProjectConfig } from "../config.js";
-import { computePackageDigest, loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
+import { computePackageDigest } from "../packages/digest.js";
+import { resolveSkillRef } from "../packages/locate.js";
+import { loadPackageCached } from "../packages/package-cache.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { readInputsDocument } from "../packages/inputs-document.js";
-import { selectRunner } from "../parser/package.js";
+import { selectRunner } from "../parser/select-runner.js";
 import { resolveInputs, suppliedFromDocument } from "../parser/inputs.js";
 import type { MissingInput, SuppliedInput } from "../parser/inputs.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
@@ -80,9 +82,12 @@ export async function runSkill(
 ): Promise<SkillRunEnvelope> {
   const root = deps.paths.root;
   const resolved = await resolveSkillRef(request.ref, { workspaceRoot: root });
-  const pkg = await loadSkillPackage(resolved);
+  const packageDigest = await computePackageDigest(resolved.packageDir);
+  const pkg = await loadPackageCached(resolved, packageDigest, {
+    dir: `${deps.paths.runxDir}/cache/packages`,
+    runtimeRelease: deps.runtimeRelease,
+  });
   const runner = selectRunner(pkg, request.runner);
-  const packageDigest = await computePackageDigest(pkg.packageDir);
   const closureDigest = hashCanonical({
     runtime_release: deps.runtimeRelease,
     package_bindings: [{ skill: pkg.name, runner: runner.name, package_digest: packageDigest }],
@@ -178,15 +183,28 @@ function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest: strin
   });
 }
 
-async function storeReceipt(deps: RunSkillDeps, prep: Prepared, receipt: Receipt): Promise<void> {
+/**
+ * Writes the sealed receipt (durably, to the receipt store), then indexes it and applies the
+ * run's state changes (`andThen`) in one state-store transaction.
+ */
+async function storeReceipt(
+  deps: RunSkillDeps,
+  prep: Prepared,
+  receipt: Receipt,
+  andThen: () => void = () => undefined,
+): Promise<void> {
   const outcome = await deps.receipts().write(receipt);
-  deps.state().indexReceipt({
-    receiptId: receipt.id,
-    runId: prep.runId,
-    skillName: prep.pkg.name,
-    disposition: receipt.seal.disposition,
-    createdAt: receipt.created_at,
-    fileName: outcome.file_name,
+  const state = deps.state();
+  state.transaction(() => {
+    state.indexReceipt({
+      receiptId: receipt.id,
+      runId: prep.runId,
+      skillName: prep.pkg.name,
+      disposition: receipt.seal.disposition,
+      createdAt: receipt.created_at,
+      fileName: outcome.file_name,
+    });
+    andThen();
   });
 }
 
@@ -247,8 +265,7 @@ async function refuse(
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, receipt);
-  markRunFailed(deps, prep.runId, receipt.id);
+  await storeReceipt(deps, prep, receipt, () => markRunFailed(deps, prep.runId, receipt.id));
   const details = taint.redactJson(error.details) as Record<string, unknown>;
   return new RuntimeError(error.code, message, {
     ...details,
@@ -278,7 +295,6 @@ async function pauseForInputs(
 ): Promise<SkillRunEnvelope> {
   const requestId = `input.${prep.pkg.name}.${missing.map((m) => m.id).join(".")}`;
   const requests = [{ id: requestId, kind: "input" as const, questions: missing }];
-  createRunRecord(deps, prep, hashCanonical({}));
   const createdAt = receiptTimestamp(deps.now());
   const receipt = sealReceipt(
     buildSkillReceipt({
@@ -295,26 +311,28 @@ async function pauseForInputs(
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, receipt);
-  appendRunEvent(deps.state(), prep.runId, {
-    kind: "resolution_requested",
-    status: "waiting",
-    detail: {
-      resume_skill_ref: displayPath(deps.paths.root, prep.pkg.packageDir),
-      selected_runner: prep.runner.name,
-      package_digest: prep.packageDigest,
-      execution_closure_digest: prep.closureDigest,
-      request_ids: [requestId],
-    },
-    producer: { skill: prep.pkg.name, runner: prep.runner.name },
-    createdAt,
-    receiptId: receipt.id,
-  });
-  deps.state().updateRun(prep.runId, {
-    status: "needs_agent",
-    disposition: "deferred",
-    receiptId: receipt.id,
-    requestsJson: JSON.stringify(requests),
+  await storeReceipt(deps, prep, receipt, () => {
+    createRunRecord(deps, prep, hashCanonical({}));
+    appendRunEvent(deps.state(), prep.runId, {
+      kind: "resolution_requested",
+      status: "waiting",
+      detail: {
+        resume_skill_ref: displayPath(deps.paths.root, prep.pkg.packageDir),
+        selected_runner: prep.runner.name,
+        package_digest: prep.packageDigest,
+        execution_closure_digest: prep.closureDigest,
+        request_ids: [requestId],
+      },
+      producer: { skill: prep.pkg.name, runner: prep.runner.name },
+      createdAt,
+      receiptId: receipt.id,
+    });
+    deps.state().updateRun(prep.runId, {
+      status: "needs_agent",
+      disposition: "deferred",
+      receiptId: receipt.id,
+      requestsJson: JSON.stringify(requests),
+    });
   });
   return makeEnvelope({
     status: "needs_agent",
@@ -348,14 +366,16 @@ async function execute(
   signal: AbortSignal,
 ): Promise<SkillRunEnvelope> {
   const inputsDigest = hashCanonical(taint.redactJson(inputs));
-  createRunRecord(deps, prep, inputsDigest);
   const startedAt = receiptTimestamp(deps.now());
-  deps.state().upsertStep({
-    runId: prep.runId,
-    stepId: prep.runner.name,
-    status: "running",
-    attempt: 1,
-    startedAt,
+  deps.state().transaction(() => {
+    createRunRecord(deps, prep, inputsDigest);
+    deps.state().upsertStep({
+      runId: prep.runId,
+      stepId: prep.runner.name,
+      status: "running",
+      attempt: 1,
+      startedAt,
+    });
   });
   const outcome = await executeRunner({
     runner: prep.runner,
@@ -410,47 +430,48 @@ async function execute(
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, receipt);
   const finishedAt = receiptTimestamp(deps.now());
-  deps.state().upsertStep({
-    runId: prep.runId,
-    stepId: prep.runner.name,
-    status: outcome.disposition,
-    receiptId: receipt.id,
-    outputJson: JSON.stringify({
-      output,
-      ...(outcome.streams !== undefined
-        ? {
-            stdout_tail: taint.redactText(outcome.streams.stdoutTail),
-            stderr_tail: taint.redactText(outcome.streams.stderrTail),
-            stdout_truncated: outcome.streams.stdoutTruncated,
-            stderr_truncated: outcome.streams.stderrTruncated,
-          }
-        : {}),
-    }),
-    finishedAt,
-  });
-  appendRunEvent(deps.state(), prep.runId, {
-    kind: "sealed",
-    status: outcome.disposition,
-    stepId: prep.runner.name,
-    detail: { reason_code: outcome.reasonCode },
-    producer: { skill: prep.pkg.name, runner: prep.runner.name },
-    createdAt: finishedAt,
-    receiptId: receipt.id,
+  await storeReceipt(deps, prep, receipt, () => {
+    deps.state().upsertStep({
+      runId: prep.runId,
+      stepId: prep.runner.name,
+      status: outcome.disposition,
+      receiptId: receipt.id,
+      outputJson: JSON.stringify({
+        output,
+        ...(outcome.streams !== undefined
+          ? {
+              stdout_tail: taint.redactText(outcome.streams.stdoutTail),
+              stderr_tail: taint.redactText(outcome.streams.stderrTail),
+              stdout_truncated: outcome.streams.stdoutTruncated,
+              stderr_truncated: outcome.streams.stderrTruncated,
+            }
+          : {}),
+      }),
+      finishedAt,
+    });
+    appendRunEvent(deps.state(), prep.runId, {
+      kind: "sealed",
+      status: outcome.disposition,
+      stepId: prep.runner.name,
+      detail: { reason_code: outcome.reasonCode },
+      producer: { skill: prep.pkg.name, runner: prep.runner.name },
+      createdAt: finishedAt,
+      receiptId: receipt.id,
+    });
+    deps.state().updateRun(prep.runId, {
+      status: "sealed",
+      disposition: outcome.disposition,
+      receiptId: receipt.id,
+      resultJson: JSON.stringify(output),
+      ...(closed ? {} : { errorJson: JSON.stringify({ summary: summary ?? null }) }),
+    });
   });
   const closure: RunClosure = {
     disposition: outcome.disposition,
     reason_code: outcome.reasonCode,
     summary: receipt.seal.summary,
   };
-  deps.state().updateRun(prep.runId, {
-    status: "sealed",
-    disposition: outcome.disposition,
-    receiptId: receipt.id,
-    resultJson: JSON.stringify(output),
-    ...(closed ? {} : { errorJson: JSON.stringify({ summary: summary ?? null }) }),
-  });
   return makeEnvelope({
     status: "sealed",
     skillName: prep.pkg.name,

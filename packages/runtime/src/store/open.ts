@@ -2,8 +2,9 @@
  * Opens (creating when needed) the SQLite run state store and brings its schema up to date.
  */
 import { mkdirSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
+import { createRequire } from "node:module";
 import { RuntimeError } from "../errors.js";
 import { applyMigrations, resolveMigrationsDir } from "./migrations.js";
 import { createStateStore } from "./state-store.js";
@@ -40,12 +41,21 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
   try {
     const migrationsDir = resolveMigrationsDir(options.migrationsDir, label);
     if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
-    sqlite = new Database(options.path);
+    sqlite = new Database(options.path, { nativeBinding: nativeBindingPath() });
     // busy_timeout first: switching a fresh file to WAL needs a lock another opener may hold.
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
     // journal_mode=WAL persists in the file; only a fresh database pays for the switch.
-    if (!inMemory && sqlite.pragma("journal_mode", { simple: true }) !== "wal") {
-      const mode: unknown = sqlite.pragma("journal_mode = WAL", { simple: true });
+    const db = sqlite;
+    if (
+      !inMemory &&
+      retryBusy(() => db.pragma("journal_mode", { simple: true }), busyTimeoutMs) !== "wal"
+    ) {
+      // SQLite answers BUSY at once (without the busy handler) when another opener holds the
+      // lock during the switch, so retry here within the same budget.
+      const mode: unknown = retryBusy(
+        () => db.pragma("journal_mode = WAL", { simple: true }),
+        busyTimeoutMs,
+      );
       if (mode !== "wal") {
         throw new RuntimeError("STORE_ERROR", `${label}: cannot enable WAL journal mode`, {
           label,
@@ -55,10 +65,36 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
     }
     sqlite.pragma("synchronous = NORMAL");
     sqlite.pragma("foreign_keys = ON");
-    applyMigrations(sqlite, migrationsDir, label);
+    retryBusy(() => applyMigrations(db, migrationsDir, label), busyTimeoutMs);
     return createStateStore(sqlite, { label, clock: options.clock ?? (() => new Date()) });
   } catch (err) {
     if (sqlite?.open === true) sqlite.close();
     throw toStoreError(err, label, "open");
+  }
+}
+
+/**
+ * The better-sqlite3 native addon, located through normal module resolution. Passing it
+ * explicitly lets the CLI bundle better-sqlite3's JavaScript (one less module tree to load at
+ * start-up) while the addon stays where npm built it.
+ */
+function nativeBindingPath(): string {
+  const pkg = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
+  return join(dirname(pkg), "build", "Release", "better_sqlite3.node");
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Retries `fn` while SQLite reports SQLITE_BUSY, for at most `budgetMs`. */
+function retryBusy<T>(fn: () => T, budgetMs: number): T {
+  const deadline = Date.now() + budgetMs;
+  for (;;) {
+    try {
+      return fn();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code !== "SQLITE_BUSY" || Date.now() > deadline) throw err;
+      Atomics.wait(sleeper, 0, 0, 5 + Math.floor(Math.random() * 10));
+    }
   }
 }

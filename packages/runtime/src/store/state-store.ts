@@ -327,6 +327,10 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
       return rows.map(toLedgerRecord);
     },
 
+    transaction(fn) {
+      return guard("transaction", () => sqlite.transaction(fn).immediate());
+    },
+
     close() {
       if (sqlite.open) sqlite.close();
     },

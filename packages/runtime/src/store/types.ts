@@ -138,6 +138,11 @@ export interface StateStore {
   getLedgerTail(runId: string): LedgerEntryRecord | undefined;
   /** The whole ledger of a run, by index. */
   readLedger(runId: string): LedgerEntryRecord[];
+  /**
+   * Runs `fn` in one IMMEDIATE transaction: every operation inside commits together or not at
+   * all (nested store transactions become savepoints). `fn` must be synchronous.
+   */
+  transaction<T>(fn: () => T): T;
   /** Closes the connection; further calls raise STORE_ERROR. Idempotent. */
   close(): void;
 }

@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url";
 /** Repository root (…/packages/runtime/src/testing → four levels up). */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 /** The `runx` executable under test. */
-export const RUNX_BIN = join(REPO_ROOT, "packages", "runtime", "bin", "runx.mjs");
+export const RUNX_BIN = join(REPO_ROOT, "packages", "runtime", "bin", "runx.cjs");
 
 /** A scratch workspace; `cleanup()` removes it. */
 export interface Workspace {

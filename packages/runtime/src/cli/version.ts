@@ -1,0 +1,2 @@
+/** The CLI's release version. */
+export const RUNX_VERSION = "0.1.0";

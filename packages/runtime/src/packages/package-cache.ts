@@ -1,0 +1,87 @@
+/**
+ * A parsed-package cache keyed by the package digest and the runtime release. A run computes
+ * the package digest anyway (it binds receipts and checkpoints), so an unchanged package is
+ * read back as parsed JSON instead of being parsed again, and the YAML parser and schema
+ * validators are not even loaded. Any miss or unreadable entry falls back to a full parse.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { computePackageDigest } from "./digest.js";
+import type { ResolvedSkillRef } from "./locate.js";
+import type { LoadedSkillPackage } from "./resolve.js";
+
+const CACHE_SCHEMA = "runx.package_cache.v1";
+
+/** Where and for which runtime the cache is kept. */
+export interface PackageCacheOptions {
+  /** e.g. `<workspace>/.runx/cache/packages`. */
+  dir: string;
+  runtimeRelease: string;
+}
+
+interface CacheEntry {
+  schema: string;
+  runtime_release: string;
+  package_digest: string;
+  package: Omit<LoadedSkillPackage, "packageDir" | "skillMdPath" | "profilePath">;
+}
+
+function entryFile(options: PackageCacheOptions, packageDigest: string): string {
+  const key = createHash("sha256")
+    .update(`${options.runtimeRelease}\0${packageDigest}`)
+    .digest("hex");
+  return join(options.dir, `${key}.json`);
+}
+
+function withLocation(pkg: CacheEntry["package"], resolved: ResolvedSkillRef): LoadedSkillPackage {
+  const loaded: LoadedSkillPackage = {
+    ...pkg,
+    packageDir: resolved.packageDir,
+    skillMdPath: resolved.skillMdPath,
+  };
+  if (resolved.profilePath !== undefined) loaded.profilePath = resolved.profilePath;
+  return loaded;
+}
+
+/** Loads a package, from the cache when its digest is known there, else by parsing it. */
+export async function loadPackageCached(
+  resolved: ResolvedSkillRef,
+  packageDigest: string,
+  options: PackageCacheOptions,
+): Promise<LoadedSkillPackage> {
+  const file = entryFile(options, packageDigest);
+  try {
+    const entry = JSON.parse(await readFile(file, "utf8")) as CacheEntry;
+    if (
+      entry.schema === CACHE_SCHEMA &&
+      entry.runtime_release === options.runtimeRelease &&
+      entry.package_digest === packageDigest
+    ) {
+      return withLocation(entry.package, resolved);
+    }
+  } catch {
+    // A missing or unreadable entry is a miss.
+  }
+  const { loadSkillPackage } = await import("./resolve.js");
+  const loaded = await loadSkillPackage(resolved);
+  // Only cache what was parsed from the bytes the digest names (the package may have changed).
+  if ((await computePackageDigest(resolved.packageDir)) === packageDigest) {
+    const { packageDir: _d, skillMdPath: _s, profilePath: _p, ...pkg } = loaded;
+    const entry: CacheEntry = {
+      schema: CACHE_SCHEMA,
+      runtime_release: options.runtimeRelease,
+      package_digest: packageDigest,
+      package: pkg,
+    };
+    const tmp = `${file}.${process.pid}.tmp`;
+    try {
+      await mkdir(options.dir, { recursive: true });
+      await writeFile(tmp, JSON.stringify(entry));
+      await rename(tmp, file);
+    } catch {
+      await rm(tmp, { force: true }).catch(() => undefined);
+    }
+  }
+  return loaded;
+}
