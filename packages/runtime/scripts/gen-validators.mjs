@@ -12,9 +12,17 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const schemaDir = join(root, "schemas");
 const outDir = join(root, "src", "generated");
 
-const files = readdirSync(schemaDir)
-  .filter((f) => f.endsWith(".schema.json"))
-  .sort();
+// Schemas may sit in sub-folders (e.g. schemas/tools/fs-read.input.schema.json); the relative
+// path is the schema's identity.
+const walk = (dir, prefix = "") =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? walk(join(dir, entry.name), `${prefix}${entry.name}/`)
+      : entry.name.endsWith(".schema.json")
+        ? [`${prefix}${entry.name}`]
+        : [],
+  );
+const files = walk(schemaDir).sort();
 const schemas = files.map((file) => {
   const schema = JSON.parse(readFileSync(join(schemaDir, file), "utf8"));
   const expectedId = `https://runx.dev/schemas/${file}`;
@@ -34,7 +42,7 @@ for (const { file, schema } of schemas) {
     code: { source: true, esm: true, optimize: 1 },
   });
   for (const other of schemas) ajv.addSchema(other.schema);
-  const base = file.replace(/\.schema\.json$/, "");
+  const base = file.replace(/\.schema\.json$/, "").replaceAll("/", "-");
   const name =
     "validate" +
     base

@@ -1,0 +1,129 @@
+/**
+ * The native tool contract. Every native tool (fs.*, command.execute, http.*, web.fetch,
+ * provider.*, artifact.*) is a `NativeTool`: a name, JSON Schema contracts for its input and
+ * output (the same documents `runx tool inspect --json` shows and managed agents are offered),
+ * the scopes it requires, whether it mutates, and an `execute` that receives validated input
+ * and an explicit context. Tools never read process.env or ambient state.
+ */
+import type { TaintSet } from "../redaction.js";
+
+/** A JSON value (what crosses tool boundaries). */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+/** A JSON object. */
+export type JsonRecord = { [key: string]: Json };
+
+/** Transport for the HTTP tools; the harness replaces it with fixture lanes. */
+export interface HttpTransport {
+  /** Performs one request; implementations enforce their own time and size limits. */
+  request(req: HttpRequest, signal: AbortSignal): Promise<HttpResponse>;
+}
+
+/** One outgoing HTTP request (after admission). */
+export interface HttpRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: Uint8Array;
+  /** Response bytes beyond this are refused (the tool fails, nothing is truncated silently). */
+  maxResponseBytes: number;
+  timeoutMs: number;
+}
+
+/** One HTTP response. */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** The final URL after redirects (redirects are re-admitted by the tool, not followed blindly). */
+  url: string;
+}
+
+/** A human decision on an approval gate, supplied on resume (never by an agent). */
+export interface ApprovalDecision {
+  approved: boolean;
+  reason?: string;
+  /** Who decided (host-attested); the CLI records "local-operator". */
+  actor?: string;
+  decided_at?: string;
+}
+
+/** The runtime-built summary an approver sees (never free text from the package). */
+export interface ApprovalSummary {
+  provider: string;
+  operation: string;
+  target: string;
+  scopes: string[];
+  payload_digest: string;
+  plan_digest: string;
+  amount?: { units: number; unit: string };
+}
+
+/** A request to pause for one human decision. */
+export interface ApprovalRequestSpec {
+  gate_id: string;
+  gate_type?: string;
+  reason: string;
+  summary: ApprovalSummary;
+}
+
+/** Idempotency and effect bookkeeping for mutating tools (persisted by the runtime). */
+export interface EffectLedger {
+  /** The recorded result for an idempotency key, if the effect already happened. */
+  lookup(key: string): Promise<{ request_digest: string; output: JsonRecord } | undefined>;
+  /** Records an effect's result under its key (append-only; a different digest is refused). */
+  record(key: string, entry: { request_digest: string; output: JsonRecord }): Promise<void>;
+}
+
+/** A provider driver (local fixture provider; hosted drivers later). */
+export interface ProviderDriver {
+  readonly name: string;
+  read(operation: string, target: string, input: JsonRecord): Promise<JsonRecord>;
+  mutate(operation: string, target: string, payload: JsonRecord, idempotencyKey: string): Promise<JsonRecord>;
+}
+
+/** Everything a tool may use. Created per invocation by the runtime. */
+export interface ToolContext {
+  workspaceRoot: string;
+  /** The package directory of the skill whose graph called the tool (`path_scope: skill`). */
+  packageDir: string;
+  runId: string;
+  stepId: string;
+  signal: AbortSignal;
+  /** Scopes granted to this step (exact strings). */
+  scopes: readonly string[];
+  /** Baseline environment for process tools (deny-by-default is applied by the tool). */
+  baseEnv: Readonly<Record<string, string | undefined>>;
+  /** The runner declared `allow_private_network: true`. */
+  allowPrivateNetwork: boolean;
+  http: HttpTransport;
+  providers: ReadonlyMap<string, ProviderDriver>;
+  effects: EffectLedger;
+  /** Scratch/state directory owned by this run (`.runx/runs/<run_id>`). */
+  runDir: string;
+  /** Human decisions available to this step (from a resume), by gate id. */
+  approvals: ReadonlyMap<string, ApprovalDecision>;
+  taint: TaintSet;
+  now(): Date;
+}
+
+/** The outcome of one tool invocation. */
+export type ToolResult =
+  | { status: "success"; output: JsonRecord; summary?: string }
+  | { status: "failure"; output?: JsonRecord; summary: string; code: string }
+  | { status: "needs_approval"; approval: ApprovalRequestSpec }
+  | { status: "declined"; summary: string; output?: JsonRecord };
+
+/** A native tool. */
+export interface NativeTool {
+  name: string;
+  description: string;
+  /** Whether the tool changes the world (mutations need an idempotency key to be retried). */
+  mutating: boolean;
+  /** Scopes the caller must hold (exact strings). */
+  scopes: readonly string[];
+  inputSchema: JsonRecord;
+  outputSchema: JsonRecord;
+  /** Validates input against `inputSchema`; returns the first error as `path: message`. */
+  validateInput(input: unknown): { ok: true } | { ok: false; path: string; message: string };
+  execute(input: JsonRecord, ctx: ToolContext): Promise<ToolResult>;
+}
