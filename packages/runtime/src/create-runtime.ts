@@ -21,7 +21,9 @@ import type {
 } from "./receipts/index.js";
 import type { SkillRunEnvelope } from "./run/envelope.js";
 import { runSkill } from "./run/run-skill.js";
-import type { SkillRequest } from "./run/run-skill.js";
+import type { RunSkillDeps, SkillRequest } from "./run/run-skill.js";
+import { resumeRun } from "./run/resume.js";
+import { readResumeDocument } from "./run/resume-document.js";
 import { historyDetail, listHistory } from "./services/history.js";
 import type { HistoryDetail, HistoryListing } from "./services/history.js";
 import { initGlobal, initProject } from "./services/init.js";
@@ -59,6 +61,19 @@ export interface Runtime {
   readonly paths: WorkspacePaths;
   /** Runs a skill to a sealed, paused or refused envelope. */
   runSkill(request: SkillRequest, options?: { signal?: AbortSignal }): Promise<SkillRunEnvelope>;
+  /**
+   * Continues a paused run with a resume document (`{answers, approvals}`) read from a file or
+   * `-` (stdin).
+   */
+  resume(
+    request: {
+      runId: string;
+      source: string;
+      packageDigest?: string;
+      executionClosureDigest?: string;
+    },
+    options?: { signal?: AbortSignal },
+  ): Promise<SkillRunEnvelope>;
   /** Tree-mode verification of the receipt store. */
   verifyStore(options?: {
     rootId?: string;
@@ -126,23 +141,41 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       label: storeLabel,
     }));
 
+  const runDeps: RunSkillDeps = {
+    paths,
+    env,
+    runtimeRelease: RUNTIME_RELEASE,
+    signer: getSigner,
+    receipts: getReceipts,
+    state: getState,
+    config: () => (config ??= readProjectConfig(paths.configFile)),
+    now,
+    randomHex,
+    readStdin,
+  };
+
   return {
     paths,
     runSkill(request, opts = {}) {
-      return runSkill(
+      return runSkill(runDeps, request, opts.signal ?? new AbortController().signal);
+    },
+    async resume(request, opts = {}) {
+      const document = await readResumeDocument(request.source, {
+        workspaceRoot: paths.root,
+        runxDir: paths.runxDir,
+        runId: request.runId,
+        readStdin,
+      });
+      return resumeRun(
+        runDeps,
         {
-          paths,
-          env,
-          runtimeRelease: RUNTIME_RELEASE,
-          signer: getSigner,
-          receipts: getReceipts,
-          state: getState,
-          config: () => (config ??= readProjectConfig(paths.configFile)),
-          now,
-          randomHex,
-          readStdin,
+          runId: request.runId,
+          document,
+          ...(request.packageDigest !== undefined ? { packageDigest: request.packageDigest } : {}),
+          ...(request.executionClosureDigest !== undefined
+            ? { executionClosureDigest: request.executionClosureDigest }
+            : {}),
         },
-        request,
         opts.signal ?? new AbortController().signal,
       );
     },

@@ -45,6 +45,28 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "resume",
+    summary: "continue a paused run with answers and human approvals",
+    usage: ["runx resume <run-id> <answers.json|-> [options]"],
+    options: [
+      [
+        "--package-digest <sha256:…>",
+        "refuse unless the paused run is bound to this package digest",
+      ],
+      [
+        "--execution-closure-digest <sha256:…>",
+        "refuse unless the run is bound to this closure digest",
+      ],
+      JSON_OPT,
+      RECEIPT_DIR_OPT,
+    ],
+    notes: [
+      'The document is {"answers": {<request-id>: …}, "approvals": {<gate-id>: true|false|{approved, reason}}}.',
+      "Agent or caller work goes under answers; only a human decision under approvals resolves a gate.",
+      "A sealed run is terminal. A run whose package or runtime changed since the pause is refused.",
+    ],
+  },
+  {
     name: "history",
     summary: "list sealed receipts and paused runs",
     usage: ["runx history [--detail <run-id|receipt-id>] [--limit n] [options]"],

@@ -11,6 +11,7 @@ import { writeAllSync } from "./stdio.js";
 
 const LOADERS: Record<string, () => Promise<CommandModule>> = {
   skill: () => import("./commands/skill.js"),
+  resume: () => import("./commands/resume.js"),
   history: () => import("./commands/history.js"),
   verify: () => import("./commands/verify.js"),
   list: () => import("./commands/list.js"),

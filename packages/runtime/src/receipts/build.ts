@@ -11,9 +11,11 @@ import type {
   CriterionBinding,
   ExecutionBoundaryKind,
   InputContext,
+  Lineage,
   JsonObject,
   Receipt,
   Reference,
+  SyncPoint,
 } from "./model.js";
 import { RECEIPT_SCHEMA } from "./model.js";
 import type { UnsealedReceipt } from "./seal.js";
@@ -32,6 +34,22 @@ export const LOCAL_RUNTIME_ACTOR: Readonly<Reference> = Object.freeze({
   type: "principal",
   uri: "runx:principal:local_runtime",
 });
+
+/** Optional lineage beyond children: resume chaining and fanout sync points. */
+export interface LineageExtras {
+  previous?: Reference;
+  resume_ref?: Reference;
+  sync?: readonly SyncPoint[];
+}
+
+function lineageOf(children: Reference[], extras: LineageExtras | undefined): Lineage {
+  return {
+    ...(extras?.previous !== undefined ? { previous: extras.previous } : {}),
+    children,
+    sync: [...(extras?.sync ?? [])],
+    ...(extras?.resume_ref !== undefined ? { resume_ref: extras.resume_ref } : {}),
+  };
+}
 
 /** Why a run was refused before it started (spec B.7), kept in unsigned metadata. */
 export interface RefusalFailure {
@@ -75,6 +93,8 @@ export interface SkillReceiptFacts {
    * placeholders (`sha256:<name>-<step>-intent|trigger|content`), which harness replays pin.
    */
   idempotency?: Receipt["idempotency"];
+  /** Resume chaining and fanout sync points (`lineage.previous`, `resume_ref`, `sync`). */
+  lineage?: LineageExtras;
   /** A refusal before execution; stored as `metadata.failure`. */
   failure?: RefusalFailure;
 }
@@ -228,7 +248,7 @@ export function buildSkillReceipt(facts: SkillReceiptFacts): UnsealedReceipt {
       last_observed_at: createdAt,
       criteria: [{ ...binding }],
     },
-    lineage: { children: children.map(childReceiptReference), sync: [] },
+    lineage: lineageOf(children.map(childReceiptReference), facts.lineage),
     ...(metadata === undefined ? {} : { metadata }),
   };
 }
@@ -261,6 +281,9 @@ export interface GraphReceiptFacts {
   reasonCode?: string;
   sealSummary?: string;
   metadata?: JsonObject;
+  /** Live-run idempotency commitments (placeholders otherwise, as upstream's harness pins). */
+  idempotency?: Receipt["idempotency"];
+  lineage?: LineageExtras;
 }
 
 /** An unsealed graph receipt: no acts, children committed by id (locator) and digest (lineage). */
@@ -270,7 +293,7 @@ export function buildGraphReceipt(facts: GraphReceiptFacts): UnsealedReceipt {
     schema: RECEIPT_SCHEMA,
     created_at: facts.createdAt,
     canonicalization: RECEIPT_CANONICALIZATION,
-    idempotency: idempotencyOf(facts.name, "graph"),
+    idempotency: facts.idempotency ?? idempotencyOf(facts.name, "graph"),
     subject: {
       kind: "graph",
       ref: {
@@ -293,7 +316,7 @@ export function buildGraphReceipt(facts: GraphReceiptFacts): UnsealedReceipt {
       last_observed_at: facts.createdAt,
       criteria: [],
     },
-    lineage: { children: childRefs, sync: [] },
+    lineage: lineageOf(childRefs, facts.lineage),
     ...(facts.metadata === undefined
       ? {}
       : { metadata: decodeJsonObject(facts.metadata, "$.metadata") }),

@@ -78,7 +78,7 @@ export function deriveOutcome(status: RunStatus, closure: RunClosure | null): Ru
 }
 
 /** `needs_approval` when every pending request is an approval, else `needs_agent` (§5.1). */
-export function pendingStatus(requests: readonly RunRequest[]): RunStatus {
+export function pendingStatus(requests: readonly RunRequest[]): "needs_agent" | "needs_approval" {
   return requests.length > 0 && requests.every((r) => r.kind === "approval")
     ? "needs_approval"
     : "needs_agent";

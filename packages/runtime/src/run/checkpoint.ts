@@ -1,0 +1,68 @@
+/**
+ * Durable pause checkpoints. A paused run's checkpoint is the detail of its latest
+ * `resolution_requested` ledger entry; the ledger is hash-chained, and the chain is verified
+ * before a checkpoint is trusted.
+ */
+import { RuntimeError } from "../errors.js";
+import { hashCanonical } from "../receipts/index.js";
+import type { StateStore } from "../store/types.js";
+import { LEDGER_GENESIS_HASH } from "../store/types.js";
+import type { RunRequest } from "./envelope.js";
+
+/** Everything needed to continue a paused run in a new process. */
+export interface Checkpoint {
+  version: "runx.checkpoint.v1";
+  /** What the run is waiting for. */
+  kind: "inputs" | "agent" | "graph";
+  /** Workspace-relative package directory. */
+  skill_ref: string;
+  runner: string;
+  package_digest: string;
+  execution_closure_digest: string;
+  /** Inputs supplied so far (for `inputs`) or the admitted inputs (otherwise). */
+  inputs: Record<string, unknown>;
+  /** Names of secret variables to deliver again on resume (values are never stored). */
+  secret_env: string[];
+  requests: RunRequest[];
+  paused_receipt: { id: string; digest: string };
+  /** The graph machine's serialised state (graph runs). */
+  graph_state?: unknown;
+}
+
+interface LedgerLine {
+  chain: { index: number; previous_hash: string; entry_hash: string };
+  entry: { data: { kind: string; detail: { checkpoint?: Checkpoint } } };
+}
+
+/** Reads and verifies a run's ledger chain, returning its latest checkpoint. */
+export function readCheckpoint(state: StateStore, runId: string): Checkpoint {
+  const lines = state.readLedger(runId);
+  let previous = LEDGER_GENESIS_HASH;
+  let checkpoint: Checkpoint | undefined;
+  for (const record of lines) {
+    const line = record.entry as LedgerLine;
+    const recomputed = hashCanonical({
+      version: "runx.ledger.chain-payload.v1",
+      index: record.idx,
+      previous_hash: previous,
+      entry: line.entry,
+    });
+    if (line.chain.previous_hash !== previous || recomputed !== record.entryHash) {
+      throw new RuntimeError(
+        "RESUME_REFUSED",
+        `the run ledger of ${runId} fails verification at entry ${record.idx}; refusing to resume`,
+        { run_id: runId, index: record.idx },
+      );
+    }
+    previous = record.entryHash;
+    if (line.entry.data.kind === "resolution_requested" && line.entry.data.detail.checkpoint) {
+      checkpoint = line.entry.data.detail.checkpoint;
+    }
+  }
+  if (checkpoint === undefined) {
+    throw new RuntimeError("RESUME_REFUSED", `run ${runId} has no pause checkpoint`, {
+      run_id: runId,
+    });
+  }
+  return checkpoint;
+}

@@ -1,0 +1,180 @@
+/**
+ * What every stage of a run shares: the services it is given, the prepared run (package,
+ * runner, digests, id), and the helpers that write run state and receipts consistently.
+ */
+import { isRuntimeError } from "../errors.js";
+import type { ProjectConfig } from "../config.js";
+import type { LoadedSkillPackage } from "../packages/resolve.js";
+import type { RunnerDefinition } from "../parser/runner-types.js";
+import { hashCanonical, receiptBodyDigest } from "../receipts/index.js";
+import type {
+  Commitment,
+  Receipt,
+  ReceiptSigner,
+  ReceiptStore,
+  Reference,
+} from "../receipts/index.js";
+import type { TaintSet } from "../redaction.js";
+import type { StateStore } from "../store/types.js";
+import type { WorkspacePaths } from "../workspace.js";
+import { displayPath } from "../workspace.js";
+
+/** Services a run needs, supplied by the composition root. */
+export interface RunSkillDeps {
+  paths: WorkspacePaths;
+  env: Readonly<Record<string, string | undefined>>;
+  runtimeRelease: string;
+  signer(): ReceiptSigner;
+  receipts(): ReceiptStore;
+  state(): StateStore;
+  config(): ProjectConfig;
+  now(): Date;
+  randomHex(bytes: number): string;
+  readStdin(): AsyncIterable<Uint8Array | string>;
+  /** The user's agent configuration ($RUNX_HOME/config.json), when a managed agent is set up. */
+  agentConfig?(): Promise<ManagedAgentSettings | undefined>;
+}
+
+/** Managed agent settings (provider, model, key, endpoint). */
+export interface ManagedAgentSettings {
+  provider: string;
+  model: string;
+  apiKey: string;
+  baseUrl: string;
+}
+
+/** A resolved, digest-bound run: everything after the package and runner resolved. */
+export interface Prepared {
+  pkg: LoadedSkillPackage;
+  runner: RunnerDefinition;
+  runId: string;
+  packageDigest: string;
+  closureDigest: string;
+  preparedContextDigest: string;
+}
+
+/** The state of one run in flight: secrets delivered and their taint set. */
+export interface RunScope {
+  deps: RunSkillDeps;
+  prep: Prepared;
+  secrets: Record<string, string>;
+  taint: TaintSet;
+  signal: AbortSignal;
+}
+
+/** Receipt timestamps: RFC 3339 UTC at second precision, like upstream. */
+export function receiptTimestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** The reference a later receipt uses to point at an earlier one (id + body digest). */
+export function receiptReference(receipt: Receipt): Reference {
+  return {
+    type: "receipt",
+    uri: `runx:receipt:${receipt.id}`,
+    locator: receiptBodyDigest(receipt),
+  };
+}
+
+/** Inserts the run record. */
+export function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest: string): void {
+  deps.state().createRun({
+    id: prep.runId,
+    skillName: prep.pkg.name,
+    runner: prep.runner.name,
+    skillRef: displayPath(deps.paths.root, prep.pkg.packageDir),
+    packageDir: displayPath(deps.paths.root, prep.pkg.packageDir),
+    packageDigest: prep.packageDigest,
+    executionClosureDigest: prep.closureDigest,
+    inputsDigest,
+  });
+}
+
+/**
+ * Writes a sealed receipt durably to the receipt store, then indexes it and applies the run's
+ * state changes (`andThen`) in one state-store transaction.
+ */
+export async function storeReceipt(
+  deps: RunSkillDeps,
+  prep: Prepared,
+  receipt: Receipt,
+  andThen: () => void = () => undefined,
+  options: { isChild?: boolean } = {},
+): Promise<void> {
+  const outcome = await deps.receipts().write(receipt);
+  const state = deps.state();
+  state.transaction(() => {
+    state.indexReceipt({
+      receiptId: receipt.id,
+      runId: prep.runId,
+      skillName: prep.pkg.name,
+      disposition: receipt.seal.disposition,
+      createdAt: receipt.created_at,
+      fileName: outcome.file_name,
+      isChild: options.isChild === true,
+    });
+    andThen();
+  });
+}
+
+/**
+ * Live-run idempotency commitments: the intent (skill, runner, package), the trigger (this
+ * run, and the step within it) and the content (its inputs). Binding the run makes two
+ * otherwise identical runs distinct receipts instead of colliding content addresses.
+ */
+export function idempotencyFor(
+  prep: Prepared,
+  contentDigest: string,
+  stepId?: string,
+): Receipt["idempotency"] {
+  return {
+    intent_key: hashCanonical({
+      skill: prep.pkg.name,
+      runner: prep.runner.name,
+      package_digest: prep.packageDigest,
+      ...(stepId !== undefined ? { step: stepId } : {}),
+    }),
+    trigger_fingerprint: hashCanonical({
+      run_id: prep.runId,
+      ...(stepId !== undefined ? { step: stepId } : {}),
+    }),
+    content_hash: contentDigest,
+  };
+}
+
+/** Unsigned receipt metadata naming the run. */
+export function runMetadata(deps: RunSkillDeps, prep: Prepared): Record<string, string> {
+  return {
+    run_id: prep.runId,
+    skill: prep.pkg.name,
+    runner: prep.runner.name,
+    runner_type: prep.runner.type,
+    package: displayPath(deps.paths.root, prep.pkg.packageDir),
+    package_digest: prep.packageDigest,
+    execution_closure_digest: prep.closureDigest,
+    runtime_release: deps.runtimeRelease,
+  };
+}
+
+/** Marks a run record (if one exists) as failed. */
+export function markRunFailed(
+  deps: RunSkillDeps,
+  runId: string,
+  receiptId?: string,
+  disposition = "blocked",
+): void {
+  try {
+    deps.state().updateRun(runId, {
+      status: "failure",
+      disposition,
+      ...(receiptId !== undefined ? { receiptId } : {}),
+    });
+  } catch (error) {
+    if (!isRuntimeError(error) || error.code !== "RUN_NOT_FOUND") throw error;
+  }
+}
+
+/** A `sha256` commitment in the receipt's subject. */
+export function commitment(scope: Commitment["scope"], value: string): Commitment {
+  return { scope, algorithm: "sha256", value, canonicalization: "runx.stable-json.v1" };
+}

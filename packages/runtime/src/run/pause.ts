@@ -1,0 +1,119 @@
+/**
+ * Pausing a run: seal a `deferred` receipt, write the durable checkpoint into the run ledger,
+ * and mark the run as waiting — all tied to one state-store transaction after the receipt is
+ * durably stored.
+ */
+import {
+  buildSkillReceipt,
+  hashCanonical,
+  receiptBodyDigest,
+  sealReceipt,
+} from "../receipts/index.js";
+import type { Reference } from "../receipts/index.js";
+import { displayPath } from "../workspace.js";
+import type { Checkpoint } from "./checkpoint.js";
+import {
+  createRunRecord,
+  idempotencyFor,
+  receiptTimestamp,
+  runMetadata,
+  storeReceipt,
+} from "./context.js";
+import type { RunScope } from "./context.js";
+import { makeEnvelope, pendingStatus } from "./envelope.js";
+import type { RunRequest, SkillRunEnvelope } from "./envelope.js";
+import { appendRunEvent } from "./ledger.js";
+
+/** How a run pauses. */
+export interface PauseSpec {
+  kind: Checkpoint["kind"];
+  requests: RunRequest[];
+  inputs: Record<string, unknown>;
+  reasonCode: string;
+  summary: string;
+  /** Whether the run record already exists (a resumed run pausing again). */
+  runExists: boolean;
+  /** The receipt this pause follows (a resumed run). */
+  previous?: Reference;
+  graphState?: unknown;
+  /** Child receipts committed so far (graph runs). */
+  childReceipts?: Parameters<typeof buildSkillReceipt>[0]["children"];
+  /** The `next` instruction shown to the caller. */
+  next?: string;
+}
+
+/** Seals the deferred receipt, checkpoints and returns the paused envelope. */
+export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillRunEnvelope> {
+  const { deps, prep } = scope;
+  const createdAt = receiptTimestamp(deps.now());
+  const inputsDigest = hashCanonical(scope.taint.redactJson(spec.inputs));
+  const receipt = sealReceipt(
+    buildSkillReceipt({
+      name: prep.pkg.name,
+      step: prep.runner.name,
+      createdAt,
+      disposition: "deferred",
+      reasonCode: spec.reasonCode,
+      sealSummary: spec.summary,
+      succeeded: false,
+      outcomeSummary: spec.summary,
+      idempotency: idempotencyFor(
+        prep,
+        hashCanonical({ inputs: inputsDigest, requests: spec.requests }),
+      ),
+      ...(spec.childReceipts !== undefined ? { children: spec.childReceipts } : {}),
+      ...(spec.previous !== undefined ? { lineage: { previous: spec.previous } } : {}),
+      metadata: runMetadata(deps, prep),
+    }),
+    deps.signer(),
+  );
+  const status = pendingStatus(spec.requests);
+  const checkpoint: Checkpoint = {
+    version: "runx.checkpoint.v1",
+    kind: spec.kind,
+    skill_ref: displayPath(deps.paths.root, prep.pkg.packageDir),
+    runner: prep.runner.name,
+    package_digest: prep.packageDigest,
+    execution_closure_digest: prep.closureDigest,
+    inputs: scope.taint.redactJson(spec.inputs) as Record<string, unknown>,
+    secret_env: Object.keys(scope.secrets),
+    requests: spec.requests,
+    paused_receipt: { id: receipt.id, digest: receiptBodyDigest(receipt) },
+    ...(spec.graphState !== undefined ? { graph_state: spec.graphState } : {}),
+  };
+  await storeReceipt(deps, prep, receipt, () => {
+    if (!spec.runExists) createRunRecord(deps, prep, inputsDigest);
+    appendRunEvent(deps.state(), prep.runId, {
+      kind: "resolution_requested",
+      status: "waiting",
+      detail: {
+        resume_skill_ref: checkpoint.skill_ref,
+        selected_runner: prep.runner.name,
+        package_digest: prep.packageDigest,
+        execution_closure_digest: prep.closureDigest,
+        request_ids: spec.requests.map((r) => r.id),
+        checkpoint,
+      },
+      producer: { skill: prep.pkg.name, runner: prep.runner.name },
+      createdAt,
+      receiptId: receipt.id,
+    });
+    deps.state().updateRun(prep.runId, {
+      status,
+      disposition: "deferred",
+      receiptId: receipt.id,
+      requestsJson: JSON.stringify(spec.requests),
+    });
+  });
+  return makeEnvelope({
+    status,
+    skillName: prep.pkg.name,
+    runner: prep.runner.name,
+    runId: prep.runId,
+    receiptId: receipt.id,
+    closure: { disposition: "deferred", reason_code: spec.reasonCode, summary: spec.summary },
+    result: null,
+    requests: spec.requests,
+    ...(spec.next !== undefined ? { next: spec.next } : {}),
+  });
+}

@@ -1,0 +1,55 @@
+/** Resolution of a run: package, digests, runner, run id (no receipt can exist before this). */
+import { computePackageDigest } from "../packages/digest.js";
+import { resolveSkillRef } from "../packages/locate.js";
+import { loadPackageCached } from "../packages/package-cache.js";
+import { selectRunner } from "../parser/select-runner.js";
+import { hashCanonical } from "../receipts/index.js";
+import { displayPath } from "../workspace.js";
+import type { Prepared, RunSkillDeps } from "./context.js";
+
+/** The execution-closure digest: runtime release plus every package binding of the run. */
+export function closureDigestOf(
+  runtimeRelease: string,
+  bindings: Array<{ skill: string; runner: string; package_digest: string }>,
+): string {
+  return hashCanonical({ runtime_release: runtimeRelease, package_bindings: bindings });
+}
+
+/** Resolves `ref`, digests and loads the package, selects the runner and names the run. */
+export async function prepareRun(
+  deps: RunSkillDeps,
+  options: {
+    ref: string;
+    runner?: string;
+    runId?: string;
+    contextExtras?: Record<string, unknown>;
+  },
+): Promise<Prepared> {
+  const root = deps.paths.root;
+  const resolved = await resolveSkillRef(options.ref, { workspaceRoot: root });
+  const packageDigest = await computePackageDigest(resolved.packageDir);
+  const pkg = await loadPackageCached(resolved, packageDigest, {
+    dir: `${deps.paths.runxDir}/cache/packages`,
+    runtimeRelease: deps.runtimeRelease,
+  });
+  const runner = selectRunner(pkg, options.runner);
+  const closureDigest = closureDigestOf(deps.runtimeRelease, [
+    { skill: pkg.name, runner: runner.name, package_digest: packageDigest },
+  ]);
+  const runId =
+    options.runId ?? `run_${runner.name.replace(/[^A-Za-z0-9_-]/g, "_")}_${deps.randomHex(8)}`;
+  return {
+    pkg,
+    runner,
+    runId,
+    packageDigest,
+    closureDigest,
+    preparedContextDigest: hashCanonical({
+      skill_path: displayPath(root, pkg.packageDir),
+      runner: runner.name,
+      runner_type: runner.type,
+      package_digest: packageDigest,
+      ...(options.contextExtras ?? {}),
+    }),
+  };
+}

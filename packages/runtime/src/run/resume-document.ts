@@ -1,0 +1,69 @@
+/** Reading a resume document from a file or stdin (4 MiB cap), kept as a continuation record. */
+import { createHash } from "node:crypto";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { RuntimeError } from "../errors.js";
+
+/** Resume documents larger than this are refused (spec §10.6). */
+export const RESUME_DOCUMENT_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Reads and parses the resume document; stdin input is materialised under `.runx/continuations`. */
+export async function readResumeDocument(
+  source: string,
+  options: {
+    workspaceRoot: string;
+    runxDir: string;
+    runId: string;
+    readStdin: () => AsyncIterable<Uint8Array | string>;
+  },
+): Promise<unknown> {
+  let bytes: Buffer;
+  if (source === "-") {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of options.readStdin()) {
+      const b = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk);
+      size += b.length;
+      if (size > RESUME_DOCUMENT_MAX_BYTES) {
+        throw new RuntimeError("INPUTS_TOO_LARGE", "the resume document on stdin exceeds 4 MiB", {
+          source: "stdin",
+        });
+      }
+      chunks.push(b);
+    }
+    bytes = Buffer.concat(chunks);
+    const digest = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+    const dir = join(options.runxDir, "continuations");
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      join(dir, `${options.runId.replace(/[^A-Za-z0-9._-]/g, "_")}-${digest}.answers.json`),
+      bytes,
+      {
+        mode: 0o600,
+      },
+    );
+  } else {
+    const file = resolve(options.workspaceRoot, source);
+    try {
+      const info = await stat(file);
+      if (!info.isFile())
+        throw new RuntimeError("USAGE", "the resume document must be a file", { file: source });
+      if (info.size > RESUME_DOCUMENT_MAX_BYTES) {
+        throw new RuntimeError("INPUTS_TOO_LARGE", "the resume document exceeds 4 MiB", {
+          file: source,
+        });
+      }
+      bytes = await readFile(file);
+    } catch (error) {
+      if (error instanceof RuntimeError) throw error;
+      throw new RuntimeError("IO_ERROR", "cannot read the resume document", { file: source });
+    }
+  }
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown;
+  } catch {
+    throw new RuntimeError("ANSWERS_INVALID", "the resume document is not valid UTF-8 JSON", {
+      path: "$",
+    });
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * `runx resume`: continue a paused run from its durable checkpoint. The checkpoint binds the
+ * package digest and the execution-closure digest (which includes the runtime release); a
+ * resume whose recomputed or supplied bindings disagree is refused before anything runs. A
+ * sealed run is terminal. Only one process can take a paused run forward.
+ */
+import { RuntimeError } from "../errors.js";
+import type { SuppliedInput } from "../parser/inputs.js";
+import { createTaintSet } from "../redaction.js";
+import { checkAgainstRequests, parseResumeDocument } from "./answers.js";
+import type { ResumeAnswers } from "./answers.js";
+import { readCheckpoint } from "./checkpoint.js";
+import type { Checkpoint } from "./checkpoint.js";
+import type { RunScope, RunSkillDeps } from "./context.js";
+import type { SkillRunEnvelope } from "./envelope.js";
+import { prepareRun } from "./prepare.js";
+import { admitPolicy, continueWithInputs, deliverSecrets, withRefusal } from "./run-skill.js";
+
+/** What the caller asks for. */
+export interface ResumeRequest {
+  runId: string;
+  /** The parsed resume document (`{answers, approvals}`). */
+  document: unknown;
+  packageDigest?: string;
+  executionClosureDigest?: string;
+}
+
+/** A continuation step for one kind of pause. */
+export type ResumeHandler = (
+  scope: RunScope,
+  checkpoint: Checkpoint,
+  answers: ResumeAnswers,
+) => Promise<SkillRunEnvelope>;
+
+/** Continues a paused run. `handlers` supplies continuations for agent and graph pauses. */
+export async function resumeRun(
+  deps: RunSkillDeps,
+  request: ResumeRequest,
+  signal: AbortSignal,
+  handlers: Partial<Record<Checkpoint["kind"], ResumeHandler>> = {},
+): Promise<SkillRunEnvelope> {
+  const state = deps.state();
+  const run = state.getRun(request.runId);
+  if (run.status === "sealed" || run.status === "failure") {
+    throw new RuntimeError(
+      "RESUME_REFUSED",
+      `run ${run.id} is ${run.status === "sealed" ? "sealed" : "finished"}; a sealed run is terminal (inspect it with runx history --detail ${run.id})`,
+      { run_id: run.id, status: run.status },
+    );
+  }
+  if (run.status === "running") {
+    throw new RuntimeError("RESUME_REFUSED", `run ${run.id} is already running`, {
+      run_id: run.id,
+      status: run.status,
+    });
+  }
+  const checkpoint = readCheckpoint(state, run.id);
+  const answers = parseResumeDocument(request.document);
+  checkAgainstRequests(answers, checkpoint.requests);
+  const bound = (what: string, expected: string, actual: string): void => {
+    if (expected !== actual) {
+      throw new RuntimeError(
+        "RESUME_REFUSED",
+        `the ${what} changed since the run paused; refusing to resume a run against different code`,
+        { run_id: run.id, expected, actual },
+      );
+    }
+  };
+  if (request.packageDigest !== undefined) {
+    bound("package digest (--package-digest)", checkpoint.package_digest, request.packageDigest);
+  }
+  if (request.executionClosureDigest !== undefined) {
+    bound(
+      "execution-closure digest (--execution-closure-digest)",
+      checkpoint.execution_closure_digest,
+      request.executionClosureDigest,
+    );
+  }
+  const prep = await prepareRun(deps, {
+    ref: checkpoint.skill_ref,
+    runner: checkpoint.runner,
+    runId: run.id,
+  });
+  bound("package digest", checkpoint.package_digest, prep.packageDigest);
+  bound("execution-closure digest", checkpoint.execution_closure_digest, prep.closureDigest);
+
+  // Take the run: only one process moves a paused run forward.
+  state.transaction(() => {
+    const current = state.getRun(run.id);
+    if (current.status !== "needs_agent" && current.status !== "needs_approval") {
+      throw new RuntimeError("RESUME_REFUSED", `run ${run.id} was resumed by another process`, {
+        run_id: run.id,
+      });
+    }
+    state.updateRun(run.id, { status: "running" });
+  });
+
+  const scope: RunScope = { deps, prep, secrets: {}, taint: createTaintSet([]), signal };
+  const previous = {
+    type: "receipt",
+    uri: `runx:receipt:${checkpoint.paused_receipt.id}`,
+    locator: checkpoint.paused_receipt.digest,
+  };
+  try {
+    return await withRefusal(scope, async (stage) => {
+      stage("admit_secrets");
+      scope.secrets = deliverSecrets(deps, checkpoint.secret_env, scope.taint);
+      stage("admit_policy");
+      admitPolicy(scope);
+      if (checkpoint.kind === "inputs") {
+        stage("validate_inputs");
+        const supplied: Record<string, SuppliedInput> = {};
+        for (const [k, v] of Object.entries(checkpoint.inputs)) {
+          supplied[k] = { value: v as SuppliedInput["value"] };
+        }
+        for (const request of checkpoint.requests) {
+          const answer = answers.answers[request.id];
+          if (answer === undefined) continue;
+          if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
+            throw new RuntimeError(
+              "ANSWERS_INVALID",
+              "an input answer is an object of input values",
+              { path: `answers.${request.id}` },
+            );
+          }
+          for (const [k, v] of Object.entries(answer)) {
+            supplied[k] = { value: v as SuppliedInput["value"] };
+          }
+        }
+        return await continueWithInputs(scope, supplied, { runExists: true, previous });
+      }
+      const handler = handlers[checkpoint.kind];
+      if (handler === undefined) {
+        throw new RuntimeError("RESUME_REFUSED", `cannot resume a ${checkpoint.kind} pause`, {
+          run_id: run.id,
+        });
+      }
+      stage("resume");
+      return await handler(scope, checkpoint, answers);
+    });
+  } catch (error) {
+    // A refusal before anything ran leaves the run paused as it was.
+    const current = state.getRun(run.id);
+    if (current.status === "running") {
+      state.updateRun(run.id, { status: run.status });
+    }
+    throw error;
+  }
+}

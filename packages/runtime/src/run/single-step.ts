@@ -1,0 +1,167 @@
+/**
+ * Single-step runs (cli-tool, javascript, and answered agent tasks): execute once, redact,
+ * seal the run's receipt, and record the outcome.
+ */
+import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
+import type { Commitment, Reference } from "../receipts/index.js";
+import {
+  commitment,
+  createRunRecord,
+  idempotencyFor,
+  receiptTimestamp,
+  runMetadata,
+  storeReceipt,
+} from "./context.js";
+import type { RunScope } from "./context.js";
+import { makeEnvelope } from "./envelope.js";
+import type { RunClosure, SkillRunEnvelope } from "./envelope.js";
+import { executeRunner } from "./execute.js";
+import type { RunnerOutcome } from "./execute.js";
+import { appendRunEvent } from "./ledger.js";
+
+/** Where a single-step run starts from. */
+export interface StepStart {
+  /** The run record exists already (a resumed run). */
+  runExists: boolean;
+  /** The deferred receipt this run continues. */
+  previous?: Reference;
+}
+
+/** Executes the selected process runner and seals. */
+export async function runSingleStep(
+  scope: RunScope,
+  inputs: Record<string, unknown>,
+  start: StepStart,
+): Promise<SkillRunEnvelope> {
+  const { deps, prep } = scope;
+  const inputsDigest = hashCanonical(scope.taint.redactJson(inputs));
+  const startedAt = receiptTimestamp(deps.now());
+  deps.state().transaction(() => {
+    if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
+    else deps.state().updateRun(prep.runId, { status: "running" });
+    deps.state().upsertStep({
+      runId: prep.runId,
+      stepId: prep.runner.name,
+      status: "running",
+      attempt: 1,
+      startedAt,
+    });
+  });
+  const outcome = await executeRunner({
+    runner: prep.runner,
+    packageDir: prep.pkg.packageDir,
+    workspaceRoot: deps.paths.root,
+    scratchDir: `${deps.paths.runxDir}/runs/${prep.runId}`,
+    inputs,
+    baseEnv: deps.env,
+    secrets: scope.secrets,
+    strictInlineCode: deps.config().policy.strictCliToolInlineCode,
+    signal: scope.signal,
+  });
+  return sealOutcome(scope, inputsDigest, outcome, start.previous);
+}
+
+/** Seals a finished step as the run's receipt and records it; returns the sealed envelope. */
+export async function sealOutcome(
+  scope: RunScope,
+  inputsDigest: string,
+  outcome: RunnerOutcome,
+  previous?: Reference,
+): Promise<SkillRunEnvelope> {
+  const { deps, prep, taint } = scope;
+  const output = taint.redactJson(outcome.output) as Record<string, unknown>;
+  const summary = outcome.summary !== undefined ? taint.redactText(outcome.summary) : undefined;
+  const closed = outcome.disposition === "closed";
+  const declared = prep.runner.outputs;
+  const claim =
+    closed && declared !== undefined
+      ? Object.fromEntries(
+          Object.keys(declared)
+            .filter((k) => k in output)
+            .map((k) => [k, output[k]]),
+        )
+      : {};
+  const commitments: Commitment[] = [
+    commitment("input", inputsDigest),
+    ...(closed ? [commitment("output", hashCanonical(output))] : []),
+    ...(outcome.streams !== undefined
+      ? [
+          commitment("stdout", outcome.streams.stdoutSha256),
+          commitment("stderr", outcome.streams.stderrSha256),
+        ]
+      : []),
+  ];
+  const createdAt = receiptTimestamp(deps.now());
+  const receipt = sealReceipt(
+    buildSkillReceipt({
+      name: prep.pkg.name,
+      step: prep.runner.name,
+      createdAt,
+      disposition: outcome.disposition,
+      reasonCode: outcome.reasonCode,
+      ...(closed
+        ? {}
+        : { sealSummary: summary ?? `step ${prep.runner.name} ${outcome.disposition}` }),
+      ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
+      claim: taint.redactJson(claim) as Record<string, never>,
+      commitments,
+      executionBoundary: outcome.boundary,
+      idempotency: idempotencyFor(prep, inputsDigest),
+      ...(previous !== undefined ? { lineage: { previous, resume_ref: previous } } : {}),
+      metadata: { ...runMetadata(deps, prep), ...outcome.metadata },
+    }),
+    deps.signer(),
+  );
+  const finishedAt = receiptTimestamp(deps.now());
+  await storeReceipt(deps, prep, receipt, () => {
+    deps.state().upsertStep({
+      runId: prep.runId,
+      stepId: prep.runner.name,
+      status: outcome.disposition,
+      receiptId: receipt.id,
+      outputJson: JSON.stringify({
+        output,
+        ...(outcome.streams !== undefined
+          ? {
+              stdout_tail: taint.redactText(outcome.streams.stdoutTail),
+              stderr_tail: taint.redactText(outcome.streams.stderrTail),
+              stdout_truncated: outcome.streams.stdoutTruncated,
+              stderr_truncated: outcome.streams.stderrTruncated,
+            }
+          : {}),
+      }),
+      finishedAt,
+    });
+    appendRunEvent(deps.state(), prep.runId, {
+      kind: "sealed",
+      status: outcome.disposition,
+      stepId: prep.runner.name,
+      detail: { reason_code: outcome.reasonCode },
+      producer: { skill: prep.pkg.name, runner: prep.runner.name },
+      createdAt: finishedAt,
+      receiptId: receipt.id,
+    });
+    deps.state().updateRun(prep.runId, {
+      status: "sealed",
+      disposition: outcome.disposition,
+      receiptId: receipt.id,
+      resultJson: JSON.stringify(output),
+      requestsJson: null,
+      ...(closed ? {} : { errorJson: JSON.stringify({ summary: summary ?? null }) }),
+    });
+  });
+  const closure: RunClosure = {
+    disposition: outcome.disposition,
+    reason_code: outcome.reasonCode,
+    summary: receipt.seal.summary,
+  };
+  return makeEnvelope({
+    status: "sealed",
+    skillName: prep.pkg.name,
+    runner: prep.runner.name,
+    runId: prep.runId,
+    receiptId: receipt.id,
+    closure,
+    result: closed ? output : null,
+  });
+}
