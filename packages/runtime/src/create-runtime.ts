@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { readProjectConfig } from "./config.js";
+import { isRuntimeError } from "./errors.js";
 import type { ProjectConfig } from "./config.js";
 import {
   localDevelopmentPolicy,
@@ -152,6 +153,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     now,
     randomHex,
     readStdin,
+    agentConfig: async () => {
+      // Loaded on demand: only agent runs read the user's agent configuration.
+      const { loadAgentSettings } = await import("./agents/config.js");
+      try {
+        return await loadAgentSettings(options.runxHome);
+      } catch (error) {
+        if (isRuntimeError(error) && error.code === "AGENT_NOT_CONFIGURED") return undefined;
+        throw error;
+      }
+    },
   };
 
   return {

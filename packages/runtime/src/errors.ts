@@ -69,6 +69,11 @@ export const ERROR_CODES = [
   "PROVIDER_MISMATCH",
   "PROVIDER_FAILED",
   "PROVIDER_RESULT_MISMATCH",
+  // graphs
+  "GRAPH_INVALID",
+  "GRAPH_REFERENCE_MISSING",
+  "GRAPH_STATE_INVALID",
+  "RETRY_REFUSED",
 ] as const;
 
 /** A stable runtime error code. */
@@ -186,6 +191,10 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   PROVIDER_MISMATCH: "credential_error",
   PROVIDER_FAILED: "skill_error",
   PROVIDER_RESULT_MISMATCH: "skill_error",
+  GRAPH_INVALID: "skill_error",
+  GRAPH_REFERENCE_MISSING: "skill_error",
+  GRAPH_STATE_INVALID: "resume_error",
+  RETRY_REFUSED: "operator_context_blocked",
 };
 
 /** CLI exit code for a failure raised with this code (spec §8.3). */
@@ -246,4 +255,8 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   PROVIDER_MISMATCH: 1,
   PROVIDER_FAILED: 1,
   PROVIDER_RESULT_MISMATCH: 1,
+  GRAPH_INVALID: 1,
+  GRAPH_REFERENCE_MISSING: 1,
+  GRAPH_STATE_INVALID: 1,
+  RETRY_REFUSED: 1,
 };

@@ -110,6 +110,29 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "config",
+    summary: "set, read and list user configuration (managed agent provider, model, API key)",
+    usage: [
+      "runx config set <key> <value>",
+      "runx config set api-key --from-stdin",
+      "runx config get <key> [--json]",
+      "runx config list [--json]",
+      "runx config unset <key>",
+    ],
+    options: [
+      [
+        "--from-stdin",
+        "read the value from stdin (one trailing newline is trimmed); required for secrets",
+      ],
+      JSON_OPT,
+    ],
+    notes: [
+      "Keys: provider (agent.provider), model (agent.model), base-url (agent.base_url, default https://api.openai.com/v1 for openai), api-key (agent.api_key, secret).",
+      "Stored in $RUNX_HOME/config.json with mode 0600. Secret values are accepted only on stdin and shown as ******** by get and list.",
+      "Example: printf '%s' \"$OPENAI_API_KEY\" | runx config set agent.api_key --from-stdin",
+    ],
+  },
+  {
     name: "init",
     summary: "create the project's .runx/ state directory and skills/",
     usage: ["runx init [-g|--global] [options]"],

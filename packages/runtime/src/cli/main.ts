@@ -16,6 +16,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   verify: () => import("./commands/verify.js"),
   list: () => import("./commands/list.js"),
   init: () => import("./commands/init.js"),
+  config: () => import("./commands/config.js"),
 };
 
 const INTERRUPT_EXIT = 130;

@@ -13,6 +13,7 @@ import { readCheckpoint } from "./checkpoint.js";
 import type { Checkpoint } from "./checkpoint.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
+import { checkAgentAnswers, resumeAgentTask } from "./agent-step.js";
 import { prepareRun } from "./prepare.js";
 import { admitPolicy, continueWithInputs, deliverSecrets, withRefusal } from "./run-skill.js";
 
@@ -83,6 +84,9 @@ export async function resumeRun(
   });
   bound("package digest", checkpoint.package_digest, prep.packageDigest);
   bound("execution-closure digest", checkpoint.execution_closure_digest, prep.closureDigest);
+  // Answers are checked before the run is taken: a bad answer leaves the run paused.
+  if (checkpoint.kind === "agent")
+    checkAgentAnswers(prep.runner, prep.pkg.name, checkpoint, answers);
 
   // Take the run: only one process moves a paused run forward.
   state.transaction(() => {
@@ -128,6 +132,10 @@ export async function resumeRun(
           }
         }
         return await continueWithInputs(scope, supplied, { runExists: true, previous });
+      }
+      if (checkpoint.kind === "agent") {
+        stage("resume");
+        return await resumeAgentTask(scope, checkpoint, answers, previous);
       }
       const handler = handlers[checkpoint.kind];
       if (handler === undefined) {

@@ -21,6 +21,7 @@ import {
 } from "./context.js";
 import type { Prepared, RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
+import { runAgentTask } from "./agent-step.js";
 import { assertRunnerSupported } from "./execute.js";
 import { pauseRun } from "./pause.js";
 import { prepareRun } from "./prepare.js";
@@ -98,6 +99,8 @@ export async function continueWithInputs(
 ): Promise<SkillRunEnvelope> {
   const { values, missing } = resolveInputs(scope.prep.runner.inputs, supplied);
   if (missing.length > 0) return pauseForInputs(scope, supplied, missing, start);
+  const type = scope.prep.runner.type;
+  if (type === "agent-task" || type === "agent") return runAgentTask(scope, values, start);
   return runSingleStep(scope, values, start);
 }
 

@@ -105,7 +105,7 @@ export async function sealOutcome(
       ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
       claim: taint.redactJson(claim) as Record<string, never>,
       commitments,
-      executionBoundary: outcome.boundary,
+      ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
       idempotency: idempotencyFor(prep, inputsDigest),
       ...(previous !== undefined ? { lineage: { previous, resume_ref: previous } } : {}),
       metadata: { ...runMetadata(deps, prep), ...outcome.metadata },

@@ -1,0 +1,102 @@
+/**
+ * How a run calls native tools: the runtime's catalog, a per-invocation `ToolContext` built
+ * from the run (never from ambient state), input validation against the tool's contract, and
+ * deny-by-default scope admission.
+ */
+import { join } from "node:path";
+import { RuntimeError } from "../errors.js";
+import { builtinTools, createToolCatalog } from "../tools/catalog.js";
+import type { ToolCatalog } from "../tools/catalog.js";
+import { createFileEffectLedger } from "../tools/effect-ledger.js";
+import { createFixtureProvider } from "../tools/fixture-provider.js";
+import { httpTools } from "../tools/http-tools.js";
+import { createHttpTransport } from "../tools/http-transport.js";
+import { providerTools } from "../tools/provider.js";
+import type { ApprovalDecision, JsonRecord, ToolContext, ToolResult } from "../tools/types.js";
+import type { RunScope } from "./context.js";
+
+/** The runtime's native tool catalog. */
+export function runtimeToolCatalog(): ToolCatalog {
+  return createToolCatalog([...builtinTools(), ...httpTools(), ...providerTools()]);
+}
+
+/** Per-call facts a tool invocation needs beyond the run. */
+export interface ToolCallOptions {
+  stepId: string;
+  /** Scopes granted to this call (the runner's grant intersected with the step's). */
+  scopes: readonly string[];
+  approvals?: ReadonlyMap<string, ApprovalDecision>;
+  allowPrivateNetwork?: boolean;
+}
+
+/** Builds the context of one tool call from the run. */
+export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolContext {
+  const { deps, prep } = scope;
+  const allowPrivateNetwork = options.allowPrivateNetwork === true;
+  return {
+    workspaceRoot: deps.paths.root,
+    packageDir: prep.pkg.packageDir,
+    runId: prep.runId,
+    stepId: options.stepId,
+    signal: scope.signal,
+    scopes: options.scopes,
+    baseEnv: deps.env,
+    allowPrivateNetwork,
+    http: createHttpTransport({ allowPrivateNetwork }),
+    providers: new Map([
+      [
+        "fixture",
+        createFixtureProvider({
+          name: "fixture",
+          stateFile: join(deps.paths.runxDir, "providers", "fixture.json"),
+        }),
+      ],
+    ]),
+    effects: createFileEffectLedger(join(deps.paths.receiptDir, "provider-effects.json")),
+    runDir: join(deps.paths.runxDir, "runs", prep.runId),
+    approvals: options.approvals ?? new Map(),
+    taint: scope.taint,
+    now: () => deps.now(),
+    policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },
+  };
+}
+
+/**
+ * Calls a native tool: unknown tools, scopes the call was not granted and inputs that break
+ * the tool's contract are refused before the tool runs.
+ */
+export async function invokeTool(
+  scope: RunScope,
+  catalog: ToolCatalog,
+  name: string,
+  input: unknown,
+  options: ToolCallOptions,
+): Promise<ToolResult> {
+  const tool = catalog.get(name);
+  if (tool === undefined) {
+    throw new RuntimeError(
+      "TOOL_NOT_FOUND",
+      `native tool ${name} does not exist (see runx tool list)`,
+      {
+        tool: name,
+      },
+    );
+  }
+  const missing = tool.scopes.filter((s) => !options.scopes.includes(s));
+  if (missing.length > 0) {
+    throw new RuntimeError(
+      "POLICY_DENIED",
+      `step ${options.stepId} is not granted scope ${missing.join(", ")} required by ${name}`,
+      { step: options.stepId, tool: name, missing_scopes: missing },
+    );
+  }
+  const check = tool.validateInput(input);
+  if (!check.ok) {
+    throw new RuntimeError("INPUT_INVALID", `${name} input ${check.path}: ${check.message}`, {
+      step: options.stepId,
+      tool: name,
+      path: check.path,
+    });
+  }
+  return tool.execute(input as JsonRecord, toolContextFor(scope, options));
+}
