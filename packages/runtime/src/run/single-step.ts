@@ -108,7 +108,15 @@ export async function sealOutcome(
       ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
       idempotency: idempotencyFor(prep, inputsDigest),
       ...(previous !== undefined ? { lineage: { previous, resume_ref: previous } } : {}),
-      metadata: { ...runMetadata(deps, prep), ...outcome.metadata },
+      // The declared-output claim is committed by the step identity (locator); it is repeated
+      // here as an unsigned read aid so operators can see what the receipt commits to.
+      metadata: {
+        ...runMetadata(deps, prep),
+        ...outcome.metadata,
+        ...(Object.keys(claim).length > 0
+          ? { claim: taint.redactJson(claim) as Record<string, never> }
+          : {}),
+      },
     }),
     deps.signer(),
   );
