@@ -110,6 +110,16 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "tool",
+    summary: "list and inspect the native tools (fs, command, http, provider, artifact)",
+    usage: ["runx tool list [options]", "runx tool inspect <name> [options]"],
+    options: [JSON_OPT],
+    notes: [
+      "inspect --json prints the tool's contract: name, description, mutating, scopes, input_schema, output_schema.",
+      "Exit status: 0 ok, 1 unknown tool (TOOL_NOT_FOUND), 64 usage.",
+    ],
+  },
+  {
     name: "config",
     summary: "set, read and list user configuration (managed agent provider, model, API key)",
     usage: [

@@ -17,6 +17,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   list: () => import("./commands/list.js"),
   init: () => import("./commands/init.js"),
   config: () => import("./commands/config.js"),
+  tool: () => import("./commands/tool.js"),
 };
 
 const INTERRUPT_EXIT = 130;

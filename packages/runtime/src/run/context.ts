@@ -126,6 +126,7 @@ export function idempotencyFor(
   prep: Prepared,
   contentDigest: string,
   stepId?: string,
+  previous?: Reference,
 ): Receipt["idempotency"] {
   return {
     intent_key: hashCanonical({
@@ -134,9 +135,12 @@ export function idempotencyFor(
       package_digest: prep.packageDigest,
       ...(stepId !== undefined ? { step: stepId } : {}),
     }),
+    // A continuation names the receipt it continues, so a resumed run never collides with
+    // the content address of its own earlier pause.
     trigger_fingerprint: hashCanonical({
       run_id: prep.runId,
       ...(stepId !== undefined ? { step: stepId } : {}),
+      ...(previous !== undefined ? { previous: previous.uri } : {}),
     }),
     content_hash: contentDigest,
   };

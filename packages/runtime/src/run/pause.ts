@@ -60,6 +60,8 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
       idempotency: idempotencyFor(
         prep,
         hashCanonical({ inputs: inputsDigest, requests: spec.requests }),
+        undefined,
+        spec.previous,
       ),
       ...(spec.childReceipts !== undefined ? { children: spec.childReceipts } : {}),
       ...(spec.previous !== undefined ? { lineage: { previous: spec.previous } } : {}),

@@ -106,7 +106,7 @@ export async function sealOutcome(
       claim: taint.redactJson(claim) as Record<string, never>,
       commitments,
       ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
-      idempotency: idempotencyFor(prep, inputsDigest),
+      idempotency: idempotencyFor(prep, inputsDigest, undefined, previous),
       ...(previous !== undefined ? { lineage: { previous, resume_ref: previous } } : {}),
       // The declared-output claim is committed by the step identity (locator); it is repeated
       // here as an unsigned read aid so operators can see what the receipt commits to.

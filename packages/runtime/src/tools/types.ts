@@ -78,7 +78,12 @@ export interface EffectLedger {
 export interface ProviderDriver {
   readonly name: string;
   read(operation: string, target: string, input: JsonRecord): Promise<JsonRecord>;
-  mutate(operation: string, target: string, payload: JsonRecord, idempotencyKey: string): Promise<JsonRecord>;
+  mutate(
+    operation: string,
+    target: string,
+    payload: JsonRecord,
+    idempotencyKey: string,
+  ): Promise<JsonRecord>;
 }
 
 /** Everything a tool may use. Created per invocation by the runtime. */
@@ -104,6 +109,8 @@ export interface ToolContext {
   approvals: ReadonlyMap<string, ApprovalDecision>;
   taint: TaintSet;
   now(): Date;
+  /** Project policy; `strictInlineCode` makes command.execute refuse inline-code argv (spec §10.2). */
+  policy?: { strictInlineCode: boolean };
 }
 
 /** The outcome of one tool invocation. */

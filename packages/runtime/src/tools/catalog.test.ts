@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { isRuntimeError } from "../errors.js";
+import { builtinTools, createToolCatalog } from "./catalog.js";
+
+describe("the native tool catalog", () => {
+  const catalog = createToolCatalog(builtinTools());
+
+  it("lists the built-in tools by name with their scopes and effect", () => {
+    expect(catalog.list().map((t) => t.name)).toEqual([
+      "artifact.admit",
+      "artifact.read",
+      "command.execute",
+      "fs.apply_bundle",
+      "fs.read",
+      "fs.read_bundle",
+      "fs.write",
+    ]);
+    expect(catalog.list().find((t) => t.name === "fs.write")).toEqual({
+      name: "fs.write",
+      description: expect.any(String) as string,
+      mutating: true,
+      scopes: ["fs.write"],
+    });
+  });
+
+  it("inspects a tool's input and output contracts", () => {
+    const inspected = catalog.inspect("command.execute");
+    expect(inspected).toMatchObject({
+      name: "command.execute",
+      mutating: true,
+      scopes: ["process.exec"],
+    });
+    expect(inspected.input_schema.$id).toBe(
+      "https://runx.dev/schemas/tools/command-execute.input.schema.json",
+    );
+    expect(inspected.output_schema.$id).toBe(
+      "https://runx.dev/schemas/tools/command-execute.output.schema.json",
+    );
+    expect(catalog.get("command.execute")?.name).toBe("command.execute");
+    expect(catalog.get("nope")).toBeUndefined();
+  });
+
+  it("refuses an unknown tool with TOOL_NOT_FOUND", () => {
+    let error: unknown;
+    try {
+      catalog.inspect("fs.delete");
+    } catch (e) {
+      error = e;
+    }
+    expect(isRuntimeError(error) && error.code).toBe("TOOL_NOT_FOUND");
+  });
+
+  it("refuses two tools with one name", () => {
+    const [first] = builtinTools();
+    expect(() => createToolCatalog([first!, first!])).toThrow(/registered twice/);
+  });
+
+  it.each(builtinTools().map((t) => [t.name, t] as const))(
+    "gives %s a closed input schema that rejects unknown fields",
+    (_name, tool) => {
+      expect(tool.inputSchema.additionalProperties).toBe(false);
+      expect(tool.outputSchema.additionalProperties).toBe(false);
+      expect(tool.validateInput({ surprise: true })).toMatchObject({ ok: false });
+    },
+  );
+});

@@ -1,0 +1,370 @@
+/**
+ * `http.read` (GET batch), `http.query` (semantically read-only JSON POST batch) and
+ * `http.execute` (mutation batch). Each takes 1–50 typed request records and exact
+ * `allowed_hosts`; every request is admitted (scheme, credentials, host, public address)
+ * and pinned. Only `http.read` follows redirects: re-sending a POST to a new location is a
+ * second request, which a mutation must never make. `http.execute` is single-attempt and
+ * keyed: without `idempotency_key` nothing is sent; with it, the same key and batch replay
+ * the recorded outcome from `ctx.effects`, and the same key with another batch is refused.
+ */
+import { validateToolsHttpExecuteInput } from "../generated/validate-tools-http-execute.input.js";
+import { validateToolsHttpQueryInput } from "../generated/validate-tools-http-query.input.js";
+import { validateToolsHttpReadInput } from "../generated/validate-tools-http-read.input.js";
+import { RuntimeError } from "../errors.js";
+import { hashCanonical } from "../receipts/canonical.js";
+import executeInputSchema from "../../schemas/tools/http-execute.input.schema.json" with { type: "json" };
+import executeOutputSchema from "../../schemas/tools/http-execute.output.schema.json" with { type: "json" };
+import queryInputSchema from "../../schemas/tools/http-query.input.schema.json" with { type: "json" };
+import queryOutputSchema from "../../schemas/tools/http-query.output.schema.json" with { type: "json" };
+import readInputSchema from "../../schemas/tools/http-read.input.schema.json" with { type: "json" };
+import readOutputSchema from "../../schemas/tools/http-read.output.schema.json" with { type: "json" };
+import { inputValidator, validatedExecute } from "./ajv-input.js";
+import {
+  DEFAULT_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  MAX_RESPONSE_BYTES,
+  MAX_TIMEOUT_MS,
+  bounded,
+  failureOf,
+  performExchange,
+  projectBody,
+  redactHeaders,
+  requestDigest,
+} from "./http-exchange.js";
+import type { ExchangeSpec, NetToolOptions } from "./http-exchange.js";
+import type { Json, JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
+import { webFetchTool } from "./web-fetch.js";
+
+type HttpToolName = "http.read" | "http.query" | "http.execute";
+
+interface PreparedRequest {
+  id: string;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: Uint8Array;
+}
+
+// The transport owns framing and encoding (it never decompresses, so bodies stay identity).
+const RUNTIME_OWNED_HEADERS = new Set([
+  "accept-encoding",
+  "host",
+  "content-length",
+  "connection",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+]);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function invalid(message: string, path: string): RuntimeError {
+  return new RuntimeError("INPUT_INVALID", message, { path });
+}
+
+const isRecord = (value: unknown): value is JsonRecord =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Fills `{name}` placeholders, appends query parameters, checks headers, encodes the body. */
+function prepareRequest(
+  record: JsonRecord,
+  index: number,
+  methods: readonly string[],
+): PreparedRequest {
+  const at = `requests.${index}`;
+  const id = typeof record.id === "string" ? record.id : `request-${index + 1}`;
+  const method = typeof record.method === "string" ? record.method : (methods[0] ?? "GET");
+  if (!methods.includes(method))
+    throw invalid(`method ${method} is not allowed here`, `${at}.method`);
+  const path = isRecord(record.path) ? record.path : {};
+  const template = typeof record.url === "string" ? record.url : "";
+  const filled = template.replace(/\{([A-Za-z0-9_]+)\}/g, (_match, name: string) => {
+    const value = path[name];
+    if (value === undefined || value === null || typeof value === "object") {
+      throw invalid(`no scalar value for placeholder {${name}}`, `${at}.path.${name}`);
+    }
+    return encodeURIComponent(String(value));
+  });
+  let url: URL;
+  try {
+    url = new URL(filled);
+  } catch {
+    throw invalid("is not a valid absolute URL", `${at}.url`);
+  }
+  if (isRecord(record.query)) {
+    for (const [name, value] of Object.entries(record.query)) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (item === null || typeof item === "object") {
+          throw invalid("query values must be scalars", `${at}.query.${name}`);
+        }
+        url.searchParams.append(name, String(item));
+      }
+    }
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(isRecord(record.headers) ? record.headers : {})) {
+    const lower = name.toLowerCase();
+    if (!TOKEN.test(name) || RUNTIME_OWNED_HEADERS.has(lower)) {
+      throw invalid(`header ${name} cannot be set by a request`, `${at}.headers.${name}`);
+    }
+    if (typeof value !== "string" || /[\r\n\0]/.test(value)) {
+      throw invalid("header values must be single-line strings", `${at}.headers.${name}`);
+    }
+    headers[lower] = value;
+  }
+  const prepared: PreparedRequest = { id, method, url: url.href, headers };
+  if (Object.prototype.hasOwnProperty.call(record, "body")) {
+    if (method === "GET") throw invalid("a GET request cannot carry a body", `${at}.body`);
+    prepared.body = new TextEncoder().encode(JSON.stringify(record.body ?? null));
+    headers["content-type"] ??= "application/json";
+  }
+  return prepared;
+}
+
+interface BatchPlan {
+  tool: HttpToolName;
+  prepared: PreparedRequest[];
+  digests: string[];
+  batchDigest: string;
+  allowedHosts: string[];
+  stopOnError: boolean;
+  maxResponseBytes: number;
+  timeoutMs: number;
+}
+
+function planBatch(
+  tool: HttpToolName,
+  input: JsonRecord,
+  methods: readonly string[],
+  ctx: ToolContext,
+): BatchPlan {
+  if (input.auth !== undefined) {
+    throw invalid(
+      "auth bindings need credential delivery, which this runtime does not offer yet",
+      "auth",
+    );
+  }
+  const records = Array.isArray(input.requests) ? input.requests : [];
+  if (records.length < 1 || records.length > 50)
+    throw invalid("needs 1 to 50 requests", "requests");
+  const prepared = records.map((record, index) =>
+    prepareRequest(isRecord(record) ? record : {}, index, methods),
+  );
+  const ids = new Set<string>();
+  for (const [index, request] of prepared.entries()) {
+    if (ids.has(request.id))
+      throw invalid(`duplicate request id ${request.id}`, `requests.${index}.id`);
+    ids.add(request.id);
+  }
+  const hosts = Array.isArray(input.allowed_hosts) ? input.allowed_hosts : [];
+  const digests = prepared.map((request) => requestDigest(request, ctx.taint));
+  return {
+    tool,
+    prepared,
+    digests,
+    batchDigest: hashCanonical(digests),
+    allowedHosts: hosts
+      .filter((h): h is string => typeof h === "string")
+      .map((h) => h.toLowerCase()),
+    stopOnError: input.stop_on_error !== false,
+    maxResponseBytes: bounded(input.max_response_bytes, DEFAULT_RESPONSE_BYTES, MAX_RESPONSE_BYTES),
+    timeoutMs: bounded(input.timeout_ms, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
+  };
+}
+
+async function runBatch(
+  plan: BatchPlan,
+  ctx: ToolContext,
+  options: NetToolOptions,
+  key: string | null,
+): Promise<{ output: JsonRecord; error?: unknown; sent: number }> {
+  const hostAllowed = (hostname: string, host: string): boolean =>
+    plan.allowedHosts.includes(hostname.toLowerCase()) ||
+    plan.allowedHosts.includes(host.toLowerCase());
+  let sent = 0;
+  const specs: ExchangeSpec[] = plan.prepared.map((request) => ({
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    body: request.body,
+    maxResponseBytes: plan.maxResponseBytes,
+    timeoutMs: plan.timeoutMs,
+    followRedirects: plan.tool === "http.read",
+    hostAllowed,
+    onSend: () => void sent++,
+  }));
+  const responses: Json[] = [];
+  let stoppedEarly = false;
+  let allOk = true;
+  let error: unknown;
+  for (const [index, spec] of specs.entries()) {
+    const request = plan.prepared[index] as PreparedRequest;
+    try {
+      const result = await performExchange(ctx, spec, options);
+      const body = projectBody(result.response, ctx.taint);
+      const ok = result.response.status >= 200 && result.response.status < 300;
+      allOk &&= ok;
+      responses.push({
+        id: request.id,
+        method: request.method,
+        url: ctx.taint.redactText(request.url),
+        final_url: ctx.taint.redactText(result.finalUrl),
+        redirects: result.redirects,
+        status: result.response.status,
+        ok,
+        headers: redactHeaders(result.response.headers, ctx.taint),
+        content_type: body.contentType,
+        body: body.json === undefined ? body.text : null,
+        json: body.json ?? null,
+        bytes: body.bytes,
+        body_sha256: body.sha256,
+        request_digest: plan.digests[index] as string,
+      });
+      if (!ok && plan.stopOnError && index < specs.length - 1) {
+        stoppedEarly = true;
+        break;
+      }
+    } catch (caught) {
+      error = caught;
+      allOk = false;
+      break;
+    }
+  }
+  const output: JsonRecord = {
+    schema: "runx.http.execution.v1",
+    tool: plan.tool,
+    request_count: specs.length,
+    performed_count: responses.length,
+    ok: allOk,
+    stopped_early: stoppedEarly,
+    responses,
+    batch_digest: plan.batchDigest,
+    idempotency_key: key,
+    replayed: false,
+  };
+  if (error !== undefined) {
+    const failed = failureOf(error, ctx.taint);
+    if (failed.status === "failure")
+      output.failure = { code: failed.code, summary: failed.summary };
+  }
+  return { output, error, sent };
+}
+
+function resultOf(output: JsonRecord): ToolResult {
+  const failure = output.failure;
+  if (isRecord(failure)) {
+    return {
+      status: "failure",
+      code: typeof failure.code === "string" ? failure.code : "INTERNAL",
+      summary: typeof failure.summary === "string" ? failure.summary : "",
+      output,
+    };
+  }
+  const responses = Array.isArray(output.responses) ? output.responses.length : 0;
+  const summary = `${responses} response(s)${output.replayed === true ? " (replayed)" : ""}`;
+  return { status: "success", output, summary };
+}
+
+async function executeBatch(
+  tool: HttpToolName,
+  methods: readonly string[],
+  input: JsonRecord,
+  ctx: ToolContext,
+  options: NetToolOptions,
+): Promise<ToolResult> {
+  let plan: BatchPlan;
+  try {
+    plan = planBatch(tool, input, methods, ctx);
+  } catch (error) {
+    return failureOf(error, ctx.taint);
+  }
+  if (tool !== "http.execute") return resultOf((await runBatch(plan, ctx, options, null)).output);
+
+  const key = typeof input.idempotency_key === "string" ? input.idempotency_key.trim() : "";
+  if (key === "") {
+    return failureOf(
+      new RuntimeError("IDEMPOTENCY_KEY_REQUIRED", "http.execute needs an idempotency_key"),
+      ctx.taint,
+    );
+  }
+  const ledgerKey = `http.execute:${key}`;
+  try {
+    const prior = await ctx.effects.lookup(ledgerKey);
+    if (prior !== undefined) {
+      if (prior.request_digest !== plan.batchDigest) {
+        throw new RuntimeError(
+          "IDEMPOTENCY_CONFLICT",
+          "idempotency_key was already used for a different request batch",
+        );
+      }
+      return resultOf({ ...prior.output, replayed: true });
+    }
+    const run = await runBatch(plan, ctx, options, key);
+    // Anything that reached the transport is an effect with a known or unknown outcome:
+    // record it, so a retry with the same key replays instead of sending again.
+    if (run.sent > 0) {
+      await ctx.effects.record(ledgerKey, { request_digest: plan.batchDigest, output: run.output });
+    }
+    return resultOf(run.output);
+  } catch (error) {
+    return failureOf(error, ctx.taint);
+  }
+}
+
+const TOOL_SPECS: ReadonlyArray<{
+  name: HttpToolName;
+  description: string;
+  mutating: boolean;
+  methods: readonly string[];
+  // JSON imports of heterogeneous arrays type their gaps as `?: undefined`; narrowed below.
+  inputSchema: object;
+  outputSchema: object;
+  validate: NativeTool["validateInput"];
+}> = [
+  {
+    name: "http.read",
+    description: "Execute a bounded allowlisted GET batch through the governed native transport.",
+    mutating: false,
+    methods: ["GET"],
+    inputSchema: readInputSchema,
+    outputSchema: readOutputSchema,
+    validate: inputValidator(validateToolsHttpReadInput),
+  },
+  {
+    name: "http.query",
+    description: "Execute a bounded allowlisted semantically read-only JSON POST batch.",
+    mutating: false,
+    methods: ["POST"],
+    inputSchema: queryInputSchema,
+    outputSchema: queryOutputSchema,
+    validate: inputValidator(validateToolsHttpQueryInput),
+  },
+  {
+    name: "http.execute",
+    description:
+      "Execute a bounded allowlisted HTTP mutation batch once, keyed by idempotency_key.",
+    mutating: true,
+    methods: ["POST", "PUT", "PATCH", "DELETE"],
+    inputSchema: executeInputSchema,
+    outputSchema: executeOutputSchema,
+    validate: inputValidator(validateToolsHttpExecuteInput),
+  },
+];
+
+/** The HTTP and web tools: http.read, http.query, http.execute, web.fetch. */
+export function httpTools(options: NetToolOptions = {}): NativeTool[] {
+  const batchTools = TOOL_SPECS.map((spec): NativeTool => ({
+    name: spec.name,
+    description: spec.description,
+    mutating: spec.mutating,
+    scopes: ["net:http"],
+    inputSchema: spec.inputSchema as JsonRecord,
+    outputSchema: spec.outputSchema as JsonRecord,
+    validateInput: spec.validate,
+    execute: validatedExecute(spec.name, spec.validate, (input, ctx) =>
+      executeBatch(spec.name, spec.methods, input, ctx, options),
+    ),
+  }));
+  return [...batchTools, webFetchTool(options)];
+}

@@ -1,0 +1,86 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isRuntimeError } from "../errors.js";
+import {
+  resolveDirectory,
+  resolveReadable,
+  resolveRoot,
+  resolveWritable,
+  splitRelative,
+} from "./paths.js";
+import { makeTempWorkspace, makeToolContext, type TestWorkspace } from "./test-context.js";
+import type { ToolContext } from "./types.js";
+
+let layout: TestWorkspace;
+let ctx: ToolContext;
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => (isRuntimeError(error) ? error.code : String(error)),
+  );
+}
+
+beforeEach(() => {
+  layout = makeTempWorkspace();
+  ctx = makeToolContext({
+    workspaceRoot: layout.workspace,
+    packageDir: layout.packageDir,
+    runDir: layout.runDir,
+  });
+});
+afterEach(() => layout.cleanup());
+
+describe("tool path containment", () => {
+  it("normalizes `.` and empty segments and refuses `..`, absolute, backslash and NUL", () => {
+    expect(splitRelative("./a//b/.", "path")).toEqual(["a", "b"]);
+    expect(splitRelative(".", "path")).toEqual([]);
+    for (const bad of ["..", "a/../b", "/etc", "C:/x", "a\\b", "a\0"]) {
+      expect(() => splitRelative(bad, "path")).toThrow(
+        expect.objectContaining({ code: "PATH_ESCAPE" }) as Error,
+      );
+    }
+  });
+
+  it("names the field and the relative path in the message, never the host path", async () => {
+    symlinkSync(layout.outside, join(layout.workspace, "out"));
+    const root = await resolveRoot(ctx, {});
+    const error = await resolveReadable(root, "out/x", "paths.2").catch((e: unknown) => e);
+    expect(isRuntimeError(error) && error.message).toBe(
+      'paths.2 "out/x" resolves outside its root',
+    );
+    expect(isRuntimeError(error) && error.details).toEqual({ path: "paths.2", target: "out/x" });
+  });
+
+  it("lists the directories a write must create, outermost first", async () => {
+    mkdirSync(join(layout.workspace, "a"));
+    const root = await resolveRoot(ctx, {});
+    const target = await resolveWritable(ctx, root, "a/b/c/file.txt", "path");
+    expect(target).toMatchObject({
+      relative: "a/b/c/file.txt",
+      absolute: join(layout.workspace, "a/b/c/file.txt"),
+      missingDirs: [join(layout.workspace, "a/b"), join(layout.workspace, "a/b/c")],
+      exists: false,
+    });
+  });
+
+  it("refuses writes that reach runx state through an inside symlink", async () => {
+    symlinkSync(join(layout.workspace, ".runx"), join(layout.workspace, "state"));
+    const root = await resolveRoot(ctx, {});
+    expect(await codeOf(resolveWritable(ctx, root, "state/config.json", "path"))).toBe(
+      "POLICY_DENIED",
+    );
+  });
+
+  it("resolves repo_root inside the skill package for path_scope skill", async () => {
+    mkdirSync(join(layout.packageDir, "fixtures"));
+    writeFileSync(join(layout.packageDir, "fixtures", "f.txt"), "f");
+    const root = await resolveRoot(ctx, { repoRoot: "fixtures", pathScope: "skill" });
+    expect(root.label).toBe("fixtures");
+    expect((await resolveReadable(root, "f.txt", "path")).absolute).toBe(
+      join(layout.packageDir, "fixtures", "f.txt"),
+    );
+    expect(await codeOf(resolveDirectory(root, "missing", "cwd"))).toBe("FILE_NOT_FOUND");
+  });
+});

@@ -1,0 +1,349 @@
+/**
+ * `provider.read` and `provider.mutate` over the configured `ProviderDriver`s.
+ *
+ * A mutation is bound to a plan: provider, operation, target, the step's scopes, the
+ * payload digest, and (when present) the typed amount and the approval request. The plan
+ * digest names the approval gate (`provider-effect:<16 hex>`), so a human decides on that
+ * exact act; the summary the approver sees is built only from those admitted fields, never
+ * from package free text. The typed amount lives in the plan and the summary, never in the
+ * provider payload. Effects are keyed: without `idempotency_key` nothing happens; the same
+ * key and plan replay the recorded outcome from `ctx.effects` (no second effect); the same
+ * key with another plan is refused. An effect whose outcome is unknown (the driver failed)
+ * is recorded as a failure and replayed as one — it is reconciled, never retried blindly.
+ */
+import { validateToolsProviderMutateInput } from "../generated/validate-tools-provider-mutate.input.js";
+import { validateToolsProviderReadInput } from "../generated/validate-tools-provider-read.input.js";
+import { RuntimeError, isRuntimeError } from "../errors.js";
+import { canonicalJson, hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
+import mutateInputSchema from "../../schemas/tools/provider-mutate.input.schema.json" with { type: "json" };
+import mutateOutputSchema from "../../schemas/tools/provider-mutate.output.schema.json" with { type: "json" };
+import readInputSchema from "../../schemas/tools/provider-read.input.schema.json" with { type: "json" };
+import readOutputSchema from "../../schemas/tools/provider-read.output.schema.json" with { type: "json" };
+import { inputValidator, validatedExecute } from "./ajv-input.js";
+import { failureOf } from "./http-exchange.js";
+import type {
+  ApprovalSummary,
+  Json,
+  JsonRecord,
+  NativeTool,
+  ProviderDriver,
+  ToolContext,
+  ToolResult,
+} from "./types.js";
+
+/** Key names a provider result may not carry into persisted state (spec §10.3). */
+const SECRET_FIELD_NAMES = new Set([
+  "access_token",
+  "refresh_token",
+  "api_key",
+  "client_secret",
+  "password",
+  "secret",
+  "token",
+  "private_key",
+]);
+
+const isRecord = (value: unknown): value is JsonRecord =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const text = (value: Json | undefined): string => (typeof value === "string" ? value : "");
+
+/** The admitted request of one provider call. */
+interface ProviderCall {
+  driver: ProviderDriver;
+  operation: string;
+  target: string;
+  payload: JsonRecord;
+  scopes: string[];
+  payloadDigest: string;
+}
+
+function admitCall(input: JsonRecord, ctx: ToolContext): ProviderCall {
+  const payload = isRecord(input.input) ? input.input : {};
+  if (ctx.taint.taints(canonicalJson(payload))) {
+    throw new RuntimeError("INPUT_INVALID", "input carries delivered credential material", {
+      path: "input",
+    });
+  }
+  const expected = text(input.expected_provider);
+  const driver = ctx.providers.get(expected);
+  if (driver === undefined || driver.name !== expected) {
+    throw new RuntimeError("PROVIDER_MISMATCH", `no provider grant selects ${expected}`, {
+      path: "expected_provider",
+    });
+  }
+  return {
+    driver,
+    operation: text(input.operation),
+    target: text(input.target),
+    payload,
+    scopes: [...new Set(ctx.scopes)].sort(),
+    payloadDigest: hashCanonical(payload),
+  };
+}
+
+/** Finds the first key with a secret field name, as a dotted path. */
+function secretFieldPath(value: Json, path: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = secretFieldPath(item, `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+  } else if (isRecord(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      if (SECRET_FIELD_NAMES.has(key.toLowerCase())) return `${path}.${key}`;
+      const found = secretFieldPath(item, `${path}.${key}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Redacts, screens, checks `expected_result`, then projects `result_fields`. */
+function admitResult(raw: JsonRecord, input: JsonRecord, ctx: ToolContext): JsonRecord {
+  const result = ctx.taint.redactJson(raw) as JsonRecord;
+  const secret = secretFieldPath(result, "result");
+  if (secret !== undefined) {
+    throw new RuntimeError(
+      "PROVIDER_FAILED",
+      `provider result carries a secret field (${secret})`,
+      {
+        path: secret,
+      },
+    );
+  }
+  if (isRecord(input.expected_result)) {
+    for (const [field, want] of Object.entries(input.expected_result)) {
+      const got = result[field];
+      if (got === undefined || canonicalJson(got) !== canonicalJson(want)) {
+        throw new RuntimeError("PROVIDER_RESULT_MISMATCH", `result field ${field} does not match`, {
+          path: `expected_result.${field}`,
+        });
+      }
+    }
+  }
+  if (!Array.isArray(input.result_fields)) return result;
+  const projected: JsonRecord = {};
+  for (const field of input.result_fields) {
+    if (typeof field === "string" && result[field] !== undefined) projected[field] = result[field];
+  }
+  return projected;
+}
+
+function baseOutput(
+  call: ProviderCall,
+  access: "read" | "mutate",
+  planDigest: string,
+  key: string | null,
+): JsonRecord {
+  return {
+    schema: "runx.provider.operation.v1",
+    provider: call.driver.name,
+    operation: call.operation,
+    target: call.target,
+    access,
+    transport: "local",
+    idempotency_key: key,
+    operation_id: null,
+    status: null,
+    payload_digest: call.payloadDigest,
+    plan_digest: planDigest,
+    result_digest: hashCanonical({}),
+    result: {},
+    replayed: false,
+  };
+}
+
+function withResult(output: JsonRecord, result: JsonRecord): JsonRecord {
+  const id = result.effect_id ?? result.operation_id;
+  return {
+    ...output,
+    operation_id: typeof id === "string" ? id : null,
+    status: typeof result.status === "string" ? result.status : null,
+    result_digest: hashCanonical(result),
+    result,
+  };
+}
+
+async function providerRead(input: JsonRecord, ctx: ToolContext): Promise<ToolResult> {
+  try {
+    const call = admitCall(input, ctx);
+    const plan = {
+      provider: call.driver.name,
+      operation: call.operation,
+      target: call.target,
+      scopes: call.scopes,
+      payload_digest: call.payloadDigest,
+    };
+    const raw = await call.driver.read(call.operation, call.target, call.payload);
+    const output = withResult(
+      baseOutput(call, "read", hashCanonical(plan), null),
+      admitResult(raw, input, ctx),
+    );
+    if (typeof input.readback === "boolean") output.readback = input.readback;
+    return {
+      status: "success",
+      output,
+      summary: `${call.driver.name} ${call.operation} ${call.target}`,
+    };
+  } catch (error) {
+    return failureOf(error, ctx.taint);
+  }
+}
+
+/** The gate id a provider plan's approval is requested and decided under. */
+export function providerGateId(planDigest: string): string {
+  return `provider-effect:${planDigest.replace(/^sha256:/, "").slice(0, 16)}`;
+}
+
+function asFailure(output: JsonRecord): ToolResult | undefined {
+  const failure = output.failure;
+  if (!isRecord(failure)) return undefined;
+  return { status: "failure", code: text(failure.code), summary: text(failure.summary), output };
+}
+
+async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<ToolResult> {
+  const key = typeof input.idempotency_key === "string" ? input.idempotency_key.trim() : "";
+  if (key === "") {
+    const error = new RuntimeError(
+      "IDEMPOTENCY_KEY_REQUIRED",
+      "provider.mutate needs an idempotency_key",
+    );
+    return failureOf(error, ctx.taint);
+  }
+  try {
+    if (
+      isRecord(input.input) &&
+      Object.prototype.hasOwnProperty.call(input.input, "idempotency_key")
+    ) {
+      throw new RuntimeError(
+        "INPUT_INVALID",
+        "idempotency_key belongs on the tool, not inside input",
+        {
+          path: "input.idempotency_key",
+        },
+      );
+    }
+    const call = admitCall(input, ctx);
+    const amount = isRecord(input.amount)
+      ? { units: Number(input.amount.units), unit: text(input.amount.unit) }
+      : undefined;
+    let approval: { reason: string; type?: string } | undefined;
+    if (isRecord(input.approval)) {
+      approval = { reason: text(input.approval.reason) };
+      if (text(input.approval.type) !== "") approval.type = text(input.approval.type);
+    }
+    const plan: JsonRecord = {
+      provider: call.driver.name,
+      operation: call.operation,
+      target: call.target,
+      scopes: call.scopes,
+      payload_digest: call.payloadDigest,
+    };
+    if (amount !== undefined) plan.amount = amount;
+    if (approval !== undefined) plan.approval = { ...approval };
+    const planDigest = hashCanonical(plan);
+
+    const ledgerKey = `provider.mutate:${call.driver.name}:${key}`;
+    const prior = await ctx.effects.lookup(ledgerKey);
+    if (prior !== undefined) {
+      if (prior.request_digest !== planDigest) {
+        throw new RuntimeError(
+          "IDEMPOTENCY_CONFLICT",
+          "idempotency_key was already used for a different plan",
+        );
+      }
+      const replay = { ...prior.output, replayed: true };
+      return (
+        asFailure(replay) ?? { status: "success", output: replay, summary: "idempotent replay" }
+      );
+    }
+
+    let output = baseOutput(call, "mutate", planDigest, key);
+    if (amount !== undefined) output.amount = amount;
+    if (approval !== undefined) {
+      const gateId = providerGateId(planDigest);
+      const gateType = approval.type ?? "provider_effect";
+      const decision = ctx.approvals.get(gateId);
+      if (decision === undefined) {
+        const summary: ApprovalSummary = {
+          provider: call.driver.name,
+          operation: call.operation,
+          target: call.target,
+          scopes: call.scopes,
+          payload_digest: call.payloadDigest,
+          plan_digest: planDigest,
+        };
+        if (amount !== undefined) summary.amount = amount;
+        const reason = ctx.taint.redactText(approval.reason);
+        return {
+          status: "needs_approval",
+          approval: { gate_id: gateId, gate_type: gateType, reason, summary },
+        };
+      }
+      if (!decision.approved) {
+        const declined: JsonRecord = { gate_id: gateId, approved: false, plan_digest: planDigest };
+        return {
+          status: "declined",
+          summary: "the provider effect was not approved",
+          output: declined,
+        };
+      }
+      const attested: JsonRecord = { gate_id: gateId, gate_type: gateType, approved: true };
+      if (decision.actor !== undefined) attested.actor = decision.actor;
+      output.approval = attested;
+    }
+
+    const providerKey = sha256Prefixed(`runx.provider.idempotency.v1\n${call.driver.name}\n${key}`);
+    try {
+      const raw = await call.driver.mutate(call.operation, call.target, call.payload, providerKey);
+      output = withResult(output, admitResult(raw, input, ctx));
+    } catch (error) {
+      const failed = failureOf(
+        isRuntimeError(error) ? error : new RuntimeError("PROVIDER_FAILED", "provider call failed"),
+        ctx.taint,
+      );
+      if (failed.status === "failure")
+        output.failure = { code: failed.code, summary: failed.summary };
+    }
+    await ctx.effects.record(ledgerKey, { request_digest: planDigest, output });
+    return (
+      asFailure(output) ?? {
+        status: "success",
+        output,
+        summary: `${call.driver.name} ${call.operation} ${call.target}`,
+      }
+    );
+  } catch (error) {
+    return failureOf(error, ctx.taint);
+  }
+}
+
+/** The provider effect tools: provider.read and provider.mutate. */
+export function providerTools(): NativeTool[] {
+  const readValidator = inputValidator(validateToolsProviderReadInput);
+  const mutateValidator = inputValidator(validateToolsProviderMutateInput);
+  return [
+    {
+      name: "provider.read",
+      description:
+        "Read from a granted provider through its driver; results are screened and projected.",
+      mutating: false,
+      scopes: [],
+      inputSchema: readInputSchema,
+      outputSchema: readOutputSchema,
+      validateInput: readValidator,
+      execute: validatedExecute("provider.read", readValidator, providerRead),
+    },
+    {
+      name: "provider.mutate",
+      description:
+        "Apply one keyed, plan-bound provider effect, optionally after one human approval.",
+      mutating: true,
+      scopes: [],
+      inputSchema: mutateInputSchema,
+      outputSchema: mutateOutputSchema,
+      validateInput: mutateValidator,
+      execute: validatedExecute("provider.mutate", mutateValidator, providerMutate),
+    },
+  ];
+}

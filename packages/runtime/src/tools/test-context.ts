@@ -1,0 +1,135 @@
+/**
+ * Test helpers for native tools (not for production code): a temp directory layout with a
+ * workspace, a sibling directory outside it, a skill package and a run directory, and a
+ * complete `ToolContext` whose parts can be overridden one by one.
+ */
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { createTaintSet } from "../redaction.js";
+import type { EffectLedger, HttpTransport, JsonRecord, ToolContext, ToolResult } from "./types.js";
+
+/** PATH for child processes in tests (tests never read the host environment). */
+export const TEST_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/** A temp layout: `<base>/workspace` (with `skill/` and `.runx/runs/test-run`) and `<base>/outside`. */
+export interface TestWorkspace {
+  base: string;
+  workspace: string;
+  /** A sibling of the workspace that tools must never reach. */
+  outside: string;
+  packageDir: string;
+  runDir: string;
+  /** Removes the whole layout. */
+  cleanup(): void;
+}
+
+/** Creates a fresh {@link TestWorkspace} under the OS temp directory (canonical paths). */
+export function makeTempWorkspace(prefix = "runx-tools-"): TestWorkspace {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const workspace = join(base, "workspace");
+  const outside = join(base, "outside");
+  const packageDir = join(workspace, "skills", "demo");
+  const runDir = join(workspace, ".runx", "runs", "test-run");
+  for (const dir of [workspace, outside, packageDir, runDir]) mkdirSync(dir, { recursive: true });
+  return {
+    base,
+    workspace,
+    outside,
+    packageDir,
+    runDir,
+    cleanup: () => rmSync(base, { recursive: true, force: true }),
+  };
+}
+
+/** An effect ledger held in memory (append-only per key, like the real one). */
+export function createMemoryEffectLedger(): EffectLedger {
+  const entries = new Map<string, { request_digest: string; output: JsonRecord }>();
+  return {
+    lookup: (key) => Promise.resolve(entries.get(key)),
+    record(key, entry) {
+      const previous = entries.get(key);
+      if (previous !== undefined && previous.request_digest !== entry.request_digest) {
+        return Promise.reject(new Error(`effect ${key} was recorded with another request`));
+      }
+      entries.set(key, entry);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** A transport that refuses every request; HTTP tool tests pass their own. */
+const noHttp: HttpTransport = {
+  request: () => Promise.reject(new Error("no HTTP transport in this test context")),
+};
+
+/**
+ * A complete ToolContext for tests. Without `workspaceRoot` a fresh temp workspace is created
+ * (prefer passing the dirs of a {@link makeTempWorkspace} you clean up).
+ */
+export function makeToolContext(overrides: Partial<ToolContext> = {}): ToolContext {
+  const layout =
+    overrides.workspaceRoot === undefined ? makeTempWorkspace("runx-tool-context-") : undefined;
+  const workspaceRoot = overrides.workspaceRoot ?? (layout as TestWorkspace).workspace;
+  return {
+    workspaceRoot,
+    packageDir: layout?.packageDir ?? workspaceRoot,
+    runId: "test-run",
+    stepId: "test-step",
+    signal: new AbortController().signal,
+    scopes: [],
+    baseEnv: { PATH: TEST_PATH },
+    allowPrivateNetwork: false,
+    http: noHttp,
+    providers: new Map(),
+    effects: createMemoryEffectLedger(),
+    runDir: layout?.runDir ?? join(workspaceRoot, ".runx", "runs", "test-run"),
+    approvals: new Map(),
+    taint: createTaintSet(),
+    now: () => new Date("2026-01-01T00:00:00.000Z"),
+    ...overrides,
+  };
+}
+
+/** The output of a successful result; throws with the failure code otherwise. */
+export function successOutput(result: ToolResult): JsonRecord {
+  if (result.status !== "success") {
+    const detail =
+      result.status === "failure" ? `${result.code}: ${result.summary}` : result.status;
+    throw new Error(`expected success, got ${detail}`);
+  }
+  return result.output;
+}
+
+/** The failure code of a result, or its status when it did not fail. */
+export function failureCode(result: ToolResult): string {
+  return result.status === "failure" ? result.code : `(${result.status})`;
+}
+
+/** Every entry under `dir` with its kind and content (file text, link target): compare before/after. */
+export function snapshotTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (current: string): void => {
+    for (const name of readdirSync(current).sort()) {
+      const path = join(current, name);
+      const rel = relative(dir, path);
+      const info = lstatSync(path);
+      if (info.isSymbolicLink()) out[rel] = `link:${readlinkSync(path)}`;
+      else if (info.isDirectory()) {
+        out[rel] = "dir";
+        walk(path);
+      } else out[rel] = `file:${readFileSync(path, "utf8")}`;
+    }
+  };
+  walk(dir);
+  return out;
+}
