@@ -8,12 +8,11 @@ import { RuntimeError } from "../errors.js";
 import type { SuppliedInput } from "../parser/inputs.js";
 import { createTaintSet } from "../redaction.js";
 import { checkAgainstRequests, parseResumeDocument } from "./answers.js";
-import type { ResumeAnswers } from "./answers.js";
 import { readCheckpoint } from "./checkpoint.js";
-import type { Checkpoint } from "./checkpoint.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
 import { checkAgentAnswers, resumeAgentTask } from "./agent-step.js";
+import { checkGraphAnswers, resumeGraphRun } from "./graph-run.js";
 import { prepareRun } from "./prepare.js";
 import { admitPolicy, continueWithInputs, deliverSecrets, withRefusal } from "./run-skill.js";
 
@@ -26,19 +25,11 @@ export interface ResumeRequest {
   executionClosureDigest?: string;
 }
 
-/** A continuation step for one kind of pause. */
-export type ResumeHandler = (
-  scope: RunScope,
-  checkpoint: Checkpoint,
-  answers: ResumeAnswers,
-) => Promise<SkillRunEnvelope>;
-
-/** Continues a paused run. `handlers` supplies continuations for agent and graph pauses. */
+/** Continues a paused run (input, agent or graph pause). */
 export async function resumeRun(
   deps: RunSkillDeps,
   request: ResumeRequest,
   signal: AbortSignal,
-  handlers: Partial<Record<Checkpoint["kind"], ResumeHandler>> = {},
 ): Promise<SkillRunEnvelope> {
   const state = deps.state();
   const run = state.getRun(request.runId);
@@ -87,6 +78,7 @@ export async function resumeRun(
   // Answers are checked before the run is taken: a bad answer leaves the run paused.
   if (checkpoint.kind === "agent")
     checkAgentAnswers(prep.runner, prep.pkg.name, checkpoint, answers);
+  if (checkpoint.kind === "graph") checkGraphAnswers(checkpoint, answers);
 
   // Take the run: only one process moves a paused run forward.
   state.transaction(() => {
@@ -137,14 +129,13 @@ export async function resumeRun(
         stage("resume");
         return await resumeAgentTask(scope, checkpoint, answers, previous);
       }
-      const handler = handlers[checkpoint.kind];
-      if (handler === undefined) {
-        throw new RuntimeError("RESUME_REFUSED", `cannot resume a ${checkpoint.kind} pause`, {
-          run_id: run.id,
-        });
+      if (checkpoint.kind === "graph") {
+        stage("resume");
+        return await resumeGraphRun(scope, checkpoint, answers, previous);
       }
-      stage("resume");
-      return await handler(scope, checkpoint, answers);
+      throw new RuntimeError("RESUME_REFUSED", "the checkpoint names an unknown pause kind", {
+        run_id: run.id,
+      });
     });
   } catch (error) {
     // A refusal before anything ran leaves the run paused as it was.

@@ -22,6 +22,7 @@ import {
 import type { Prepared, RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
 import { runAgentTask } from "./agent-step.js";
+import { runGraph } from "./graph-run.js";
 import { assertRunnerSupported } from "./execute.js";
 import { pauseRun } from "./pause.js";
 import { prepareRun } from "./prepare.js";
@@ -101,6 +102,7 @@ export async function continueWithInputs(
   if (missing.length > 0) return pauseForInputs(scope, supplied, missing, start);
   const type = scope.prep.runner.type;
   if (type === "agent-task" || type === "agent") return runAgentTask(scope, values, start);
+  if (type === "graph") return runGraph(scope, values, start);
   return runSingleStep(scope, values, start);
 }
 

@@ -1,0 +1,330 @@
+/**
+ * Graph runs: drive the pure graph machine, executing planned steps (each sealing a child
+ * receipt), pausing durably for agents and humans, and sealing the graph receipt whose
+ * lineage commits every child by id and body digest.
+ */
+import { RuntimeError } from "../errors.js";
+import {
+  applyStepOutcome,
+  assertRetryAdmissible,
+  bindStepContracts,
+  contractFromRunner,
+  createGraphState,
+  graphFromRunner,
+  nextActions,
+  resumeGraph,
+  stepById,
+  validateResultProducers,
+} from "../graph/index.js";
+import type { FanoutSyncRecord, GraphDoc, GraphState, StepContract } from "../graph/index.js";
+import type { JsonObject } from "../parser/json.js";
+import type { GraphRunner } from "../parser/runner-types.js";
+import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
+import type { Receipt, Reference, SyncPoint } from "../receipts/index.js";
+import type { ToolCatalog } from "../tools/catalog.js";
+import type { ResumeAnswers } from "./answers.js";
+import type { Checkpoint } from "./checkpoint.js";
+import {
+  createRunRecord,
+  idempotencyFor,
+  receiptTimestamp,
+  runMetadata,
+  storeReceipt,
+} from "./context.js";
+import type { RunScope } from "./context.js";
+import { makeEnvelope } from "./envelope.js";
+import type { SkillRunEnvelope } from "./envelope.js";
+import { executeGraphStep, sealStepReceipt } from "./graph-steps.js";
+import { appendRunEvent } from "./ledger.js";
+import { pauseRun } from "./pause.js";
+import type { StepStart } from "./single-step.js";
+import { runtimeToolCatalog } from "./tools.js";
+
+/** The graph document of the run's runner, with step contracts bound and checked. */
+export function prepareGraph(scope: RunScope, catalog: ToolCatalog): GraphDoc {
+  const runner = scope.prep.runner as GraphRunner;
+  const raw = graphFromRunner(runner);
+  const doc = bindStepContracts(raw, (step): StepContract | undefined => {
+    if (step.kind === "tool") {
+      const tool = catalog.get(step.tool);
+      if (tool === undefined) return undefined;
+      const props = tool.outputSchema.properties;
+      const outputs =
+        props !== null && typeof props === "object" && !Array.isArray(props)
+          ? Object.keys(props)
+          : [];
+      return { outputs, mutating: tool.mutating };
+    }
+    if (step.kind === "run" && step.run.type !== "approval") {
+      const outputs = step.run.outputs;
+      return outputs !== undefined &&
+        outputs !== null &&
+        typeof outputs === "object" &&
+        !Array.isArray(outputs)
+        ? contractFromRunner({ outputs: outputs as never })
+        : undefined;
+    }
+    return undefined;
+  });
+  validateResultProducers(doc);
+  assertRetryAdmissible(doc);
+  return doc;
+}
+
+/** Starts a graph run. */
+export async function runGraph(
+  scope: RunScope,
+  inputs: JsonObject,
+  start: StepStart,
+): Promise<SkillRunEnvelope> {
+  const catalog = runtimeToolCatalog();
+  const doc = prepareGraph(scope, catalog);
+  const state = createGraphState(doc, inputs, { graphId: scope.prep.runId });
+  const { deps, prep } = scope;
+  deps.state().transaction(() => {
+    if (!start.runExists) {
+      createRunRecord(deps, prep, hashCanonical(scope.taint.redactJson(inputs)));
+    } else deps.state().updateRun(prep.runId, { status: "running" });
+  });
+  return driveGraph(scope, doc, catalog, state, start.previous);
+}
+
+function toSyncPoint(record: FanoutSyncRecord): SyncPoint {
+  return {
+    group_id: record.group_id,
+    strategy: record.strategy === "any" || record.strategy === "all" ? record.strategy : "quorum",
+    decision:
+      record.decision === "proceed" || record.decision === "pause" || record.decision === "escalate"
+        ? record.decision
+        : "halt",
+    rule_fired: record.rule_fired,
+    reason: record.reason,
+    branch_count: record.branch_count,
+    success_count: record.success_count,
+    failure_count: record.failure_count,
+    required_successes: record.required_successes,
+    branch_receipts: record.branch_receipts.flatMap((b) =>
+      b.receipt_id !== undefined ? [`runx:receipt:${b.receipt_id}`] : [],
+    ),
+    ...(record.gate !== undefined ? { gate: record.gate } : {}),
+  };
+}
+
+async function childReceipts(
+  scope: RunScope,
+  state: GraphState,
+  fresh: Map<string, Receipt>,
+): Promise<Receipt[]> {
+  const out: Receipt[] = [];
+  for (const step of state.steps) {
+    if (step.receiptId === undefined) continue;
+    out.push(fresh.get(step.receiptId) ?? (await scope.deps.receipts().read(step.receiptId)));
+  }
+  return out;
+}
+
+async function driveGraph(
+  scope: RunScope,
+  doc: GraphDoc,
+  catalog: ToolCatalog,
+  initial: GraphState,
+  previous: Reference | undefined,
+): Promise<SkillRunEnvelope> {
+  let state = initial;
+  const fresh = new Map<string, Receipt>();
+  for (let round = 0; round < 10_000; round++) {
+    const actions = nextActions(doc, state);
+    const runs = actions.filter((a) => a.kind === "execute_step");
+    if (runs.length === 0) {
+      const stop = actions[0];
+      if (stop === undefined || stop.kind === "execute_step") {
+        throw new RuntimeError("INTERNAL", "the graph planner returned nothing to do");
+      }
+      const children = await childReceipts(scope, state, fresh);
+      if (stop.kind === "pause") {
+        return pauseRun(scope, {
+          kind: "graph",
+          requests: stop.requests,
+          inputs: state.inputs,
+          reasonCode: stop.requests.every((r) => r.kind === "approval")
+            ? "approval_required"
+            : "agent_required",
+          summary: `waiting for ${stop.requests.map((r) => r.id).join(", ")}`,
+          runExists: true,
+          graphState: state,
+          childReceipts: children,
+          ...(previous !== undefined ? { previous } : {}),
+        });
+      }
+      return sealGraph(
+        scope,
+        doc,
+        state,
+        children,
+        previous,
+        stop.kind === "complete" ? { result: stop.result } : { failure: stop },
+      );
+    }
+    for (const action of runs) {
+      if (scope.signal.aborted) {
+        return sealGraph(scope, doc, state, await childReceipts(scope, state, fresh), previous, {
+          failure: {
+            code: "STEP_FAILED",
+            disposition: "failed",
+            reason: "interrupted",
+          },
+          killed: true,
+        });
+      }
+      const { outcome, receipt } = await executeGraphStep(
+        scope,
+        doc,
+        catalog,
+        action,
+        state.approvals,
+      );
+      if (receipt !== undefined) fresh.set(receipt.id, receipt);
+      state = applyStepOutcome(doc, state, action.stepId, outcome);
+    }
+  }
+  throw new RuntimeError("INTERNAL", "the graph did not settle within 10000 rounds");
+}
+
+async function sealGraph(
+  scope: RunScope,
+  doc: GraphDoc,
+  state: GraphState,
+  children: Receipt[],
+  previous: Reference | undefined,
+  end:
+    | { result: JsonObject }
+    | { failure: { code: string; disposition: string; reason: string }; killed?: boolean },
+): Promise<SkillRunEnvelope> {
+  const { deps, prep, taint } = scope;
+  const result = "result" in end ? (taint.redactJson(end.result) as JsonObject) : null;
+  const disposition =
+    "result" in end
+      ? "closed"
+      : end.killed === true
+        ? "killed"
+        : (end.failure.disposition as "failed" | "blocked" | "declined");
+  const reasonCode = "result" in end ? "graph_closed" : end.failure.code.toLowerCase();
+  const summary =
+    "result" in end ? `graph ${doc.name} completed` : taint.redactText(end.failure.reason);
+  const receipt = sealReceipt(
+    buildGraphReceipt({
+      name: doc.name,
+      createdAt: receiptTimestamp(deps.now()),
+      children,
+      disposition,
+      reasonCode,
+      sealSummary: summary,
+      idempotency: idempotencyFor(prep, hashCanonical({ result }), undefined, previous),
+      lineage: {
+        ...(previous !== undefined ? { previous, resume_ref: previous } : {}),
+        sync: state.sync.map(toSyncPoint),
+      },
+      metadata: {
+        ...runMetadata(deps, prep),
+        steps: state.steps.map((s) => ({
+          step_id: s.stepId,
+          status: s.status,
+          receipt_id: s.receiptId ?? null,
+        })),
+      },
+    }),
+    deps.signer(),
+  );
+  await storeReceipt(deps, prep, receipt, () => {
+    appendRunEvent(deps.state(), prep.runId, {
+      kind: "sealed",
+      status: disposition,
+      detail: { reason_code: reasonCode },
+      producer: { skill: prep.pkg.name, runner: prep.runner.name },
+      createdAt: receipt.created_at,
+      receiptId: receipt.id,
+    });
+    deps.state().updateRun(prep.runId, {
+      status: "sealed",
+      disposition,
+      receiptId: receipt.id,
+      resultJson: result === null ? null : JSON.stringify(result),
+      requestsJson: null,
+      ...(result === null ? { errorJson: JSON.stringify({ summary }) } : {}),
+    });
+  });
+  return makeEnvelope({
+    status: "sealed",
+    skillName: prep.pkg.name,
+    runner: prep.runner.name,
+    runId: prep.runId,
+    receiptId: receipt.id,
+    closure: { disposition, reason_code: reasonCode, summary },
+    result,
+  });
+}
+
+/** Agent answers for paused graph steps must be JSON objects (checked before the run is taken). */
+export function checkGraphAnswers(checkpoint: Checkpoint, answers: ResumeAnswers): void {
+  const state = checkpoint.graph_state as GraphState;
+  for (const step of state.steps) {
+    for (const request of step.requests ?? []) {
+      const answer = answers.answers[request.id];
+      if (request.kind !== "agent_act" || answer === undefined) continue;
+      if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
+        throw new RuntimeError("ANSWERS_INVALID", `answer ${request.id} must be a JSON object`, {
+          path: `answers.${request.id}`,
+        });
+      }
+    }
+  }
+}
+
+/** Continues a paused graph: human decisions through the machine, agent answers as step results. */
+export async function resumeGraphRun(
+  scope: RunScope,
+  checkpoint: Checkpoint,
+  answers: ResumeAnswers,
+  previous: Reference,
+): Promise<SkillRunEnvelope> {
+  const catalog = runtimeToolCatalog();
+  const doc = prepareGraph(scope, catalog);
+  let state = checkpoint.graph_state as GraphState;
+  const approvals = Object.fromEntries(
+    Object.entries(answers.approvals).map(([id, d]) => [
+      id,
+      {
+        approved: d.approved,
+        actor: "human" as const,
+        ...(d.reason !== undefined ? { reason: d.reason } : {}),
+      },
+    ]),
+  );
+  if (Object.keys(approvals).length > 0) state = resumeGraph(doc, state, { approvals });
+  for (const step of state.steps) {
+    for (const request of step.requests ?? []) {
+      const answer = answers.answers[request.id];
+      if (request.kind !== "agent_act" || answer === undefined) continue;
+      const receipt = await sealStepReceipt(
+        scope,
+        doc,
+        step.stepId,
+        step.attempts + 1,
+        {
+          disposition: "closed",
+          reasonCode: "process_closed",
+          output: answer as Record<string, unknown>,
+          metadata: { answered_by: "caller", request_id: request.id },
+        },
+        stepById(doc, step.stepId).contract?.outputs,
+      );
+      state = applyStepOutcome(doc, state, step.stepId, {
+        status: "success",
+        output: scope.taint.redactJson(answer) as JsonObject,
+        receiptId: receipt.id,
+        receiptDigest: receipt.digest,
+      });
+    }
+  }
+  return driveGraph(scope, doc, catalog, state, previous);
+}
