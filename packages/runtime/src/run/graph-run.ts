@@ -13,7 +13,6 @@ import {
   graphFromRunner,
   nextActions,
   resumeGraph,
-  stepById,
   validateResultProducers,
 } from "../graph/index.js";
 import type { FanoutSyncRecord, GraphDoc, GraphState, StepContract } from "../graph/index.js";
@@ -34,16 +33,22 @@ import {
 import type { RunScope } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
 import type { SkillRunEnvelope } from "./envelope.js";
-import { executeGraphStep, sealStepReceipt } from "./graph-steps.js";
+import { executeGraphStep, nestedRunner } from "./graph-steps.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
 import type { StepStart } from "./single-step.js";
 import { runtimeToolCatalog } from "./tools.js";
 
 /** The graph document of the run's runner, with step contracts bound and checked. */
-export function prepareGraph(scope: RunScope, catalog: ToolCatalog): GraphDoc {
+export async function prepareGraph(scope: RunScope, catalog: ToolCatalog): Promise<GraphDoc> {
   const runner = scope.prep.runner as GraphRunner;
   const raw = graphFromRunner(runner);
+  // Nested skills are resolved first so their runners' output contracts bind to the steps.
+  const nested = new Map<string, StepContract>();
+  for (const step of raw.steps) {
+    if (step.kind !== "skill" || step.skill.startsWith("registry:")) continue;
+    nested.set(step.id, contractFromRunner((await nestedRunner(scope, step)).runner));
+  }
   const doc = bindStepContracts(raw, (step): StepContract | undefined => {
     if (step.kind === "tool") {
       const tool = catalog.get(step.tool);
@@ -55,7 +60,8 @@ export function prepareGraph(scope: RunScope, catalog: ToolCatalog): GraphDoc {
           : [];
       return { outputs, mutating: tool.mutating };
     }
-    if (step.kind === "run" && step.run.type !== "approval") {
+    if (step.kind === "skill") return nested.get(step.id);
+    if (step.run.type !== "approval") {
       const outputs = step.run.outputs;
       return outputs !== undefined &&
         outputs !== null &&
@@ -78,7 +84,7 @@ export async function runGraph(
   start: StepStart,
 ): Promise<SkillRunEnvelope> {
   const catalog = runtimeToolCatalog();
-  const doc = prepareGraph(scope, catalog);
+  const doc = await prepareGraph(scope, catalog);
   const state = createGraphState(doc, inputs, { graphId: scope.prep.runId });
   const { deps, prep } = scope;
   deps.state().transaction(() => {
@@ -129,6 +135,7 @@ async function driveGraph(
   catalog: ToolCatalog,
   initial: GraphState,
   previous: Reference | undefined,
+  answers: Record<string, unknown> = {},
 ): Promise<SkillRunEnvelope> {
   let state = initial;
   const fresh = new Map<string, Receipt>();
@@ -182,6 +189,7 @@ async function driveGraph(
         catalog,
         action,
         state.approvals,
+        answers,
       );
       if (receipt !== undefined) fresh.set(receipt.id, receipt);
       state = applyStepOutcome(doc, state, action.stepId, outcome);
@@ -288,7 +296,7 @@ export async function resumeGraphRun(
   previous: Reference,
 ): Promise<SkillRunEnvelope> {
   const catalog = runtimeToolCatalog();
-  const doc = prepareGraph(scope, catalog);
+  const doc = await prepareGraph(scope, catalog);
   let state = checkpoint.graph_state as GraphState;
   const approvals = Object.fromEntries(
     Object.entries(answers.approvals).map(([id, d]) => [
@@ -300,31 +308,8 @@ export async function resumeGraphRun(
       },
     ]),
   );
-  if (Object.keys(approvals).length > 0) state = resumeGraph(doc, state, { approvals });
-  for (const step of state.steps) {
-    for (const request of step.requests ?? []) {
-      const answer = answers.answers[request.id];
-      if (request.kind !== "agent_act" || answer === undefined) continue;
-      const receipt = await sealStepReceipt(
-        scope,
-        doc,
-        step.stepId,
-        step.attempts + 1,
-        {
-          disposition: "closed",
-          reasonCode: "process_closed",
-          output: answer as Record<string, unknown>,
-          metadata: { answered_by: "caller", request_id: request.id },
-        },
-        stepById(doc, step.stepId).contract?.outputs,
-      );
-      state = applyStepOutcome(doc, state, step.stepId, {
-        status: "success",
-        output: scope.taint.redactJson(answer) as JsonObject,
-        receiptId: receipt.id,
-        receiptDigest: receipt.digest,
-      });
-    }
-  }
-  return driveGraph(scope, doc, catalog, state, previous);
+  // Un-pauses the graph (recording human decisions); paused agent steps are planned again
+  // and take their answers from the resume document.
+  state = resumeGraph(doc, state, { approvals });
+  return driveGraph(scope, doc, catalog, state, previous, answers.answers);
 }

@@ -3,7 +3,7 @@
  * an approval — and seals its child receipt. Returns the machine's outcome for the step.
  */
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import { agentActForRunner } from "../agents/request.js";
+import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import type { ExecuteStepAction, GraphDoc, GraphStep, StepOutcome } from "../graph/index.js";
 import { approvalDecisionPacket, stepById } from "../graph/index.js";
@@ -126,7 +126,7 @@ export function grantedScopes(scope: RunScope, step: GraphStep): string[] {
 }
 
 /** Resolves a nested skill reference relative to the graph's package. */
-async function nestedRunner(
+export async function nestedRunner(
   scope: RunScope,
   step: GraphStep & { kind: "skill" },
 ): Promise<{ runner: RunnerDefinition; packageDir: string; body: string; name: string }> {
@@ -203,6 +203,7 @@ export async function executeGraphStep(
   catalog: ToolCatalog,
   action: ExecuteStepAction,
   approvals: Record<string, { approved: boolean; reason?: string }>,
+  answers: Record<string, unknown> = {},
 ): Promise<StepResult> {
   const step = stepById(doc, action.stepId);
   const declared = step.contract?.outputs;
@@ -322,7 +323,29 @@ export async function executeGraphStep(
           };
     const runner = nested.runner;
     if (runner.type === "agent-task" || runner.type === "agent") {
-      return agentPause(scope, step, runner, nested, action.resolvedInputs);
+      const requestId = agentRequestId(asAgentTask(runner, nested.name).task);
+      const answer = answers[requestId];
+      if (answer === undefined)
+        return agentPause(scope, step, runner, nested, action.resolvedInputs);
+      const check = validateAgentAnswer(runner.outputs, answer);
+      if (!check.ok) {
+        throw new RuntimeError(
+          "ANSWERS_INVALID",
+          `answer ${requestId}: ${check.path}: ${check.message}`,
+          {
+            path: `answers.${requestId}`,
+          },
+        );
+      }
+      return await seal(
+        {
+          disposition: "closed",
+          reasonCode: "process_closed",
+          output: answer as Record<string, unknown>,
+          metadata: { answered_by: "caller", request_id: requestId },
+        },
+        "success",
+      );
     }
     const { values, missing } = resolveInputs(
       runner.inputs,
