@@ -1,0 +1,232 @@
+import { readdirSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { cleanEnv, makeWorkspace, runx, RUNX_BIN } from "../testing/cli.js";
+import type { Workspace } from "../testing/cli.js";
+
+let ws: Workspace;
+beforeEach(() => {
+  ws = makeWorkspace();
+  ws.addBundledSkill("echo");
+  ws.addBundledSkill("review-and-record");
+  ws.write("doc.md", "# Access review\n\nAll grants confirmed.\n");
+  ws.write("skills/two-step/SKILL.md", "---\nname: two-step\n---\nEcho twice.\n");
+  ws.write(
+    "skills/two-step/X.yaml",
+    [
+      "runners:",
+      "  default:",
+      "    type: graph",
+      "    inputs:",
+      "      message: {type: string, required: true}",
+      "    graph:",
+      "      name: two-step",
+      "      result_from: [second]",
+      "      steps:",
+      "        - id: first",
+      "          skill: ../echo",
+      "          inputs:",
+      "            message: $input.message",
+      "        - id: second",
+      "          skill: ../echo",
+      "          inputs:",
+      "            message: $steps.first.message",
+      "",
+    ].join("\n"),
+  );
+});
+afterEach(() => ws.cleanup());
+
+interface Envelope {
+  status: string;
+  run_id: string;
+  receipt_id: string;
+  result: Record<string, unknown> | null;
+  requests: Array<{ id: string; kind: string; gate?: { summary?: Record<string, unknown> } }>;
+  closure: { disposition: string } | null;
+}
+
+function receiptFile(id: string): string {
+  return join(ws.root, ".runx", "receipts", `sha256-${id.slice(7)}.json`);
+}
+
+function readReceipt(id: string): Record<string, any> {
+  return JSON.parse(readFileSync(receiptFile(id), "utf8"));
+}
+
+async function toApproval(): Promise<{ runId: string; gate: string; env: Envelope }> {
+  const first = await runx(ws, [
+    "skill",
+    "skills/review-and-record",
+    "--path",
+    "doc.md",
+    "--idempotency-key",
+    "k1",
+    "--json",
+  ]);
+  expect(first.code).toBe(2);
+  const paused = first.json<Envelope>();
+  expect(paused.status).toBe("needs_agent");
+  expect(paused.requests.map((r) => r.id)).toEqual(["agent_task.assess-document.output"]);
+  const answers = {
+    answers: { "agent_task.assess-document.output": { decision: "accept", note: "complete" } },
+  };
+  const second = await runx(ws, ["resume", paused.run_id, "-", "--json"], {
+    stdin: JSON.stringify(answers),
+  });
+  expect(second.code).toBe(2);
+  const env = second.json<Envelope>();
+  expect(env.status).toBe("needs_approval");
+  return { runId: paused.run_id, gate: env.requests[0]!.id, env };
+}
+
+describe("graph runs", () => {
+  it("seals one receipt per step plus the graph receipt, and verify walks the DAG", async () => {
+    const r = await runx(ws, ["skill", "skills/two-step", "--message", "hi", "--json"]);
+    expect(r.code).toBe(0);
+    const env = r.json<Envelope>();
+    expect(env.result).toEqual({ message: "hi" });
+    const graph = readReceipt(env.receipt_id);
+    expect(graph.subject.kind).toBe("graph");
+    expect(graph.lineage.children).toHaveLength(2);
+    expect(
+      readdirSync(join(ws.root, ".runx", "receipts")).filter((f) => f.startsWith("sha256-")),
+    ).toHaveLength(3);
+    const verify = await runx(ws, ["verify", "--json"]);
+    expect(verify.code).toBe(0);
+    const tree = verify.json<{ trees: Array<{ root_receipt_id: string; receipt_count: number }> }>()
+      .trees;
+    expect(tree).toEqual([
+      expect.objectContaining({ root_receipt_id: env.receipt_id, receipt_count: 3 }),
+    ]);
+  });
+
+  it("makes the parent invalid, naming the finding, when a child receipt is edited", async () => {
+    const env = (
+      await runx(ws, ["skill", "skills/two-step", "--message", "hi", "--json"])
+    ).json<Envelope>();
+    const child = String(readReceipt(env.receipt_id).lineage.children[0].uri).replace(
+      "runx:receipt:",
+      "",
+    );
+    const file = receiptFile(child);
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace("step first completed", "step first completeD"),
+    );
+    const verify = await runx(ws, ["verify", "--json"]);
+    expect(verify.code).toBe(3);
+    const trees = verify.json<{
+      trees: Array<{
+        root_receipt_id: string;
+        valid: boolean;
+        findings: Array<{ code: string; path: string }>;
+      }>;
+    }>().trees;
+    const parent = trees.find((t) => t.root_receipt_id === env.receipt_id);
+    expect(parent?.valid).toBe(false);
+    const finding = parent?.findings.find((f) => f.path.includes(child));
+    expect(finding?.code).toBe("seal_digest_mismatch");
+  });
+
+  it("pauses for a human approval whose summary the runtime built, and seals after approval", async () => {
+    const { runId, gate, env } = await toApproval();
+    expect(gate).toMatch(/^provider-effect:/);
+    expect(Object.keys(env.requests[0]!.gate!.summary!).sort()).toEqual(
+      ["operation", "payload_digest", "plan_digest", "provider", "scopes", "target"].sort(),
+    );
+    const done = await runx(ws, ["resume", runId, "-", "--json"], {
+      stdin: JSON.stringify({ approvals: { [gate]: { approved: true, reason: "verified" } } }),
+    });
+    expect(done.code).toBe(0);
+    const sealed = done.json<Envelope>();
+    expect(sealed.status).toBe("sealed");
+    expect(sealed.result).toMatchObject({ status: "created", replayed: false });
+    const graph = readReceipt(sealed.receipt_id);
+    expect(graph.lineage.children).toHaveLength(3);
+    expect((await runx(ws, ["verify", "--json"])).code).toBe(0);
+    const provider = JSON.parse(ws.read(".runx/providers/fixture.json"));
+    expect(Object.keys(provider.records["review-decisions"])).toHaveLength(1);
+  });
+
+  it("refuses the decision when it is placed under answers, and keeps the run paused", async () => {
+    const { runId, gate } = await toApproval();
+    const wrong = await runx(ws, ["resume", runId, "-", "--json"], {
+      stdin: JSON.stringify({ answers: { [gate]: { approved: true } } }),
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.json().error).toMatchObject({ reason: "APPROVAL_NOT_ANSWERABLE" });
+    const history = (await runx(ws, ["history", "--json"])).json<{
+      pendingRuns: Array<{ id: string; status: string }>;
+    }>();
+    expect(history.pendingRuns).toEqual([
+      expect.objectContaining({ id: runId, status: "needs_approval" }),
+    ]);
+  });
+
+  it("seals declined (exit 1) when the approver denies, and moves nothing", async () => {
+    const { runId, gate } = await toApproval();
+    const denied = await runx(ws, ["resume", runId, "-", "--json"], {
+      stdin: JSON.stringify({ approvals: { [gate]: false } }),
+    });
+    expect(denied.code).toBe(1);
+    expect(denied.json<Envelope>().closure?.disposition).toBe("declined");
+    expect(() => ws.read(".runx/providers/fixture.json")).toThrow();
+  });
+
+  it("refuses to resume after the package was edited between pause and resume", async () => {
+    const { runId, gate } = await toApproval();
+    appendFileSync(join(ws.root, "skills", "review-and-record", "SKILL.md"), "\nchanged\n");
+    const r = await runx(ws, ["resume", runId, "-", "--json"], {
+      stdin: JSON.stringify({ approvals: { [gate]: true } }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.json().error).toMatchObject({ reason: "RESUME_REFUSED" });
+  });
+
+  it("resumes from a new process after the pausing process was killed with SIGKILL, without re-running or duplicating steps", async () => {
+    // Start the run and kill -9 the process as soon as it has printed its paused envelope.
+    const stdout = await new Promise<string>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [
+          RUNX_BIN,
+          "skill",
+          "skills/review-and-record",
+          "--path",
+          "doc.md",
+          "--idempotency-key",
+          "k9",
+          "--json",
+        ],
+        { cwd: ws.root, env: cleanEnv(ws) },
+      );
+      let out = "";
+      child.stdout.on("data", (b: Buffer) => {
+        out += b.toString();
+        if (out.includes("\n")) child.kill("SIGKILL");
+      });
+      child.on("close", () => resolve(out));
+    });
+    const paused = JSON.parse(stdout.trim()) as Envelope;
+    expect(paused.status).toBe("needs_agent");
+    const readReceiptId = String(readReceipt(paused.receipt_id).lineage.children[0].uri);
+    const answers = {
+      answers: { "agent_task.assess-document.output": { decision: "reject", note: "thin" } },
+    };
+    const approval = await runx(ws, ["resume", paused.run_id, "-", "--json"], {
+      stdin: JSON.stringify(answers),
+    });
+    const gate = approval.json<Envelope>().requests[0]!.id;
+    const done = await runx(ws, ["resume", paused.run_id, "-", "--json"], {
+      stdin: JSON.stringify({ approvals: { [gate]: true } }),
+    });
+    expect(done.code).toBe(0);
+    const graph = readReceipt(done.json<Envelope>().receipt_id);
+    const childIds: string[] = graph.lineage.children.map((c: { uri: string }) => c.uri);
+    expect(childIds).toHaveLength(3);
+    expect(new Set(childIds).size).toBe(3);
+    expect(childIds[0]).toBe(readReceiptId);
+  });
+});
