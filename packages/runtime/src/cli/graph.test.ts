@@ -51,8 +51,13 @@ function receiptFile(id: string): string {
   return join(ws.root, ".runx", "receipts", `sha256-${id.slice(7)}.json`);
 }
 
-function readReceipt(id: string): Record<string, any> {
-  return JSON.parse(readFileSync(receiptFile(id), "utf8"));
+interface ReceiptView {
+  subject: { kind: string };
+  lineage: { children: Array<{ uri: string }> };
+}
+
+function readReceipt(id: string): ReceiptView {
+  return JSON.parse(readFileSync(receiptFile(id), "utf8")) as ReceiptView;
 }
 
 async function toApproval(): Promise<{ runId: string; gate: string; env: Envelope }> {
@@ -106,7 +111,7 @@ describe("graph runs", () => {
     const env = (
       await runx(ws, ["skill", "skills/two-step", "--message", "hi", "--json"])
     ).json<Envelope>();
-    const child = String(readReceipt(env.receipt_id).lineage.children[0].uri).replace(
+    const child = String(readReceipt(env.receipt_id).lineage.children[0]?.uri).replace(
       "runx:receipt:",
       "",
     );
@@ -211,7 +216,7 @@ describe("graph runs", () => {
     });
     const paused = JSON.parse(stdout.trim()) as Envelope;
     expect(paused.status).toBe("needs_agent");
-    const readReceiptId = String(readReceipt(paused.receipt_id).lineage.children[0].uri);
+    const readReceiptId = String(readReceipt(paused.receipt_id).lineage.children[0]?.uri);
     const answers = {
       answers: { "agent_task.assess-document.output": { decision: "reject", note: "thin" } },
     };
