@@ -190,6 +190,18 @@ describe("graph runs", () => {
     expect(r.json().error).toMatchObject({ reason: "RESUME_REFUSED" });
   });
 
+  it("refuses to resume after a nested child package changed (the closure digest binds it)", async () => {
+    const first = await runx(ws, ["skill", "skills/two-step", "--json"]);
+    expect(first.code).toBe(2);
+    const paused = first.json<Envelope>();
+    appendFileSync(join(ws.root, "skills", "echo", "SKILL.md"), "\nchild changed\n");
+    const r = await runx(ws, ["resume", paused.run_id, "-", "--json"], {
+      stdin: JSON.stringify({ answers: { [paused.requests[0]!.id]: { message: "x" } } }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.json().error).toMatchObject({ reason: "RESUME_REFUSED" });
+  });
+
   it("resumes from a new process after the pausing process was killed with SIGKILL, without re-running or duplicating steps", async () => {
     // Start the run and kill -9 the process as soon as it has printed its paused envelope.
     const stdout = await new Promise<string>((resolve) => {

@@ -1,8 +1,10 @@
 /** Resolution of a run: package, digests, runner, run id (no receipt can exist before this). */
+import { resolve } from "node:path";
 import { computePackageDigest } from "../packages/digest.js";
 import { resolveSkillRef } from "../packages/locate.js";
 import { loadPackageCached } from "../packages/package-cache.js";
 import { selectRunner } from "../parser/select-runner.js";
+import type { RunnerDefinition } from "../parser/runner-types.js";
 import { hashCanonical } from "../receipts/index.js";
 import { displayPath } from "../workspace.js";
 import type { Prepared, RunSkillDeps } from "./context.js";
@@ -13,6 +15,39 @@ export function closureDigestOf(
   bindings: Array<{ skill: string; runner: string; package_digest: string }>,
 ): string {
   return hashCanonical({ runtime_release: runtimeRelease, package_bindings: bindings });
+}
+
+/**
+ * The packages a graph's skill steps execute (transitively bound into the closure digest, so a
+ * change to a child package cannot continue a run paused against the old one).
+ */
+async function nestedBindings(
+  runner: RunnerDefinition,
+  packageDir: string,
+  root: string,
+): Promise<Array<{ skill: string; runner: string; package_digest: string }>> {
+  if (runner.type !== "graph") return [];
+  const steps = (runner.graph as { steps?: unknown }).steps;
+  const out: Array<{ skill: string; runner: string; package_digest: string }> = [];
+  for (const step of Array.isArray(steps) ? steps : []) {
+    const ref = (step as { skill?: unknown }).skill;
+    if (typeof ref !== "string" || ref.startsWith("registry:")) continue;
+    try {
+      const nested = await resolveSkillRef(resolve(packageDir, ref), { workspaceRoot: root });
+      out.push({
+        skill: ref,
+        runner:
+          typeof (step as { runner?: unknown }).runner === "string"
+            ? String((step as { runner: string }).runner)
+            : "default",
+        package_digest: await computePackageDigest(nested.packageDir),
+      });
+    } catch {
+      // An unresolvable step is reported when the step runs; it binds as missing here.
+      out.push({ skill: ref, runner: "", package_digest: "missing" });
+    }
+  }
+  return out;
 }
 
 /** Resolves `ref`, digests and loads the package, selects the runner and names the run. */
@@ -35,6 +70,7 @@ export async function prepareRun(
   const runner = selectRunner(pkg, options.runner);
   const closureDigest = closureDigestOf(deps.runtimeRelease, [
     { skill: pkg.name, runner: runner.name, package_digest: packageDigest },
+    ...(await nestedBindings(runner, resolved.packageDir, root)),
   ]);
   const runId =
     options.runId ?? `run_${runner.name.replace(/[^A-Za-z0-9_-]/g, "_")}_${deps.randomHex(8)}`;
