@@ -23,6 +23,7 @@ import type {
 import type { SkillRunEnvelope } from "./run/envelope.js";
 import { runSkill } from "./run/run-skill.js";
 import type { RunSkillDeps, SkillRequest } from "./run/run-skill.js";
+import type { ReceiptProfile } from "./run/context.js";
 import { resumeRun } from "./run/resume.js";
 import { readResumeDocument } from "./run/resume-document.js";
 import { historyDetail, listHistory } from "./services/history.js";
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   now?: () => Date;
   randomHex?: (bytes: number) => string;
   readStdin?: () => AsyncIterable<Uint8Array | string>;
+  /** Receipt shaping (`live` by default; the harness replays with `harness`). */
+  receiptProfile?: ReceiptProfile;
 }
 
 /** The runtime's public surface. */
@@ -153,6 +156,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     now,
     randomHex,
     readStdin,
+    ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
     agentConfig: async () => {
       // Loaded on demand: only agent runs read the user's agent configuration.
       const { loadAgentSettings } = await import("./agents/config.js");

@@ -9,10 +9,12 @@ import type { RunnerDefinition } from "../parser/runner-types.js";
 import { hashCanonical, receiptBodyDigest } from "../receipts/index.js";
 import type {
   Commitment,
+  ExecutionBoundaryKind,
   Receipt,
   ReceiptSigner,
   ReceiptStore,
   Reference,
+  SkillReceiptFacts,
 } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
 import type { StateStore } from "../store/types.js";
@@ -31,9 +33,46 @@ export interface RunSkillDeps {
   now(): Date;
   randomHex(bytes: number): string;
   readStdin(): AsyncIterable<Uint8Array | string>;
+  /**
+   * How receipts are shaped. `live` (default) binds real idempotency commitments, stream and
+   * input commitments, the execution boundary and unsigned metadata. `harness` reproduces
+   * upstream's harness receipts byte for byte: the case name as the receipt name, a fixed
+   * clock, upstream's placeholder idempotency values and no live-only fields.
+   */
+  receiptProfile?: ReceiptProfile;
   /** The user's agent configuration ($RUNX_HOME/config.json), when a managed agent is set up. */
   agentConfig?(): Promise<ManagedAgentSettings | undefined>;
 }
+
+/** See {@link RunSkillDeps.receiptProfile}. */
+export type ReceiptProfile =
+  { kind: "live" } | { kind: "harness"; name: string; createdAt: string };
+
+/** The receipt facts that differ between live runs and harness replays. */
+export interface ProfiledFacts {
+  name: string;
+  createdAt: string;
+  commitments?: Commitment[];
+  executionBoundary?: ExecutionBoundaryKind;
+  idempotency?: Receipt["idempotency"];
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Applies the receipt profile: live facts pass through; a harness replay renames the receipt
+ * to the case, pins the clock and drops the live-only fields (so upstream's oracles hold).
+ */
+export function profiled(deps: RunSkillDeps, facts: ProfiledFacts): SkillFactsProfile {
+  const profile = deps.receiptProfile;
+  if (profile === undefined || profile.kind === "live") return facts as SkillFactsProfile;
+  return { name: profile.name, createdAt: profile.createdAt };
+}
+
+/** The profile-dependent part of a receipt builder's facts. */
+export type SkillFactsProfile = Pick<SkillReceiptFacts, "name" | "createdAt"> &
+  Partial<
+    Pick<SkillReceiptFacts, "commitments" | "executionBoundary" | "idempotency" | "metadata">
+  >;
 
 /** Managed agent settings (provider, model, key, endpoint). */
 export interface ManagedAgentSettings {

@@ -26,6 +26,7 @@ import type { Checkpoint } from "./checkpoint.js";
 import {
   createRunRecord,
   idempotencyFor,
+  profiled,
   receiptTimestamp,
   runMetadata,
   storeReceipt,
@@ -221,24 +222,34 @@ async function sealGraph(
     "result" in end ? `graph ${doc.name} completed` : taint.redactText(end.failure.reason);
   const receipt = sealReceipt(
     buildGraphReceipt({
-      name: doc.name,
-      createdAt: receiptTimestamp(deps.now()),
+      ...(() => {
+        const facts = profiled(deps, {
+          name: doc.name,
+          createdAt: receiptTimestamp(deps.now()),
+          idempotency: idempotencyFor(prep, hashCanonical({ result }), undefined, previous),
+          metadata: {
+            ...runMetadata(deps, prep),
+            steps: state.steps.map((s) => ({
+              step_id: s.stepId,
+              status: s.status,
+              receipt_id: s.receiptId ?? null,
+            })),
+          },
+        });
+        return {
+          name: facts.name,
+          createdAt: facts.createdAt,
+          ...(facts.idempotency !== undefined ? { idempotency: facts.idempotency } : {}),
+          ...(facts.metadata !== undefined ? { metadata: facts.metadata } : {}),
+        };
+      })(),
       children,
       disposition,
       reasonCode,
       sealSummary: summary,
-      idempotency: idempotencyFor(prep, hashCanonical({ result }), undefined, previous),
       lineage: {
         ...(previous !== undefined ? { previous, resume_ref: previous } : {}),
         sync: state.sync.map(toSyncPoint),
-      },
-      metadata: {
-        ...runMetadata(deps, prep),
-        steps: state.steps.map((s) => ({
-          step_id: s.stepId,
-          status: s.status,
-          receipt_id: s.receiptId ?? null,
-        })),
       },
     }),
     deps.signer(),

@@ -23,6 +23,7 @@ import { asAgentTask } from "./agent-step.js";
 import {
   commitment,
   idempotencyFor,
+  profiled,
   receiptTimestamp,
   runMetadata,
   storeReceipt,
@@ -61,26 +62,28 @@ export async function sealStepReceipt(
   const summary = outcome.summary !== undefined ? taint.redactText(outcome.summary) : undefined;
   const receipt = sealReceipt(
     buildSkillReceipt({
-      name: doc.name,
+      ...profiled(deps, {
+        name: doc.name,
+        createdAt: receiptTimestamp(deps.now()),
+        commitments: [
+          ...(closed ? [commitment("output", hashCanonical(output))] : []),
+          ...(outcome.streams !== undefined
+            ? [
+                commitment("stdout", outcome.streams.stdoutSha256),
+                commitment("stderr", outcome.streams.stderrSha256),
+              ]
+            : []),
+        ],
+        ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
+        idempotency: idempotencyFor(prep, contentDigest, `${stepId}#${attempt}`),
+        metadata: { ...runMetadata(deps, prep), step_id: stepId, attempt, ...outcome.metadata },
+      }),
       step: stepId,
-      createdAt: receiptTimestamp(deps.now()),
       disposition: outcome.disposition,
       reasonCode: outcome.reasonCode,
       ...(closed ? {} : { sealSummary: summary ?? `step ${stepId} ${outcome.disposition}` }),
       ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
       claim: claim as Record<string, never>,
-      commitments: [
-        ...(closed ? [commitment("output", hashCanonical(output))] : []),
-        ...(outcome.streams !== undefined
-          ? [
-              commitment("stdout", outcome.streams.stdoutSha256),
-              commitment("stderr", outcome.streams.stderrSha256),
-            ]
-          : []),
-      ],
-      ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
-      idempotency: idempotencyFor(prep, contentDigest, `${stepId}#${attempt}`),
-      metadata: { ...runMetadata(deps, prep), step_id: stepId, attempt, ...outcome.metadata },
     }),
     deps.signer(),
   );

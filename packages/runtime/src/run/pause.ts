@@ -15,6 +15,7 @@ import type { Checkpoint } from "./checkpoint.js";
 import {
   createRunRecord,
   idempotencyFor,
+  profiled,
   receiptTimestamp,
   runMetadata,
   storeReceipt,
@@ -49,23 +50,25 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
   const inputsDigest = hashCanonical(scope.taint.redactJson(spec.inputs));
   const receipt = sealReceipt(
     buildSkillReceipt({
-      name: prep.pkg.name,
+      ...profiled(deps, {
+        name: prep.pkg.name,
+        createdAt,
+        idempotency: idempotencyFor(
+          prep,
+          hashCanonical({ inputs: inputsDigest, requests: spec.requests }),
+          undefined,
+          spec.previous,
+        ),
+        metadata: runMetadata(deps, prep),
+      }),
       step: prep.runner.name,
-      createdAt,
       disposition: "deferred",
       reasonCode: spec.reasonCode,
       sealSummary: spec.summary,
       succeeded: false,
       outcomeSummary: spec.summary,
-      idempotency: idempotencyFor(
-        prep,
-        hashCanonical({ inputs: inputsDigest, requests: spec.requests }),
-        undefined,
-        spec.previous,
-      ),
       ...(spec.childReceipts !== undefined ? { children: spec.childReceipts } : {}),
       ...(spec.previous !== undefined ? { lineage: { previous: spec.previous } } : {}),
-      metadata: runMetadata(deps, prep),
     }),
     deps.signer(),
   );

@@ -14,6 +14,7 @@ import type { TaintSet } from "../redaction.js";
 import { displayPath } from "../workspace.js";
 import {
   idempotencyFor,
+  profiled,
   markRunFailed,
   receiptTimestamp,
   runMetadata,
@@ -210,11 +211,13 @@ async function refuse(scope: RunScope, stage: string, error: RuntimeError): Prom
   markRunFailed(deps, prep.runId);
   const receipt = sealReceipt(
     buildRefusalReceipt({
-      name: prep.pkg.name,
+      ...profiled(deps, {
+        name: prep.pkg.name,
+        createdAt: receiptTimestamp(deps.now()),
+        idempotency: idempotencyFor(prep, prep.preparedContextDigest),
+        metadata: runMetadata(deps, prep),
+      }),
       step: prep.runner.name,
-      createdAt: receiptTimestamp(deps.now()),
-      idempotency: idempotencyFor(prep, prep.preparedContextDigest),
-      metadata: runMetadata(deps, prep),
       failure: {
         code: error.code,
         message,

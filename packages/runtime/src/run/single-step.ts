@@ -8,6 +8,7 @@ import {
   commitment,
   createRunRecord,
   idempotencyFor,
+  profiled,
   receiptTimestamp,
   runMetadata,
   storeReceipt,
@@ -94,9 +95,21 @@ export async function sealOutcome(
   const createdAt = receiptTimestamp(deps.now());
   const receipt = sealReceipt(
     buildSkillReceipt({
-      name: prep.pkg.name,
+      ...profiled(deps, {
+        name: prep.pkg.name,
+        createdAt,
+        commitments,
+        ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
+        idempotency: idempotencyFor(prep, inputsDigest, undefined, previous),
+        // The declared-output claim is committed by the step identity (locator); it is
+        // repeated here as an unsigned read aid so operators can see what is committed.
+        metadata: {
+          ...runMetadata(deps, prep),
+          ...outcome.metadata,
+          ...(Object.keys(claim).length > 0 ? { claim: taint.redactJson(claim) } : {}),
+        },
+      }),
       step: prep.runner.name,
-      createdAt,
       disposition: outcome.disposition,
       reasonCode: outcome.reasonCode,
       ...(closed
@@ -104,19 +117,7 @@ export async function sealOutcome(
         : { sealSummary: summary ?? `step ${prep.runner.name} ${outcome.disposition}` }),
       ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
       claim: taint.redactJson(claim) as Record<string, never>,
-      commitments,
-      ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
-      idempotency: idempotencyFor(prep, inputsDigest, undefined, previous),
       ...(previous !== undefined ? { lineage: { previous, resume_ref: previous } } : {}),
-      // The declared-output claim is committed by the step identity (locator); it is repeated
-      // here as an unsigned read aid so operators can see what the receipt commits to.
-      metadata: {
-        ...runMetadata(deps, prep),
-        ...outcome.metadata,
-        ...(Object.keys(claim).length > 0
-          ? { claim: taint.redactJson(claim) as Record<string, never> }
-          : {}),
-      },
     }),
     deps.signer(),
   );
