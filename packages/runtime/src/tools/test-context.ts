@@ -16,7 +16,8 @@ import {
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { createTaintSet } from "../redaction.js";
-import type { EffectLedger, HttpTransport, JsonRecord, ToolContext, ToolResult } from "./types.js";
+import { createMemoryEffectLedger as createMemoryEffectLedgerImpl } from "./effect-ledger.js";
+import type { HttpTransport, JsonRecord, ToolContext, ToolResult } from "./types.js";
 
 /** PATH for child processes in tests (tests never read the host environment). */
 export const TEST_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -51,21 +52,7 @@ export function makeTempWorkspace(prefix = "runx-tools-"): TestWorkspace {
   };
 }
 
-/** An effect ledger held in memory (append-only per key, like the real one). */
-export function createMemoryEffectLedger(): EffectLedger {
-  const entries = new Map<string, { request_digest: string; output: JsonRecord }>();
-  return {
-    lookup: (key) => Promise.resolve(entries.get(key)),
-    record(key, entry) {
-      const previous = entries.get(key);
-      if (previous !== undefined && previous.request_digest !== entry.request_digest) {
-        return Promise.reject(new Error(`effect ${key} was recorded with another request`));
-      }
-      entries.set(key, entry);
-      return Promise.resolve();
-    },
-  };
-}
+export { createMemoryEffectLedger } from "./effect-ledger.js";
 
 /** A transport that refuses every request; HTTP tool tests pass their own. */
 const noHttp: HttpTransport = {
@@ -91,7 +78,7 @@ export function makeToolContext(overrides: Partial<ToolContext> = {}): ToolConte
     allowPrivateNetwork: false,
     http: noHttp,
     providers: new Map(),
-    effects: createMemoryEffectLedger(),
+    effects: createMemoryEffectLedgerImpl(),
     runDir: layout?.runDir ?? join(workspaceRoot, ".runx", "runs", "test-run"),
     approvals: new Map(),
     taint: createTaintSet(),
