@@ -22,8 +22,6 @@ import {
 } from "./context.js";
 import type { Prepared, RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
-import { runAgentTask } from "./agent-step.js";
-import { runGraph } from "./graph-run.js";
 import { assertRunnerSupported } from "./execute.js";
 import { pauseRun } from "./pause.js";
 import { prepareRun } from "./prepare.js";
@@ -102,8 +100,16 @@ export async function continueWithInputs(
   const { values, missing } = resolveInputs(scope.prep.runner.inputs, supplied);
   if (missing.length > 0) return pauseForInputs(scope, supplied, missing, start);
   const type = scope.prep.runner.type;
-  if (type === "agent-task" || type === "agent") return runAgentTask(scope, values, start);
-  if (type === "graph") return runGraph(scope, values, start);
+  // Agent and graph machinery (managed agent, tool catalog, graph engine) load on demand, so a
+  // plain process run does not pay for them at start-up.
+  if (type === "agent-task" || type === "agent") {
+    const { runAgentTask } = await import("./agent-step.js");
+    return runAgentTask(scope, values, start);
+  }
+  if (type === "graph") {
+    const { runGraph } = await import("./graph-run.js");
+    return runGraph(scope, values, start);
+  }
   return runSingleStep(scope, values, start);
 }
 
