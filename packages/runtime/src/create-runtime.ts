@@ -24,10 +24,9 @@ import type { SkillRunEnvelope } from "./run/envelope.js";
 import { runSkill } from "./run/run-skill.js";
 import type { RunSkillDeps, SkillRequest } from "./run/run-skill.js";
 import type { ReceiptProfile } from "./run/context.js";
-import { resumeRun } from "./run/resume.js";
 import { readResumeDocument } from "./run/resume-document.js";
-import { historyDetail, listHistory } from "./services/history.js";
-import type { HistoryDetail, HistoryListing } from "./services/history.js";
+import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
+import type { HistoryDetail, HistoryListing, PendingRun } from "./services/history.js";
 import { initGlobal, initProject } from "./services/init.js";
 import type { InitResult } from "./services/init.js";
 import type { SkillListItem } from "./services/list-skills.js";
@@ -78,6 +77,11 @@ export interface Runtime {
     },
     options?: { signal?: AbortSignal },
   ): Promise<SkillRunEnvelope>;
+  /** Continues a paused run with an already parsed resume document (the harness's path). */
+  resumeWith(
+    request: { runId: string; document: unknown },
+    options?: { signal?: AbortSignal },
+  ): Promise<SkillRunEnvelope>;
   /** Tree-mode verification of the receipt store. */
   verifyStore(options?: {
     rootId?: string;
@@ -87,6 +91,8 @@ export interface Runtime {
   verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
   /** Receipts and paused runs. */
   history(options?: { limit?: number; includeInternal?: boolean }): Promise<HistoryListing>;
+  /** Paused runs with their pending requests (what a console inbox lists). */
+  pending(): PendingRun[];
   /** One run or receipt in detail. */
   historyDetail(id: string): Promise<HistoryDetail>;
   /** The workspace's skill packages. */
@@ -181,6 +187,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         runId: request.runId,
         readStdin,
       });
+      // Loaded on demand: resuming pulls in the agent and graph machinery.
+      const { resumeRun } = await import("./run/resume.js");
       return resumeRun(
         runDeps,
         {
@@ -193,6 +201,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         },
         opts.signal ?? new AbortController().signal,
       );
+    },
+    async resumeWith(request, opts = {}) {
+      const { resumeRun } = await import("./run/resume.js");
+      return resumeRun(runDeps, request, opts.signal ?? new AbortController().signal);
     },
     verifyStore(opts = {}) {
       return verifyReceiptStore({
@@ -217,6 +229,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
       });
+    },
+    pending() {
+      const state = getState();
+      return pendingRuns(state);
     },
     historyDetail(id) {
       return historyDetail({

@@ -66,6 +66,15 @@ function toPending(run: RunRecord): PendingRun {
   };
 }
 
+/** Paused runs (needs_agent / needs_approval), newest first, with their pending requests. */
+export function pendingRuns(state: StateStore): PendingRun[] {
+  const pending: PendingRun[] = [];
+  for (const status of ["needs_agent", "needs_approval"] as const) {
+    pending.push(...state.listRuns({ limit: 500, status }).runs.map(toPending));
+  }
+  return pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
+}
+
 /** Lists receipts (children hidden unless `includeInternal`) and paused runs. */
 export async function listHistory(deps: {
   receiptDir: string;
@@ -117,11 +126,7 @@ export async function listHistory(deps: {
       artifact_types: [],
       verification: { status: receiptStatus(r, deps.policy) },
     }));
-  const pending: PendingRun[] = [];
-  for (const status of ["needs_agent", "needs_approval"] as const) {
-    pending.push(...deps.state.listRuns({ limit: 100, status }).runs.map(toPending));
-  }
-  pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
+  const pending = pendingRuns(deps.state);
   return {
     projector_id: "runx-runtime.local-history.v1",
     store_label: deps.storeLabel,
