@@ -43,6 +43,7 @@ export const ERROR_CODES = [
   "STORE_ERROR",
   "RUN_NOT_FOUND",
   "RESUME_REFUSED",
+  "HARNESS_INVALID",
   "APPROVAL_NOT_ANSWERABLE",
   "ANSWERS_INVALID",
   // user config and managed agents
@@ -168,6 +169,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   STORE_ERROR: "store_error",
   RUN_NOT_FOUND: "resume_error",
   RESUME_REFUSED: "resume_error",
+  HARNESS_INVALID: "input_error",
   APPROVAL_NOT_ANSWERABLE: "resume_error",
   ANSWERS_INVALID: "resume_error",
   CONFIG_INVALID: "config_error",
@@ -232,6 +234,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   STORE_ERROR: 1,
   RUN_NOT_FOUND: 1,
   RESUME_REFUSED: 1,
+  HARNESS_INVALID: 1,
   APPROVAL_NOT_ANSWERABLE: 1,
   ANSWERS_INVALID: 1,
   CONFIG_INVALID: 1,

@@ -110,6 +110,17 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "harness",
+    summary: "replay a package's harness cases or fixture files in isolated scratch workspaces",
+    usage: ["runx harness <package-dir|SKILL.md|fixture.yaml>... [options]"],
+    options: [JSON_OPT, RECEIPT_DIR_OPT],
+    notes: [
+      "Package mode runs the inline harness.cases of X.yaml, then fixtures/*.yaml in file-name order.",
+      "Pauses are answered only from caller.answers / caller.approvals; the approval id provider-effect:* approves the pending provider-effect gate.",
+      "Exit status: 0 every case passed, 1 a case failed, 64 usage.",
+    ],
+  },
+  {
     name: "tool",
     summary: "list and inspect the native tools (fs, command, http, provider, artifact)",
     usage: ["runx tool list [options]", "runx tool inspect <name> [options]"],

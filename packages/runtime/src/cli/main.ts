@@ -18,6 +18,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   init: () => import("./commands/init.js"),
   config: () => import("./commands/config.js"),
   tool: () => import("./commands/tool.js"),
+  harness: () => import("./commands/harness.js"),
 };
 
 const INTERRUPT_EXIT = 130;

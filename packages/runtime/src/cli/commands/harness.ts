@@ -1,0 +1,53 @@
+/** `runx harness <package-dir|SKILL.md|fixture.yaml>…`: parse → one harness call → render. */
+import { RuntimeError } from "../../errors.js";
+import { runHarness } from "../../harness/index.js";
+import type { HarnessReport } from "../../harness/index.js";
+import type { CaseResult } from "../../harness/run-case.js";
+import { workspacePaths } from "../../workspace.js";
+import { flagValue, parseArgs } from "../args.js";
+import type { CommandContext } from "../context.js";
+import { guard } from "../failure.js";
+import { styler } from "../render.js";
+import { COMMON_FLAGS } from "../runtime.js";
+
+function render(report: HarnessReport, cases: CaseResult[], color: boolean): string {
+  const s = styler(color);
+  const lines = cases.map((c) => {
+    if (c.errors.length === 0) return `${s.ok("✓")} ${c.name}`;
+    const first = c.errors[0] ?? "";
+    const more = c.errors.length > 1 ? s.dim(` (+${c.errors.length - 1} more)`) : "";
+    return `${s.bad("✗")} ${c.name}\n    ${first}${more}`;
+  });
+  const verdict = report.status === "passed" ? s.ok("passed") : s.bad("failed");
+  lines.push(
+    `${verdict}: ${report.case_count} case(s), ${report.assertion_error_count} assertion error(s)`,
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/** Runs `runx harness`. */
+export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
+  return guard(ctx, async () => {
+    const args = parseArgs(tokens, COMMON_FLAGS, { command: "harness" });
+    if (args.positionals.length === 0) {
+      throw new RuntimeError(
+        "USAGE",
+        "runx harness needs a package directory, SKILL.md or fixture file",
+      );
+    }
+    const paths = workspacePaths({
+      root: ctx.env.workspaceRoot,
+      receiptDir: flagValue(args, "receipt-dir"),
+      receiptDirEnv: ctx.env.receiptDir,
+    });
+    const { report, cases } = await runHarness({
+      workspaceRoot: paths.root,
+      targets: args.positionals,
+      receiptDir: paths.receiptDir,
+      env: ctx.env.processEnv,
+      signal: ctx.signal,
+    });
+    ctx.out(ctx.json ? `${JSON.stringify(report)}\n` : render(report, cases, ctx.env.color));
+    return report.status === "passed" ? 0 : 1;
+  });
+}

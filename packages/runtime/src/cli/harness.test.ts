@@ -1,0 +1,239 @@
+import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { canonicalJson, receiptBodyDigest, receiptFullDigest } from "../receipts/index.js";
+import type { Receipt } from "../receipts/index.js";
+import { makeWorkspace, REPO_ROOT, runx } from "../testing/cli.js";
+import type { Workspace } from "../testing/cli.js";
+
+const UPSTREAM = join(REPO_ROOT, "..", "shared", "conformance", "runx-upstream");
+
+interface Report {
+  status: string;
+  case_count: number;
+  assertion_error_count: number;
+  assertion_errors: string[];
+  case_names: string[];
+  receipt_ids: string[];
+  graph_case_count: number;
+  receipt?: Receipt;
+}
+
+let ws: Workspace;
+beforeEach(() => {
+  ws = makeWorkspace("runx-harness-");
+});
+afterEach(() => ws.cleanup());
+
+function leftovers(): string[] {
+  const dir = join(ws.root, ".runx", "harness");
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
+/** A package whose runner fails loudly when a previous case left its marker file behind. */
+function markerPackage(caseOrder: string[]): void {
+  ws.write("pkgs/marker/SKILL.md", "---\nname: marker\ndescription: Leaves a marker file.\n---\n");
+  ws.write(
+    "pkgs/marker/mark.sh",
+    "if [ -e marker ]; then printf '{\"fresh\":false}'; else touch marker; printf '{\"fresh\":true}'; fi\n",
+  );
+  const cases = caseOrder
+    .map(
+      (name) =>
+        `    - name: ${name}\n      expect:\n        status: sealed\n        output:\n          exact: {fresh: true}\n`,
+    )
+    .join("");
+  ws.write(
+    "pkgs/marker/X.yaml",
+    `skill: marker\nrunners:\n  default:\n    default: true\n    type: cli-tool\n    command: sh\n    args: [./mark.sh]\n    input_mode: none\nharness:\n  cases:\n${cases}`,
+  );
+}
+
+describe("runx harness", () => {
+  it("passes the bundled echo package's fixtures and keeps their receipts", async () => {
+    ws.addBundledSkill("echo");
+    const r = await runx(ws, ["harness", "skills/echo", "--json"]);
+    expect(r.code).toBe(0);
+    const report = r.json<Report>();
+    expect(report).toMatchObject({
+      status: "passed",
+      case_count: 2,
+      assertion_error_count: 0,
+      assertion_errors: [],
+      case_names: ["echo-message", "echo-unicode"],
+      graph_case_count: 0,
+    });
+    expect(report.receipt_ids).toHaveLength(2);
+    for (const id of report.receipt_ids) {
+      expect(existsSync(join(ws.root, ".runx", "receipts", `sha256-${id.slice(7)}.json`))).toBe(
+        true,
+      );
+    }
+    expect(leftovers()).toEqual([]);
+    expect((await runx(ws, ["verify", "--json"])).code).toBe(0);
+  });
+
+  it("fails a case whose expectation is wrong and names the differing path", async () => {
+    ws.addBundledSkill("echo");
+    const file = "skills/echo/fixtures/echo-message.yaml";
+    ws.write(
+      file,
+      ws.read(file).replace("exact:\n      message: hello", "exact:\n      message: goodbye"),
+    );
+    const r = await runx(ws, ["harness", "skills/echo", "--json"]);
+    expect(r.code).toBe(1);
+    const report = r.json<Report>();
+    expect(report.status).toBe("failed");
+    expect(report.assertion_error_count).toBe(1);
+    expect(report.assertion_errors[0]).toContain(`${file}: expect.output.message`);
+    expect(report.assertion_errors[0]).toContain('"goodbye from the echo fixture"');
+    const human = await runx(ws, ["harness", "skills/echo"]);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain("✗ echo-message");
+    expect(human.stdout).toContain("expect.output.message");
+    expect(human.stdout).toContain("✓ echo-unicode");
+    expect(leftovers()).toEqual([]);
+  });
+
+  it.each(["hello-world", "mock-pay"])("passes the bundled %s fixtures", async (name) => {
+    ws.addBundledSkill(name);
+    const r = await runx(ws, ["harness", `skills/${name}`, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json<Report>()).toMatchObject({ status: "passed", case_count: 2 });
+  });
+
+  it("answers a graph's agent pause and provider-effect gate from caller and checks its steps", async () => {
+    ws.addBundledSkill("review-and-record");
+    const file = "skills/review-and-record/fixtures/approved.yaml";
+    ws.write(
+      file,
+      `${ws.read(file)}  receipt:\n    state: sealed\n    disposition: closed\n    child_receipt_count: 3\n`,
+    );
+    const r = await runx(ws, ["harness", "skills/review-and-record", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json<Report>()).toMatchObject({
+      status: "passed",
+      case_names: ["approved"],
+      graph_case_count: 1,
+    });
+    expect(leftovers()).toEqual([]);
+  });
+
+  it("ends a case needs_agent when a pause has no supplied answer and flags unconsumed answers", async () => {
+    ws.addBundledSkill("review-and-record");
+    const file = "skills/review-and-record/fixtures/approved.yaml";
+    ws.write(
+      file,
+      ws
+        .read(file)
+        .replace(/ {2}approvals:\n.*\n.*\n/, "")
+        .replace("caller:\n  answers:\n", "caller:\n  answers:\n    input.never.asked: {x: 1}\n"),
+    );
+    const r = await runx(ws, ["harness", "skills/review-and-record", "--json"]);
+    expect(r.code).toBe(1);
+    const errors = r.json<Report>().assertion_errors;
+    expect(
+      errors.some((e) => e.includes('expect.status: expected "sealed", got "needs_agent"')),
+    ).toBe(true);
+    expect(errors.some((e) => e.includes("caller.answers.input.never.asked.replayed"))).toBe(true);
+  });
+
+  it("replays upstream's echo-skill fixture to the oracle receipt, digests included", async () => {
+    cpSync(
+      join(UPSTREAM, "fixtures", "skills", "echo"),
+      join(ws.root, "fixtures", "skills", "echo"),
+      {
+        recursive: true,
+      },
+    );
+    chmodSync(join(ws.root, "fixtures", "skills", "echo"), 0o755);
+    cpSync(
+      join(REPO_ROOT, "fixtures", "conformance-scripts", "skills", "echo", "run.sh"),
+      join(ws.root, "fixtures", "skills", "echo", "run.sh"),
+    );
+    cpSync(
+      join(UPSTREAM, "fixtures", "harness", "echo-skill.yaml"),
+      join(ws.root, "fixtures", "harness", "echo-skill.yaml"),
+    );
+    const r = await runx(ws, [
+      "harness",
+      "fixtures/harness/echo-skill.yaml",
+      "--json",
+      "--receipt-dir",
+      "out/receipts",
+    ]);
+    expect(r.code).toBe(0);
+    const report = r.json<Report>();
+    expect(report.status).toBe("passed");
+    const receipt = report.receipt as Receipt;
+    const oracle = readFileSync(
+      join(UPSTREAM, "fixtures", "harness", "oracle", "echo-skill.receipt.json"),
+      "utf8",
+    ).trim();
+    expect(canonicalJson(receipt)).toBe(oracle);
+    expect(receiptBodyDigest(receipt)).toBe(
+      "sha256:241eef460b2874a93faa907ffd50b2d25ee09c8361deec73284aabaacaef317b",
+    );
+    expect(receiptFullDigest(receipt)).toBe(
+      "sha256:b76412293fc8e168854a122a31c7449edb40053c503118bb4a68e3a670c5dd6e",
+    );
+    expect(ws.files("out/receipts")).toContain(`out/receipts/sha256-${receipt.id.slice(7)}.json`);
+  });
+
+  it("isolates cases: two cases that collide on a file pass in either order and leave nothing behind", async () => {
+    for (const order of [
+      ["first", "second"],
+      ["second", "first"],
+    ]) {
+      markerPackage(order);
+      const r = await runx(ws, ["harness", "pkgs/marker", "--json"]);
+      expect(r.code).toBe(0);
+      expect(r.json<Report>()).toMatchObject({ status: "passed", case_names: order });
+      expect(leftovers()).toEqual([]);
+      expect(existsSync(join(ws.root, "pkgs", "marker", "marker"))).toBe(false);
+    }
+  });
+
+  it("runs a package that is the workspace root and a target-less agent_task fixture", async () => {
+    markerPackage(["only"]);
+    for (const name of ["SKILL.md", "X.yaml", "mark.sh"]) {
+      ws.write(name, ws.read(`pkgs/marker/${name}`));
+    }
+    ws.write(
+      "cases/triage.yaml",
+      "name: triage\nkind: agent_task\nrunner: triage\ninputs: {title: crash}\ncaller:\n  answers:\n    agent_task.triage.output: {label: bug}\nexpect:\n  status: sealed\n  output:\n    exact: {label: bug}\n",
+    );
+    const r = await runx(ws, ["harness", ".", "cases/triage.yaml", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json<Report>()).toMatchObject({ status: "passed", case_names: ["only", "triage"] });
+    expect(leftovers()).toEqual([]);
+  });
+
+  it("ends a case failure when a required input is missing (no one can answer it)", async () => {
+    ws.addBundledSkill("echo");
+    ws.write(
+      "skills/echo/fixtures/no-input.yaml",
+      "name: no-input\nkind: skill\ntarget: ..\ninputs: {}\nexpect:\n  status: needs_agent\n",
+    );
+    const r = await runx(ws, ["harness", "skills/echo", "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.json<Report>().assertion_errors).toEqual([
+      expect.stringContaining('expect.status: expected "needs_agent", got "failure"'),
+    ]);
+  });
+
+  it("fails a case that needs HTTP replay instead of running it live", async () => {
+    ws.addBundledSkill("echo");
+    ws.write(
+      "skills/echo/fixtures/http.yaml",
+      'name: http\nkind: skill\ntarget: ..\ninputs: {message: hi}\ncaller:\n  http_responses:\n    "https://example.test/a": {status: 200, body: ok}\nexpect:\n  status: sealed\n',
+    );
+    const r = await runx(ws, ["harness", "skills/echo", "--json"]);
+    expect(r.code).toBe(1);
+    const report = r.json<Report>();
+    expect(report.case_names).toContain("http");
+    expect(report.assertion_errors).toEqual([
+      expect.stringContaining("caller.http_responses: not supported yet"),
+    ]);
+  });
+});

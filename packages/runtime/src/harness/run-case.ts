@@ -1,0 +1,317 @@
+/**
+ * Runs one harness case (§6.4/§6.5) in a disposable workspace: a copy of the package under
+ * `<workspace>/.runx/harness/<random>/` with its own receipt store and state, the harness
+ * receipt profile, and `caller.answers`/`caller.approvals` as the only answers to pauses.
+ * Receipts are proof-verified before any assertion and copied into the durable store; the
+ * scratch directory is removed whatever happens.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { createRuntime } from "../create-runtime.js";
+import { isRuntimeError } from "../errors.js";
+import {
+  localDevelopmentPolicy,
+  ReceiptStore,
+  referencedReceiptId,
+  verifierFromEnv,
+  verifyTree,
+} from "../receipts/index.js";
+import type { Receipt } from "../receipts/index.js";
+import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
+import type { JsonObject, JsonValue } from "../parser/json.js";
+import { assertCase, formatMismatch } from "./assert.js";
+import type { Mismatch, ObservedCase } from "./assert.js";
+import type { HarnessCaseSpec, HarnessStatus } from "./fixture.js";
+
+/** The pinned clock of harness receipts (upstream's oracles were recorded with it). */
+export const HARNESS_CREATED_AT = "2026-05-18T00:00:00Z";
+/** Approves whichever provider-effect gate is pending (its id depends on the plan digest). */
+export const ANY_PROVIDER_EFFECT = "provider-effect:*";
+const MAX_ROUNDS = 32;
+/** Never copied into a scratch workspace: run state and version control. */
+const SKIPPED_ENTRIES: ReadonlySet<string> = new Set([".runx", ".git"]);
+const SCRUBBED_ENV = [
+  /^RUNX_PROVIDER_PERMISSION_/,
+  /^RUNX_PUBLIC_API_/,
+  /^RUNX_AGENT_API_KEY$/,
+  /^RUNX_HOSTED_CREDENTIAL_HANDLES_JSON$/,
+  /^RUNX_RECEIPT_DIR$/,
+  /^RUNX_CWD$/,
+];
+
+/** Where and how to run a case. */
+export interface CaseContext {
+  /** The project workspace (holds `.runx/harness`). */
+  workspaceRoot: string;
+  /** The durable receipt store the case's receipts are copied into. */
+  durableReceiptDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  signal: AbortSignal;
+}
+
+/** The outcome of one case. */
+export interface CaseResult {
+  name: string;
+  /** Prefix of this case's assertion errors (case name or fixture path). */
+  label: string;
+  status?: HarnessStatus;
+  errors: string[];
+  receipt?: Receipt;
+  graph: boolean;
+}
+
+/** Which answer a pending request takes, or undefined when the caller supplied none. */
+function answerFor(
+  request: RunRequest,
+  spec: HarnessCaseSpec,
+): { key: string; value: JsonValue } | undefined {
+  if (request.kind === "approval") {
+    if (Object.hasOwn(spec.approvals, request.id)) {
+      return { key: request.id, value: spec.approvals[request.id] ?? false };
+    }
+    const wildcard = spec.approvals[ANY_PROVIDER_EFFECT];
+    if (request.id.startsWith("provider-effect:") && wildcard !== undefined) {
+      return { key: ANY_PROVIDER_EFFECT, value: wildcard };
+    }
+    return undefined;
+  }
+  const value = spec.answers[request.id];
+  return value === undefined ? undefined : { key: request.id, value };
+}
+
+function statusOf(
+  receipt: Receipt | undefined,
+  envelope: SkillRunEnvelope | undefined,
+): HarnessStatus {
+  const disposition = receipt?.seal.disposition ?? envelope?.closure?.disposition;
+  if (disposition === "closed") return "sealed";
+  if (disposition === "deferred") return "needs_agent";
+  if (disposition === "blocked") return "policy_denied";
+  if (disposition === undefined && envelope !== undefined && envelope.status !== "failure") {
+    return envelope.status === "sealed" ? "sealed" : "needs_agent";
+  }
+  return "failure";
+}
+
+/**
+ * The output the expectation sees: the run's result. A raw-text result (`{stdout}` only, the
+ * stdout was not a JSON object) is shown together with the case inputs, so fixtures of
+ * echo-style skills can name the echoed field (upstream's echo-skill fixture relies on it).
+ */
+function observedOutput(result: Record<string, unknown> | null, inputs: JsonObject): JsonValue {
+  if (result === null) return null;
+  const keys = Object.keys(result);
+  if (keys.length === 1 && typeof result.stdout === "string") {
+    return { ...inputs, ...(result as JsonObject) };
+  }
+  return result as JsonObject;
+}
+
+/**
+ * Copies the package into the scratch workspace, leaving every directory writable. Entries
+ * are copied one by one so a package at the workspace root (whose `.runx` holds the scratch
+ * workspace) copies cleanly.
+ */
+function copyPackage(packageDir: string, scratch: string): void {
+  mkdirSync(scratch, { recursive: true });
+  for (const entry of readdirSync(packageDir)) {
+    if (SKIPPED_ENTRIES.has(entry)) continue;
+    cpSync(join(packageDir, entry), join(scratch, entry), {
+      recursive: true,
+      filter: (source) => !SKIPPED_ENTRIES.has(basename(source)),
+    });
+  }
+  const walk = (dir: string): void => {
+    chmodSync(dir, statSync(dir).mode | 0o700);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(dir, entry.name));
+    }
+  };
+  walk(scratch);
+}
+
+/**
+ * A target-less `agent_task` fixture runs a one-runner package synthesised in the scratch
+ * workspace: an agent task named by the fixture's runner, answered only from `caller.answers`.
+ */
+function writeAgentTaskPackage(scratch: string, task: string): void {
+  mkdirSync(scratch, { recursive: true });
+  const name = JSON.stringify(task);
+  writeFileSync(
+    join(scratch, "SKILL.md"),
+    `---\nname: ${name}\ndescription: Harness agent task ${name}.\n---\nComplete the task.\n`,
+  );
+  writeFileSync(
+    join(scratch, "X.yaml"),
+    `skill: ${name}\nrunners:\n  ${name}:\n    default: true\n    type: agent-task\n    agent: harness\n    task: ${name}\n`,
+  );
+}
+
+/** Removes the scratch workspace, and `.runx/harness` itself once no case is using it. */
+function removeScratch(scratch: string): void {
+  rmSync(scratch, { recursive: true, force: true });
+  try {
+    rmdirSync(dirname(scratch));
+  } catch {
+    // another case (or process) still has a scratch workspace there
+  }
+}
+
+function scrubbedEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  extra: Record<string, string>,
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (!SCRUBBED_ENV.some((pattern) => pattern.test(key))) out[key] = value;
+  }
+  return { ...out, ...extra };
+}
+
+/** Runs the case against a copy of `packageDir`; never throws for a case-level failure. */
+export async function runCase(
+  spec: HarnessCaseSpec,
+  /** The package to copy; undefined for a target-less `agent_task` fixture. */
+  packageDir: string | undefined,
+  label: string,
+  ctx: CaseContext,
+): Promise<CaseResult> {
+  const result: CaseResult = { name: spec.name, label, errors: [], graph: spec.kind === "graph" };
+  const fail = (text: string): CaseResult => {
+    result.errors.push(`${label}: ${text}`);
+    return result;
+  };
+  if (spec.unsupported.length > 0) {
+    return fail(`${spec.unsupported.join(", ")}: not supported yet (the case is not run)`);
+  }
+  const scratch = join(ctx.workspaceRoot, ".runx", "harness", randomBytes(8).toString("hex"));
+  const runtime = createRuntime({
+    workspaceRoot: scratch,
+    runxHome: join(scratch, ".runx", "home"),
+    env: scrubbedEnv(ctx.env, spec.env),
+    receiptProfile: { kind: "harness", name: spec.name, createdAt: HARNESS_CREATED_AT },
+  });
+  try {
+    if (packageDir !== undefined) copyPackage(packageDir, scratch);
+    else writeAgentTaskPackage(scratch, spec.runner ?? spec.name);
+    const consumed = new Set<string>();
+    let envelope: SkillRunEnvelope | undefined;
+    let refusal: string | undefined;
+    let missingInput = false;
+    try {
+      envelope = await runtime.runSkill(
+        {
+          ref: scratch,
+          ...(spec.runner !== undefined ? { runner: spec.runner } : {}),
+          inputs: Object.fromEntries(
+            Object.entries(spec.inputs).map(([key, value]) => [key, { value }]),
+          ),
+          secretEnv: [],
+        },
+        { signal: ctx.signal },
+      );
+      for (let round = 0; round < MAX_ROUNDS; round += 1) {
+        if (envelope.status !== "needs_agent" && envelope.status !== "needs_approval") break;
+        const picked = envelope.requests.map((request) => ({
+          request,
+          answer: answerFor(request, spec),
+        }));
+        const missing = picked.filter((p) => p.answer === undefined);
+        // An unanswered required input is a failed case; an unanswered agent act or approval
+        // leaves it needs_agent (how "needs resolution" fixtures are written).
+        missingInput = missing.some((p) => p.request.kind === "input");
+        if (picked.length === 0 || missing.length > 0) break;
+        const answers: Record<string, JsonValue> = {};
+        const approvals: Record<string, JsonValue> = {};
+        for (const { request, answer } of picked) {
+          if (answer === undefined) continue;
+          consumed.add(answer.key);
+          if (request.kind === "approval") approvals[request.id] = answer.value;
+          else answers[request.id] = answer.value;
+        }
+        envelope = await runtime.resumeWith(
+          { runId: envelope.run_id, document: { answers, approvals } },
+          { signal: ctx.signal },
+        );
+      }
+    } catch (error) {
+      if (!isRuntimeError(error)) throw error;
+      refusal = `${error.code}: ${error.message}`;
+      result.status = error.code === "POLICY_DENIED" ? "policy_denied" : "failure";
+    }
+
+    const policy = localDevelopmentPolicy(verifierFromEnv(ctx.env));
+    const scratchStore = new ReceiptStore({ dir: runtime.paths.receiptDir, policy });
+    let all: Receipt[] = [];
+    if (existsSync(runtime.paths.receiptDir)) {
+      try {
+        all = await scratchStore.list();
+      } catch (error) {
+        const code = isRuntimeError(error) ? error.code : "INTERNAL";
+        return fail(`receipt proof invalid: ${code}: ${String((error as Error).message)}`);
+      }
+    }
+    for (const report of verifyTree(all, { policy })) {
+      if (!report.valid) {
+        const first = report.findings[0];
+        return fail(
+          `receipt proof invalid (${report.root_receipt_id}): ${first?.code ?? "unknown"} at ${first?.path ?? "?"}`,
+        );
+      }
+    }
+    const byId = new Map(all.map((r) => [r.id, r]));
+    const receipt =
+      envelope?.receipt_id !== null && envelope?.receipt_id !== undefined
+        ? byId.get(envelope.receipt_id)
+        : undefined;
+    const children = (receipt?.lineage?.children ?? []).flatMap((ref) => {
+      const child = byId.get(referencedReceiptId(ref) ?? "");
+      return child === undefined ? [] : [child];
+    });
+    if (receipt !== undefined) result.receipt = receipt;
+    if (envelope !== undefined) {
+      result.status = missingInput ? "failure" : statusOf(receipt, envelope);
+      if (missingInput) refusal ??= "a required input was not supplied";
+    }
+    const observed: ObservedCase = {
+      status: result.status ?? "failure",
+      output: observedOutput(envelope?.result ?? null, spec.inputs),
+      ...(receipt !== undefined ? { receipt } : {}),
+      children,
+    };
+    const mismatches: Mismatch[] = assertCase(observed, spec.expect);
+    for (const id of Object.keys(spec.answers)) {
+      if (!consumed.has(id)) {
+        mismatches.push({
+          path: `caller.answers.${id}.replayed`,
+          expected: "consumed",
+          actual: "not consumed",
+        });
+      }
+    }
+    for (const m of mismatches) {
+      const note = refusal !== undefined && m.path === "expect.status" ? ` (${refusal})` : "";
+      fail(`${formatMismatch(m)}${note}`);
+    }
+    if (all.length > 0) {
+      await new ReceiptStore({ dir: ctx.durableReceiptDir, policy }).writeAll(all);
+    }
+    return result;
+  } catch (error) {
+    return fail(`harness error: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    runtime.close();
+    removeScratch(scratch);
+  }
+}
