@@ -182,6 +182,11 @@ describe("upstream harness conformance", () => {
     for (const id of Object.keys(gaps)) {
       if (!rows.some((r) => r.id === id)) problems.push(`${id} is listed but is not a public case`);
     }
+    const passing = rows.filter((r) => verdicts.get(r.id)?.result === "PASS").length;
+    // Not in the "N passed, N failed" form on purpose: that line belongs to the test runner.
+    console.log(
+      `conformance summary — ${passing} of ${rows.length} replayed upstream harness cases pass (${Math.round((100 * passing) / Math.max(1, rows.length))}%); ${Object.keys(gaps).length} are listed with reasons in conformance-gaps.json`,
+    );
     // The observed gaps, for refreshing the committed file on purpose.
     writeFileSync(
       join(tmpdir(), "runx-conformance-observed.json"),
