@@ -23,6 +23,8 @@ export interface ObservedCase {
   receipt?: Receipt;
   /** Child receipts of the root, in lineage order. */
   children: Receipt[];
+  /** Each step's recorded structured output, by step id (graph runs). */
+  stepOutputs?: Record<string, unknown>;
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -154,6 +156,14 @@ export function assertCase(observed: ObservedCase, expect: CaseExpectation): Mis
     if (!deepEqual(expect.steps, steps)) {
       out.push({ path: "expect.steps", expected: expect.steps, actual: steps });
     }
+  }
+  for (const [step, expectation] of Object.entries(expect.stepOutputs ?? {})) {
+    const found = firstDifference(
+      expectation,
+      observed.stepOutputs?.[step] ?? null,
+      `expect.step_outputs.${step}`,
+    );
+    if (found !== undefined) out.push(found);
   }
   if (expect.receipt !== undefined) {
     const receipt = observed.receipt;

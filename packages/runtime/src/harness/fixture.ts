@@ -217,7 +217,6 @@ export function parseHarnessCase(
   for (const key of UNSUPPORTED_RECEIPT_KEYS) {
     if (expect.receipt?.[key] !== undefined) unsupported.push(`expect.receipt.${key}`);
   }
-  if (expect.stepOutputs !== undefined) unsupported.push("expect.step_outputs");
   return {
     name: raw.name,
     kind: kindRaw,

@@ -284,7 +284,20 @@ export async function runCase(
       result.status = missingInput ? "failure" : statusOf(receipt, envelope);
       if (missingInput) refusal ??= "a required input was not supplied";
     }
+    let stepOutputs: Record<string, unknown> | undefined;
+    if (spec.expect.stepOutputs !== undefined && envelope !== undefined) {
+      const detail = await runtime.historyDetail(envelope.run_id);
+      stepOutputs = Object.fromEntries(
+        detail.steps.map((step) => [
+          step.stepId,
+          step.outputJson === null
+            ? null
+            : ((JSON.parse(step.outputJson) as { output?: unknown }).output ?? null),
+        ]),
+      );
+    }
     const observed: ObservedCase = {
+      ...(stepOutputs !== undefined ? { stepOutputs } : {}),
       status: result.status ?? "failure",
       output: observedOutput(envelope?.result ?? null, spec.inputs),
       ...(receipt !== undefined ? { receipt } : {}),

@@ -53,7 +53,13 @@ export async function prepareGraph(scope: RunScope, catalog: ToolCatalog): Promi
   const doc = bindStepContracts(raw, (step): StepContract | undefined => {
     if (step.kind === "tool") {
       const tool = catalog.get(step.tool);
-      if (tool === undefined) return undefined;
+      if (tool === undefined) {
+        throw new RuntimeError(
+          "TOOL_NOT_FOUND",
+          `step ${step.id} calls native tool ${step.tool}, which this runtime does not provide (see runx tool list)`,
+          { step: step.id, tool: step.tool },
+        );
+      }
       const props = tool.outputSchema.properties;
       const outputs =
         props !== null && typeof props === "object" && !Array.isArray(props)
