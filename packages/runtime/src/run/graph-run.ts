@@ -123,6 +123,21 @@ function toSyncPoint(record: FanoutSyncRecord): SyncPoint {
   };
 }
 
+/**
+ * A step that failed because it was refused (its receipt is `blocked`: no grant, a denied
+ * scope, a containment refusal) makes the graph `blocked` rather than `failed`.
+ */
+function blockedIfRefused(
+  stop: { code: string; disposition: string; reason: string; stepId?: string },
+  state: GraphState,
+  children: readonly Receipt[],
+): { code: string; disposition: string; reason: string } {
+  if (stop.disposition !== "failed" || stop.stepId === undefined) return stop;
+  const receiptId = state.steps.find((s) => s.stepId === stop.stepId)?.receiptId;
+  const receipt = children.find((r) => r.id === receiptId);
+  return receipt?.seal.disposition === "blocked" ? { ...stop, disposition: "blocked" } : stop;
+}
+
 async function childReceipts(
   scope: RunScope,
   state: GraphState,
@@ -176,7 +191,9 @@ async function driveGraph(
         state,
         children,
         previous,
-        stop.kind === "complete" ? { result: stop.result } : { failure: stop },
+        stop.kind === "complete"
+          ? { result: stop.result }
+          : { failure: blockedIfRefused(stop, state, children) },
       );
     }
     for (const action of runs) {

@@ -33,6 +33,15 @@ import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { invokeTool } from "./tools.js";
 
+/** Tool failure codes that mean the tool refused before attempting anything. */
+const REFUSAL_CODES = new Set([
+  "PROVIDER_MISMATCH",
+  "NETWORK_DENIED",
+  "POLICY_DENIED",
+  "PATH_ESCAPE",
+  "IDEMPOTENCY_KEY_REQUIRED",
+]);
+
 /** A step's machine outcome plus the child receipt that proves it (none for a pause). */
 export interface StepResult {
   outcome: StepOutcome;
@@ -303,10 +312,13 @@ export async function executeGraphStep(
           "declined",
         );
       }
+      // A refusal by the tool's own admission (no provider grant, network denied, policy)
+      // seals the step `blocked`: nothing was attempted.
+      const refused = REFUSAL_CODES.has(result.code);
       return await seal(
         {
-          disposition: "failed",
-          reasonCode: "process_failed",
+          disposition: refused ? "blocked" : "failed",
+          reasonCode: refused ? "preflight_refused" : "process_failed",
           output: {},
           summary: `${result.code}: ${result.summary}`,
           boundary: "native_capability",
