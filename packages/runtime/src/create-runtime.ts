@@ -38,6 +38,8 @@ import {
 import type { StoreVerification } from "./services/verify.js";
 import { openStateStore } from "./store/open.js";
 import type { StateStore } from "./store/types.js";
+import type { HarnessReport } from "./harness/index.js";
+import type { CaseResult } from "./harness/run-case.js";
 import { displayPath, workspacePaths } from "./workspace.js";
 import type { WorkspacePaths } from "./workspace.js";
 
@@ -90,7 +92,19 @@ export interface Runtime {
   /** Verifies one receipt document. */
   verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
   /** Receipts and paused runs. */
-  history(options?: { limit?: number; includeInternal?: boolean }): Promise<HistoryListing>;
+  history(options?: {
+    limit?: number;
+    includeInternal?: boolean;
+    includeHarness?: boolean;
+  }): Promise<HistoryListing>;
+  /**
+   * Replays harness targets (packages or fixture files) in isolated scratch workspaces; the
+   * receipts they produce are copied into this runtime's store and marked as harness receipts.
+   */
+  harness(request: {
+    targets: string[];
+    signal?: AbortSignal;
+  }): Promise<{ report: HarnessReport; cases: CaseResult[] }>;
   /** Paused runs with their pending requests (what a console inbox lists). */
   pending(): PendingRun[];
   /** One run or receipt in detail. */
@@ -228,7 +242,33 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         state: getState(),
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
+        includeHarness: opts.includeHarness === true,
       });
+    },
+    async harness(request) {
+      const { runHarness } = await import("./harness/index.js");
+      const outcome = await runHarness({
+        workspaceRoot: paths.root,
+        targets: request.targets,
+        receiptDir: paths.receiptDir,
+        env,
+        signal: request.signal ?? new AbortController().signal,
+      });
+      const state = getState();
+      state.transaction(() => {
+        for (const c of outcome.cases) {
+          if (c.receipt === undefined) continue;
+          state.indexReceipt({
+            receiptId: c.receipt.id,
+            skillName: c.name,
+            disposition: c.receipt.seal.disposition,
+            createdAt: c.receipt.created_at,
+            fileName: `sha256-${c.receipt.id.slice("sha256:".length)}.json`,
+            harness: true,
+          });
+        }
+      });
+      return outcome;
     },
     pending() {
       const state = getState();

@@ -74,6 +74,7 @@ export const COMMANDS: CommandHelp[] = [
       ["--detail <id>", "inspect one run or receipt"],
       ["--limit <n>", "at most n receipts (default 50)"],
       ["--include-internal", "also list child receipts"],
+      ["--include-harness", "also list receipts produced by runx harness"],
       JSON_OPT,
       RECEIPT_DIR_OPT,
     ],

@@ -50,6 +50,24 @@ function markerPackage(caseOrder: string[]): void {
 }
 
 describe("runx harness", () => {
+  it("keeps harness receipts out of history unless --include-harness is given", async () => {
+    ws.addBundledSkill("echo");
+    const live = await runx(ws, ["skill", "skills/echo", "--message", "live", "--json"]);
+    expect(live.code).toBe(0);
+    const h = await runx(ws, ["harness", "skills/echo", "--json"]);
+    expect(h.code).toBe(0);
+    const harnessIds = h.json<{ receipt_ids: string[] }>().receipt_ids;
+    expect(harnessIds.length).toBeGreaterThan(0);
+    const plain = (await runx(ws, ["history", "--json"])).json<{
+      receipts: Array<{ id: string }>;
+    }>();
+    expect(plain.receipts.map((r) => r.id)).toEqual([String(live.json().receipt_id)]);
+    const all = (await runx(ws, ["history", "--include-harness", "--json"])).json<{
+      receipts: Array<{ id: string }>;
+    }>();
+    expect(all.receipts.map((r) => r.id)).toEqual(expect.arrayContaining(harnessIds));
+  });
+
   it("passes the bundled echo package's fixtures and keeps their receipts", async () => {
     ws.addBundledSkill("echo");
     const r = await runx(ws, ["harness", "skills/echo", "--json"]);

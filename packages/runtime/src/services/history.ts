@@ -83,6 +83,8 @@ export async function listHistory(deps: {
   state: StateStore;
   limit: number;
   includeInternal: boolean;
+  /** Also list receipts produced by `runx harness` (hidden by default). */
+  includeHarness?: boolean;
 }): Promise<HistoryListing> {
   const store = new ReceiptStore({
     dir: deps.receiptDir,
@@ -98,15 +100,18 @@ export async function listHistory(deps: {
     }
   }
   const runByReceipt = new Map<string, string | null>();
+  const harness = new Set<string>();
   for (const entry of deps.state.listIndexedReceipts({
     limit: 500,
     includeChildren: true,
     includeHarness: true,
   })) {
     runByReceipt.set(entry.receiptId, entry.runId);
+    if (entry.harness) harness.add(entry.receiptId);
   }
   const rows = receipts
     .filter((r) => deps.includeInternal || !children.has(r.id))
+    .filter((r) => deps.includeHarness === true || !harness.has(r.id))
     .sort((a, b) =>
       a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,
     )

@@ -1,14 +1,12 @@
 /** `runx harness <package-dir|SKILL.md|fixture.yaml>…`: parse → one harness call → render. */
 import { RuntimeError } from "../../errors.js";
-import { runHarness } from "../../harness/index.js";
 import type { HarnessReport } from "../../harness/index.js";
 import type { CaseResult } from "../../harness/run-case.js";
-import { workspacePaths } from "../../workspace.js";
 import { flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
 import { styler } from "../render.js";
-import { COMMON_FLAGS } from "../runtime.js";
+import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
 
 function render(report: HarnessReport, cases: CaseResult[], color: boolean): string {
   const s = styler(color);
@@ -35,19 +33,16 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         "runx harness needs a package directory, SKILL.md or fixture file",
       );
     }
-    const paths = workspacePaths({
-      root: ctx.env.workspaceRoot,
-      receiptDir: flagValue(args, "receipt-dir"),
-      receiptDirEnv: ctx.env.receiptDir,
-    });
-    const { report, cases } = await runHarness({
-      workspaceRoot: paths.root,
-      targets: args.positionals,
-      receiptDir: paths.receiptDir,
-      env: ctx.env.processEnv,
-      signal: ctx.signal,
-    });
-    ctx.out(ctx.json ? `${JSON.stringify(report)}\n` : render(report, cases, ctx.env.color));
-    return report.status === "passed" ? 0 : 1;
+    const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
+    try {
+      const { report, cases } = await runtime.harness({
+        targets: args.positionals,
+        signal: ctx.signal,
+      });
+      ctx.out(ctx.json ? `${JSON.stringify(report)}\n` : render(report, cases, ctx.env.color));
+      return report.status === "passed" ? 0 : 1;
+    } finally {
+      runtime.close();
+    }
   });
 }

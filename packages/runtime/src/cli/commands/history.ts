@@ -11,7 +11,13 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
   return guard(ctx, async () => {
     const args = parseArgs(
       tokens,
-      { ...COMMON_FLAGS, detail: { value: true }, limit: { value: true }, "include-internal": {} },
+      {
+        ...COMMON_FLAGS,
+        detail: { value: true },
+        limit: { value: true },
+        "include-internal": {},
+        "include-harness": {},
+      },
       { command: "history" },
     );
     expectPositionals(args, 0, "history");
@@ -52,6 +58,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       const listing = await runtime.history({
         limit,
         includeInternal: flagSet(args, "include-internal"),
+        includeHarness: flagSet(args, "include-harness"),
       });
       if (ctx.json) ctx.out(`${JSON.stringify(listing)}\n`);
       else {
