@@ -14,6 +14,7 @@ import {
   makeToolContext,
   successOutput,
   type TestWorkspace,
+  makeLayoutContext,
 } from "./test-context.js";
 import type { JsonRecord, ToolContext } from "./types.js";
 
@@ -67,12 +68,7 @@ async function readAll(
 }
 
 beforeEach(() => {
-  layout = makeTempWorkspace();
-  ctx = makeToolContext({
-    workspaceRoot: layout.workspace,
-    packageDir: layout.packageDir,
-    runDir: layout.runDir,
-  });
+  ({ layout, ctx } = makeLayoutContext());
 });
 afterEach(() => layout.cleanup());
 

@@ -9,10 +9,10 @@ import { commandExecuteTool } from "./command-execute.js";
 import {
   TEST_PATH,
   failureCode,
-  makeTempWorkspace,
   makeToolContext,
   successOutput,
   type TestWorkspace,
+  makeLayoutContext,
 } from "./test-context.js";
 import type { JsonRecord, ToolContext } from "./types.js";
 
@@ -32,12 +32,7 @@ async function run(input: JsonRecord, context: ToolContext = ctx): Promise<JsonR
 }
 
 beforeEach(() => {
-  layout = makeTempWorkspace();
-  ctx = makeToolContext({
-    workspaceRoot: layout.workspace,
-    packageDir: layout.packageDir,
-    runDir: layout.runDir,
-  });
+  ({ layout, ctx } = makeLayoutContext());
 });
 afterEach(() => layout.cleanup());
 

@@ -24,11 +24,10 @@ import { fsWriteTool } from "./fs-write.js";
 import { resolveRoot } from "./paths.js";
 import {
   failureCode,
-  makeTempWorkspace,
-  makeToolContext,
   snapshotTree,
   successOutput,
   type TestWorkspace,
+  makeLayoutContext,
 } from "./test-context.js";
 import type { ToolContext } from "./types.js";
 
@@ -46,12 +45,7 @@ const put = (rel: string, data: string | Buffer): void => {
 const read = (rel: string): string => readFileSync(join(layout.workspace, rel), "utf8");
 
 beforeEach(() => {
-  layout = makeTempWorkspace();
-  ctx = makeToolContext({
-    workspaceRoot: layout.workspace,
-    packageDir: layout.packageDir,
-    runDir: layout.runDir,
-  });
+  ({ layout, ctx } = makeLayoutContext());
 });
 afterEach(() => layout.cleanup());
 

@@ -133,12 +133,12 @@ export async function resolveRoot(
   return { dir: dir.absolute, label };
 }
 
-/** Resolves an existing directory inside the root (the root itself for `.`). */
-export async function resolveDirectory(
+/** Canonicalises `rel` inside the root and requires it to exist (FILE_NOT_FOUND otherwise). */
+async function resolveExisting(
   root: ToolRoot,
   rel: string,
   field: string,
-): Promise<ContainedPath> {
+): Promise<{ parts: string[]; canonical: string }> {
   const parts = splitRelative(rel, field);
   const { canonical, missing } = await canonicalize(root.dir, parts, field, rel);
   if (missing.length > 0) {
@@ -147,6 +147,16 @@ export async function resolveDirectory(
       target: rel,
     });
   }
+  return { parts, canonical };
+}
+
+/** Resolves an existing directory inside the root (the root itself for `.`). */
+export async function resolveDirectory(
+  root: ToolRoot,
+  rel: string,
+  field: string,
+): Promise<ContainedPath> {
+  const { parts, canonical } = await resolveExisting(root, rel, field);
   if (!(await stat(canonical)).isDirectory()) {
     throw new RuntimeError("INPUT_INVALID", `${field} ${JSON.stringify(rel)} is not a directory`, {
       path: field,
@@ -162,14 +172,7 @@ export async function resolveReadable(
   rel: string,
   field: string,
 ): Promise<ContainedPath> {
-  const parts = splitRelative(rel, field);
-  const { canonical, missing } = await canonicalize(root.dir, parts, field, rel);
-  if (missing.length > 0) {
-    throw new RuntimeError("FILE_NOT_FOUND", `${field} ${JSON.stringify(rel)} does not exist`, {
-      path: field,
-      target: rel,
-    });
-  }
+  const { parts, canonical } = await resolveExisting(root, rel, field);
   const info = await stat(canonical);
   if (!info.isFile()) throw notRegular(field, rel);
   return { absolute: canonical, relative: parts.join("/") };

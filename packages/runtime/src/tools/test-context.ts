@@ -54,6 +54,21 @@ export function makeTempWorkspace(prefix = "runx-tools-"): TestWorkspace {
 
 export { createMemoryEffectLedger } from "./effect-ledger.js";
 
+/** A temp workspace layout and a tool context rooted in it (the usual per-test set-up). */
+export function makeLayoutContext(overrides: Partial<ToolContext> = {}): {
+  layout: TestWorkspace;
+  ctx: ToolContext;
+} {
+  const layout = makeTempWorkspace();
+  const ctx = makeToolContext({
+    workspaceRoot: layout.workspace,
+    packageDir: layout.packageDir,
+    runDir: layout.runDir,
+    ...overrides,
+  });
+  return { layout, ctx };
+}
+
 /** A transport that refuses every request; HTTP tool tests pass their own. */
 const noHttp: HttpTransport = {
   request: () => Promise.reject(new Error("no HTTP transport in this test context")),
