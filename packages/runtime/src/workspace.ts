@@ -31,6 +31,16 @@ export function workspacePaths(opts: {
   };
 }
 
+/**
+ * A reference that resolves again from the workspace: workspace-relative when inside, else
+ * the absolute path. For durable state (checkpoints), never for messages.
+ */
+export function workspaceRef(root: string, path: string): string {
+  const rel = relative(root, path);
+  if (rel === "") return ".";
+  return !rel.startsWith("..") && !isAbsolute(rel) ? rel.split(sep).join("/") : path;
+}
+
 /** A path for messages: workspace-relative when inside, else a label that hides the location. */
 export function displayPath(root: string, path: string): string {
   const rel = relative(root, path);

@@ -13,7 +13,7 @@
 import { open, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { RuntimeError } from "../errors.js";
-import { displayPath } from "../packages/locate.js";
+import { displayPath } from "../workspace.js";
 import { isJsonObject } from "../parser/json.js";
 import { parseSkillMarkdown } from "../parser/skill-markdown.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
@@ -101,7 +101,7 @@ async function readBounded(file: string, ref: string): Promise<Uint8Array> {
 
 async function readLocal(ref: string, options: ContextSkillOptions): Promise<ContextSource> {
   const shown = (file: string): string =>
-    options.workspaceRoot === undefined ? file : displayPath(file, options.workspaceRoot);
+    options.workspaceRoot === undefined ? file : displayPath(options.workspaceRoot, file);
   if (ref.trim() === "") invalid("context skill ref is empty", ref);
   if (path.isAbsolute(ref) || /^[A-Za-z]:[\\/]/.test(ref)) {
     throw new RuntimeError("PATH_ESCAPE", "context skill refs must be relative paths", { ref });

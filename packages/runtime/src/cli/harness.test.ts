@@ -2,22 +2,14 @@ import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from "node:f
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { canonicalJson, receiptBodyDigest, receiptFullDigest } from "../receipts/index.js";
+import type { HarnessReport } from "../harness/index.js";
 import type { Receipt } from "../receipts/index.js";
 import { makeWorkspace, REPO_ROOT, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
 
 const UPSTREAM = join(REPO_ROOT, "..", "shared", "conformance", "runx-upstream");
 
-interface Report {
-  status: string;
-  case_count: number;
-  assertion_error_count: number;
-  assertion_errors: string[];
-  case_names: string[];
-  receipt_ids: string[];
-  graph_case_count: number;
-  receipt?: Receipt;
-}
+type Report = HarnessReport;
 
 let ws: Workspace;
 beforeEach(() => {

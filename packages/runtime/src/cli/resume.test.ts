@@ -1,4 +1,4 @@
-import { appendFileSync } from "node:fs";
+import { appendFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx } from "../testing/cli.js";
@@ -32,6 +32,19 @@ describe("runx resume", () => {
     const receipt = JSON.parse(ws.read(`.runx/receipts/sha256-${env.receipt_id.slice(7)}.json`));
     expect(receipt.lineage.previous.uri).toBe(`runx:receipt:${receiptId}`);
     expect((await runx(ws, ["verify", "--json"])).code).toBe(0);
+  });
+
+  it("resumes a run of a package outside the workspace (the checkpoint keeps a resolvable ref)", async () => {
+    const outside = join(ws.home, "elsewhere", "echo");
+    cpSync(join(ws.root, "skills", "echo"), outside, { recursive: true });
+    const paused = await runx(ws, ["skill", outside, "--json"]);
+    expect(paused.code).toBe(2);
+    const env = paused.json<{ run_id: string }>();
+    expect(paused.stdout).not.toContain(ws.home);
+    const doc = JSON.stringify({ answers: { "input.echo.message": { message: "from outside" } } });
+    const r = await runx(ws, ["resume", env.run_id, "-", "--json"], { stdin: doc });
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ status: "sealed", result: { message: "from outside" } });
   });
 
   it("treats a sealed run as terminal", async () => {

@@ -6,7 +6,8 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { RuntimeError, isRuntimeError } from "../errors.js";
-import { displayPath, loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
+import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
+import { displayPath } from "../workspace.js";
 import { compareCodePoints } from "../receipts/index.js";
 import type { Receipt } from "../receipts/index.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
@@ -118,7 +119,7 @@ async function runFixtureFile(
   packageDir: string | undefined,
   ctx: CaseContext,
 ): Promise<CaseResult> {
-  const label = displayPath(file, ctx.workspaceRoot);
+  const label = displayPath(ctx.workspaceRoot, file);
   let name = basename(file).replace(/\.ya?ml$/, "");
   try {
     const doc = parseStrictYaml(await readFile(file, "utf8"), { file: label });

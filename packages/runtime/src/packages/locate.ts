@@ -6,6 +6,7 @@ import { stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import path from "node:path";
 import { RuntimeError } from "../errors.js";
+import { displayPath } from "../workspace.js";
 
 /** Where a skill reference points. */
 export interface ResolvedSkillRef {
@@ -30,13 +31,6 @@ async function statOrUndefined(file: string): Promise<Stats | undefined> {
   } catch {
     return undefined;
   }
-}
-
-/** `file` relative to `root` with `/` separators when inside it, else the absolute path. */
-export function displayPath(file: string, root: string): string {
-  const relative = path.relative(root, file);
-  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return file;
-  return relative.split(path.sep).join("/");
 }
 
 /**
@@ -64,7 +58,7 @@ export async function resolveSkillRef(
         : "not a skill package; pass the package directory or its SKILL.md";
       throw new RuntimeError("PACKAGE_INVALID", message, {
         ref,
-        file: displayPath(candidate, workspaceRoot),
+        file: displayPath(workspaceRoot, candidate),
       });
     }
     packageDir = path.dirname(candidate);
@@ -91,7 +85,7 @@ export async function resolveSkillRef(
   if (skillMd?.isFile() !== true) {
     throw new RuntimeError("PACKAGE_NOT_FOUND", "the directory has no SKILL.md", {
       ref,
-      file: displayPath(packageDir, workspaceRoot),
+      file: displayPath(workspaceRoot, packageDir),
     });
   }
   const hasProfile = profile?.isFile() === true;
@@ -100,7 +94,7 @@ export async function resolveSkillRef(
       "PACKAGE_INVALID",
       "this directory is a workspace with a skills/ catalog; its SKILL.md is the workspace manual, not a package. " +
         "Run a package under skills/<name>, or add an X.yaml to make the root a package",
-      { ref, file: displayPath(skillMdPath, workspaceRoot) },
+      { ref, file: displayPath(workspaceRoot, skillMdPath) },
     );
   }
   const resolved: ResolvedSkillRef = { workspaceRoot, packageDir, skillMdPath };

@@ -96,7 +96,7 @@ describe("loadSkillPackage", () => {
     expect(pkg.files).toEqual({ skillMd: "skills/echo/SKILL.md", profile: "skills/echo/X.yaml" });
   });
 
-  it("reports files outside the workspace by absolute path", async () => {
+  it("labels files outside the workspace without revealing their absolute path", async () => {
     const other = await mkdtemp(path.join(tmpdir(), "runx-outside-"));
     try {
       await writeFile(path.join(other, "SKILL.md"), "---\nname: [\n---\n");
@@ -105,8 +105,9 @@ describe("loadSkillPackage", () => {
       ).catch((e: unknown) => e);
       expect(error).toMatchObject({
         code: "YAML_SYNTAX",
-        details: { file: path.join(other, "SKILL.md") },
+        details: { file: "<outside-workspace>/SKILL.md" },
       });
+      expect(JSON.stringify(error) + String((error as Error).message)).not.toContain(other);
     } finally {
       await rm(other, { recursive: true, force: true });
     }

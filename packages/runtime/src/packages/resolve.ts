@@ -7,11 +7,11 @@ import { RuntimeError } from "../errors.js";
 import { buildSkillPackage } from "../parser/package.js";
 import type { SkillPackage } from "../parser/package.js";
 
-import { displayPath } from "./locate.js";
+import { displayPath } from "../workspace.js";
 import type { ResolvedSkillRef } from "./locate.js";
 
 export { computePackageDigest } from "./digest.js";
-export { displayPath, resolveSkillRef } from "./locate.js";
+export { resolveSkillRef } from "./locate.js";
 export type { ResolvedSkillRef, ResolveSkillRefOptions } from "./locate.js";
 
 /** A parsed package together with where it was read from. */
@@ -37,11 +37,11 @@ async function readUtf8(file: string, shown: string): Promise<string> {
 
 /** Reads and parses a resolved package (SKILL.md plus X.yaml when present). */
 export async function loadSkillPackage(resolved: ResolvedSkillRef): Promise<LoadedSkillPackage> {
-  const skillFile = displayPath(resolved.skillMdPath, resolved.workspaceRoot);
+  const skillFile = displayPath(resolved.workspaceRoot, resolved.skillMdPath);
   const profileFile =
     resolved.profilePath === undefined
       ? undefined
-      : displayPath(resolved.profilePath, resolved.workspaceRoot);
+      : displayPath(resolved.workspaceRoot, resolved.profilePath);
   const skillText = await readUtf8(resolved.skillMdPath, skillFile);
   const profileText =
     resolved.profilePath === undefined || profileFile === undefined

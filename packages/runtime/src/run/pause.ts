@@ -10,7 +10,7 @@ import {
   sealReceipt,
 } from "../receipts/index.js";
 import type { Reference } from "../receipts/index.js";
-import { displayPath } from "../workspace.js";
+import { workspaceRef } from "../workspace.js";
 import type { Checkpoint } from "./checkpoint.js";
 import {
   createRunRecord,
@@ -76,7 +76,8 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
   const checkpoint: Checkpoint = {
     version: "runx.checkpoint.v1",
     kind: spec.kind,
-    skill_ref: displayPath(deps.paths.root, prep.pkg.packageDir),
+    // Resolvable again on resume, also for a package outside the workspace.
+    skill_ref: workspaceRef(deps.paths.root, prep.pkg.packageDir),
     runner: prep.runner.name,
     package_digest: prep.packageDigest,
     execution_closure_digest: prep.closureDigest,
