@@ -28,7 +28,11 @@ const CLEANUP_WINDOW_MS = 2000;
 export function main(argv: string[]): void {
   void run(argv).then(
     (code) => {
+      // Output is written synchronously, so nothing is pending: exit now rather than wait
+      // for the environment's teardown (closing the native SQLite addon alone costs
+      // milliseconds), which a short-lived command would otherwise pay on every run.
       process.exitCode = code;
+      process.exit();
     },
     (error: unknown) => {
       writeAllSync(2, `runx: internal error: ${String(error)}\n`);

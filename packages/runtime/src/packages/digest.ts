@@ -11,7 +11,7 @@
  * are refused. FIFOs, sockets and devices are ignored.
  */
 import { createHash } from "node:crypto";
-import { readFile, readdir, realpath, stat } from "node:fs/promises";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { RuntimeError } from "../errors.js";
 
@@ -34,23 +34,23 @@ function isInside(root: string, target: string): boolean {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
-async function collect(
-  root: string,
-  dir: string,
-  prefix: string,
-  out: PackageFile[],
-): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true });
+function collect(root: string, dir: string, prefix: string, out: PackageFile[]): void {
+  const entries = readdirSync(dir, { withFileTypes: true });
   for (const entry of entries) {
     if (EXCLUDED.has(entry.name)) continue;
     const absolute = path.join(dir, entry.name);
     const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
     if (entry.isDirectory()) {
-      await collect(root, absolute, relative, out);
+      collect(root, absolute, relative, out);
     } else if (entry.isFile()) {
       out.push({ relative, absolute });
     } else if (entry.isSymbolicLink()) {
-      const target = await realpath(absolute).catch(() => undefined);
+      let target: string | undefined;
+      try {
+        target = realpathSync(absolute);
+      } catch {
+        target = undefined;
+      }
       if (target === undefined) {
         throw new RuntimeError("PACKAGE_INVALID", "package contains a dangling symlink", {
           file: relative,
@@ -63,7 +63,7 @@ async function collect(
           { file: relative },
         );
       }
-      const info = await stat(target);
+      const info = statSync(target);
       if (info.isDirectory()) {
         throw new RuntimeError(
           "PACKAGE_INVALID",
@@ -76,17 +76,20 @@ async function collect(
   }
 }
 
-/** Computes `sha256:<hex>` for the package directory. */
-export async function computePackageDigest(packageDir: string): Promise<string> {
-  const root = await realpath(packageDir);
+/**
+ * Computes `sha256:<hex>` for the package directory. The reads are synchronous: a package is a
+ * handful of small files, and a thread-pool round trip per call cost more than the reads.
+ */
+export function computePackageDigest(packageDir: string): string {
+  const root = realpathSync(packageDir);
   const files: PackageFile[] = [];
-  await collect(root, root, "", files);
+  collect(root, root, "", files);
   const keyed = files.map((file) => ({ ...file, key: Buffer.from(file.relative, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const hash = createHash("sha256");
   hash.update(DOMAIN);
   for (const file of keyed) {
-    const content = await readFile(file.absolute);
+    const content = readFileSync(file.absolute);
     hash.update(u64(file.key.length));
     hash.update(file.key);
     hash.update(u64(content.length));

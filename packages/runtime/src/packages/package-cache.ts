@@ -5,7 +5,8 @@
  * validators are not even loaded. Any miss or unreadable entry falls back to a full parse.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { computePackageDigest } from "./digest.js";
 import type { ResolvedSkillRef } from "./locate.js";
@@ -52,7 +53,7 @@ export async function loadPackageCached(
 ): Promise<LoadedSkillPackage> {
   const file = entryFile(options, packageDigest);
   try {
-    const entry = JSON.parse(await readFile(file, "utf8")) as CacheEntry;
+    const entry = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
     if (
       entry.schema === CACHE_SCHEMA &&
       entry.runtime_release === options.runtimeRelease &&
@@ -66,7 +67,7 @@ export async function loadPackageCached(
   const { loadSkillPackage } = await import("./resolve.js");
   const loaded = await loadSkillPackage(resolved);
   // Only cache what was parsed from the bytes the digest names (the package may have changed).
-  if ((await computePackageDigest(resolved.packageDir)) === packageDigest) {
+  if (computePackageDigest(resolved.packageDir) === packageDigest) {
     const { packageDir: _d, skillMdPath: _s, profilePath: _p, ...pkg } = loaded;
     const entry: CacheEntry = {
       schema: CACHE_SCHEMA,

@@ -3,7 +3,17 @@
  * advisory mutation lock and path-free labels for messages.
  */
 import { randomUUID } from "node:crypto";
-import { link, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
 
@@ -69,37 +79,51 @@ export function storeIoError(label: string, operation: string, error: unknown): 
 /**
  * Writes `name` in `dir` atomically: exclusive 0600 temp file `.<name>.tmp.<pid>-<nanos>`,
  * then rename. `durable` adds fsync of the file before and of the directory after.
+ *
+ * The calls are synchronous on purpose: each is a few microseconds, while a round trip
+ * through libuv's thread pool per call made a receipt write cost milliseconds.
  */
-export async function writeFileAtomic(
+export function writeFileAtomic(
   dir: string,
   name: string,
   contents: string,
   durable: boolean,
-): Promise<void> {
+): void {
   const temp = join(dir, `.${name}.tmp.${process.pid}-${unixNanos()}`);
-  const handle = await open(temp, "wx", 0o600);
+  const fd = openSync(temp, "wx", 0o600);
   try {
-    await handle.writeFile(contents, "utf8");
-    if (durable) await handle.sync();
+    const bytes = Buffer.from(contents, "utf8");
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset);
+    if (durable) fsyncSync(fd);
   } catch (error) {
-    await handle.close();
-    await unlink(temp).catch(() => undefined);
+    closeSync(fd);
+    ignore(() => unlinkSync(temp));
     throw error;
   }
-  await handle.close();
+  closeSync(fd);
   try {
-    await rename(temp, join(dir, name));
+    renameSync(temp, join(dir, name));
   } catch (error) {
-    await unlink(temp).catch(() => undefined);
+    ignore(() => unlinkSync(temp));
     throw error;
   }
   if (durable) {
-    const directory = await open(dir, "r");
+    const directory = openSync(dir, "r");
     try {
-      await directory.sync();
+      fsyncSync(directory);
     } finally {
-      await directory.close();
+      closeSync(directory);
     }
+  }
+}
+
+/** Runs a best-effort clean-up step, ignoring its failure. */
+function ignore(step: () => unknown): void {
+  try {
+    step();
+  } catch {
+    // best effort
   }
 }
 
@@ -114,11 +138,11 @@ function processAlive(pid: number): boolean {
 
 const UNREADABLE_LOCK_GRACE_MS = 10_000;
 
-/** Removes the lock file when its holder process is gone; false when it is still held. */
-async function breakStaleLock(path: string): Promise<void> {
+/** Removes the lock file when its holder process is gone; leaves a live holder's lock alone. */
+function breakStaleLock(path: string): void {
   let content: string;
   try {
-    content = await readFile(path, "utf8");
+    content = readFileSync(path, "utf8");
   } catch {
     return;
   }
@@ -131,8 +155,13 @@ async function breakStaleLock(path: string): Promise<void> {
   }
   if (pid === undefined) {
     // A holder may be between creating and filling the file; only old junk is stale.
-    const info = await stat(path).catch(() => undefined);
-    if (info === undefined || Date.now() - info.mtimeMs < UNREADABLE_LOCK_GRACE_MS) return;
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(path).mtimeMs;
+    } catch {
+      return;
+    }
+    if (Date.now() - mtimeMs < UNREADABLE_LOCK_GRACE_MS) return;
   } else if (processAlive(pid)) {
     return;
   }
@@ -140,13 +169,18 @@ async function breakStaleLock(path: string): Promise<void> {
   // in between is put back instead of being deleted.
   const aside = `${path}.stale.${process.pid}.${randomUUID()}`;
   try {
-    await rename(path, aside);
+    renameSync(path, aside);
   } catch {
     return;
   }
-  const moved = await readFile(aside, "utf8").catch(() => undefined);
-  if (moved !== content) await link(aside, path).catch(() => undefined);
-  await unlink(aside).catch(() => undefined);
+  let moved: string | undefined;
+  try {
+    moved = readFileSync(aside, "utf8");
+  } catch {
+    moved = undefined;
+  }
+  if (moved !== content) ignore(() => linkSync(aside, path));
+  ignore(() => unlinkSync(aside));
 }
 
 /**
@@ -158,29 +192,32 @@ export async function acquireStoreLock(
   dir: string,
   label: string,
   timeoutMs: number,
-): Promise<() => Promise<void>> {
+): Promise<() => void> {
   const path = join(dir, STORE_LOCK_FILE);
   const token = randomUUID();
   const deadline = Date.now() + timeoutMs;
   let delay = 1;
   for (;;) {
     try {
-      const handle = await open(path, "wx", 0o600);
+      const fd = openSync(path, "wx", 0o600);
       try {
-        await handle.writeFile(JSON.stringify({ pid: process.pid, token }), "utf8");
+        writeSync(fd, JSON.stringify({ pid: process.pid, token }));
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
-      return async () => {
-        const current = await readFile(path, "utf8").catch(() => undefined);
-        if (current !== undefined && current.includes(token)) {
-          await unlink(path).catch(() => undefined);
+      return () => {
+        let current: string | undefined;
+        try {
+          current = readFileSync(path, "utf8");
+        } catch {
+          current = undefined;
         }
+        if (current !== undefined && current.includes(token)) ignore(() => unlinkSync(path));
       };
     } catch (error) {
       if (errnoCode(error) !== "EEXIST") throw storeIoError(label, "lock", error);
     }
-    await breakStaleLock(path);
+    breakStaleLock(path);
     if (Date.now() > deadline) {
       throw new RuntimeError("IO_ERROR", `receipt store ${label}: timed out waiting for the lock`, {
         store: label,

@@ -5,7 +5,7 @@
  * is read. Mutations hold `.receipt-store.lock`. Messages name the store by a safe label,
  * never by its path.
  */
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import type { Receipt } from "./model.js";
@@ -94,17 +94,17 @@ export class ReceiptStore {
     return decoded;
   }
 
-  private async withLock<T>(action: () => Promise<T>): Promise<T> {
+  private async withLock<T>(action: () => T): Promise<T> {
     try {
-      await mkdir(this.dir, { recursive: true });
+      mkdirSync(this.dir, { recursive: true });
     } catch (error) {
       throw storeIoError(this.label, "create", error);
     }
     const release = await acquireStoreLock(this.dir, this.label, this.lockTimeoutMs);
     try {
-      return await action();
+      return action();
     } finally {
-      await release();
+      release();
     }
   }
 
@@ -129,11 +129,11 @@ export class ReceiptStore {
       }
       pending.set(admitted.id, { receipt: admitted, contents });
     }
-    return this.withLock(async () => {
+    return this.withLock(() => {
       const outcomes: WriteOutcome[] = [];
       const toWrite: { name: string; contents: string }[] = [];
       for (const { receipt, contents } of pending.values()) {
-        const existing = await this.locate(receipt.id);
+        const existing = this.locate(receipt.id);
         if (existing !== undefined) {
           // Identical bytes (a trailing newline tolerated) make the rewrite a no-op.
           const same = existing.text === contents || existing.text === `${contents}\n`;
@@ -147,12 +147,12 @@ export class ReceiptStore {
       }
       for (const file of toWrite) {
         try {
-          await writeFileAtomic(this.dir, file.name, file.contents, true);
+          writeFileAtomic(this.dir, file.name, file.contents, true);
         } catch (error) {
           throw storeIoError(this.label, "write", error);
         }
       }
-      await this.updateIndex(
+      this.updateIndex(
         [...pending.values()].map(({ receipt }, i) =>
           indexEntry(receipt, outcomes[i]?.file_name ?? receiptFileName(receipt.id)),
         ),
@@ -169,9 +169,9 @@ export class ReceiptStore {
     );
   }
 
-  private async readText(name: string): Promise<string> {
+  private readText(name: string): string {
     try {
-      return await readFile(join(this.dir, name), "utf8");
+      return readFileSync(join(this.dir, name), "utf8");
     } catch (error) {
       if (errnoCode(error) === "ENOENT") {
         throw new RuntimeError("RECEIPT_NOT_FOUND", `receipt is missing in store ${this.label}`, {
@@ -183,10 +183,10 @@ export class ReceiptStore {
   }
 
   /** Receipt files in the directory (any accepted spelling), sorted by id, one per id. */
-  private async files(): Promise<StoredFile[]> {
+  private files(): StoredFile[] {
     let names: string[];
     try {
-      names = await readdir(this.dir);
+      names = readdirSync(this.dir);
     } catch (error) {
       if (errnoCode(error) === "ENOENT") return [];
       throw storeIoError(this.label, "list", error);
@@ -202,10 +202,10 @@ export class ReceiptStore {
   }
 
   /** The file holding `id` (any accepted spelling) and its text, or undefined. */
-  private async locate(id: string): Promise<{ name: string; text: string } | undefined> {
+  private locate(id: string): { name: string; text: string } | undefined {
     for (const name of receiptFileNames(id)) {
       try {
-        return { name, text: await readFile(join(this.dir, name), "utf8") };
+        return { name, text: readFileSync(join(this.dir, name), "utf8") };
       } catch (error) {
         if (errnoCode(error) !== "ENOENT") throw storeIoError(this.label, "read", error);
       }
@@ -238,8 +238,12 @@ export class ReceiptStore {
   }
 
   /** Reads the receipt with exactly this id, verifying it under the store policy. */
-  async read(id: string): Promise<Receipt> {
-    const found = await this.locate(id);
+  read(id: string): Promise<Receipt> {
+    return settle(() => this.readSync(id));
+  }
+
+  private readSync(id: string): Receipt {
+    const found = this.locate(id);
     if (found === undefined) {
       throw new RuntimeError("RECEIPT_NOT_FOUND", `receipt is missing in store ${this.label}`, {
         store: this.label,
@@ -250,10 +254,14 @@ export class ReceiptStore {
   }
 
   /** Every receipt in the store, verified, sorted by id. */
-  async list(): Promise<Receipt[]> {
+  list(): Promise<Receipt[]> {
+    return settle(() => this.listSync());
+  }
+
+  private listSync(): Receipt[] {
     const receipts: Receipt[] = [];
-    for (const file of await this.files()) {
-      receipts.push(this.parseFile(file, await this.readText(file.name), true));
+    for (const file of this.files()) {
+      receipts.push(this.parseFile(file, this.readText(file.name), true));
     }
     return receipts;
   }
@@ -263,15 +271,22 @@ export class ReceiptStore {
    * wrong with a tampered receipt instead of refusing to read it. Files that cannot be
    * decoded at all are listed in `unreadable` with the reason.
    */
-  async scan(): Promise<{
+  scan(): Promise<{
     receipts: Receipt[];
     unreadable: Array<{ file_name: string; message: string }>;
   }> {
+    return settle(() => this.scanSync());
+  }
+
+  private scanSync(): {
+    receipts: Receipt[];
+    unreadable: Array<{ file_name: string; message: string }>;
+  } {
     const receipts: Receipt[] = [];
     const unreadable: Array<{ file_name: string; message: string }> = [];
-    for (const file of await this.files()) {
+    for (const file of this.files()) {
       try {
-        receipts.push(this.parseFile(file, await this.readText(file.name), false));
+        receipts.push(this.parseFile(file, this.readText(file.name), false));
       } catch (error) {
         const message = error instanceof RuntimeError ? error.message : "unreadable";
         unreadable.push({ file_name: file.name, message });
@@ -280,16 +295,16 @@ export class ReceiptStore {
     return { receipts, unreadable };
   }
 
-  private async entriesFromFiles(verifyProof: boolean): Promise<ReceiptStoreIndexEntry[]> {
+  private entriesFromFiles(verifyProof: boolean): ReceiptStoreIndexEntry[] {
     const entries: ReceiptStoreIndexEntry[] = [];
-    for (const file of await this.files()) {
-      const receipt = this.parseFile(file, await this.readText(file.name), verifyProof);
+    for (const file of this.files()) {
+      const receipt = this.parseFile(file, this.readText(file.name), verifyProof);
       entries.push(indexEntry(receipt, file.name));
     }
     return entries.sort(byReceiptId);
   }
 
-  private async writeIndex(entries: ReceiptStoreIndexEntry[]): Promise<ReceiptStoreIndex> {
+  private writeIndex(entries: ReceiptStoreIndexEntry[]): ReceiptStoreIndex {
     const index: ReceiptStoreIndex = {
       schema: RECEIPT_STORE_INDEX_SCHEMA,
       generated_at: unixNanos(),
@@ -297,7 +312,7 @@ export class ReceiptStore {
     };
     try {
       // A recoverable projection: atomic, but not fsynced.
-      await writeFileAtomic(this.dir, STORE_INDEX_FILE, JSON.stringify(index), false);
+      writeFileAtomic(this.dir, STORE_INDEX_FILE, JSON.stringify(index), false);
     } catch (error) {
       throw storeIoError(this.label, "index write", error);
     }
@@ -305,10 +320,10 @@ export class ReceiptStore {
   }
 
   /** Reads index.json: undefined when missing, RECEIPT_INDEX_MALFORMED when unreadable as an index. */
-  private async readIndex(): Promise<ReceiptStoreIndex | undefined> {
+  private readIndex(): ReceiptStoreIndex | undefined {
     let text: string;
     try {
-      text = await readFile(join(this.dir, STORE_INDEX_FILE), "utf8");
+      text = readFileSync(join(this.dir, STORE_INDEX_FILE), "utf8");
     } catch (error) {
       if (errnoCode(error) === "ENOENT") return undefined;
       throw storeIoError(this.label, "index read", error);
@@ -317,16 +332,16 @@ export class ReceiptStore {
   }
 
   /** Merges new entries into the index; any inconsistency rebuilds it from the files. */
-  private async updateIndex(additions: readonly ReceiptStoreIndexEntry[]): Promise<void> {
+  private updateIndex(additions: readonly ReceiptStoreIndexEntry[]): void {
     try {
-      const index = await this.readIndex();
-      const fileIds = (await this.files()).map((file) => file.id);
+      const index = this.readIndex();
+      const fileIds = this.files().map((file) => file.id);
       const merged = index === undefined ? undefined : mergeIndexEntries(index, additions, fileIds);
       if (index === undefined || merged === undefined) throw new Error("index cannot be merged");
-      if (!sameEntries(merged, index.entries)) await this.writeIndex(merged);
+      if (!sameEntries(merged, index.entries)) this.writeIndex(merged);
     } catch {
       try {
-        await this.writeIndex(await this.entriesFromFiles(false));
+        this.writeIndex(this.entriesFromFiles(false));
       } catch {
         throw new RuntimeError(
           "RECEIPT_INDEX_STALE",
@@ -342,9 +357,9 @@ export class ReceiptStore {
    * mismatch is RECEIPT_INDEX_STALE, an unreadable one RECEIPT_INDEX_MALFORMED.
    */
   async loadIndex(): Promise<ReceiptStoreIndex> {
-    return this.withLock(async () => {
-      const index = await this.readIndex();
-      const entries = await this.entriesFromFiles(true);
+    return this.withLock(() => {
+      const index = this.readIndex();
+      const entries = this.entriesFromFiles(true);
       if (index === undefined) return this.writeIndex(entries);
       if (!sameEntries(entries, index.entries)) {
         throw new RuntimeError(
@@ -359,6 +374,15 @@ export class ReceiptStore {
 
   /** Rebuilds index.json from the (verified) receipt files. */
   async rebuildIndex(): Promise<ReceiptStoreIndex> {
-    return this.withLock(async () => this.writeIndex(await this.entriesFromFiles(true)));
+    return this.withLock(() => this.writeIndex(this.entriesFromFiles(true)));
+  }
+}
+
+/** Runs synchronous store work behind the promise API: a throw becomes a rejection. */
+function settle<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }

@@ -164,7 +164,7 @@ export async function nestedRunner(
     );
   }
   const resolved = await resolveSkillRef(target, { workspaceRoot: scope.deps.paths.root });
-  const digest = await computePackageDigest(resolved.packageDir);
+  const digest = computePackageDigest(resolved.packageDir);
   const pkg = await loadPackageCached(resolved, digest, {
     dir: `${scope.deps.paths.runxDir}/cache/packages`,
     runtimeRelease: scope.deps.runtimeRelease,

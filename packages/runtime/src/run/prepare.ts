@@ -40,7 +40,7 @@ async function nestedBindings(
           typeof (step as { runner?: unknown }).runner === "string"
             ? String((step as { runner: string }).runner)
             : "default",
-        package_digest: await computePackageDigest(nested.packageDir),
+        package_digest: computePackageDigest(nested.packageDir),
       });
     } catch {
       // An unresolvable step is reported when the step runs; it binds as missing here.
@@ -62,7 +62,7 @@ export async function prepareRun(
 ): Promise<Prepared> {
   const root = deps.paths.root;
   const resolved = await resolveSkillRef(options.ref, { workspaceRoot: root });
-  const packageDigest = await computePackageDigest(resolved.packageDir);
+  const packageDigest = computePackageDigest(resolved.packageDir);
   const pkg = await loadPackageCached(resolved, packageDigest, {
     dir: `${deps.paths.runxDir}/cache/packages`,
     runtimeRelease: deps.runtimeRelease,

@@ -37,18 +37,11 @@ export async function runSingleStep(
   const { deps, prep } = scope;
   const inputsDigest = hashCanonical(scope.taint.redactJson(inputs));
   const startedAt = receiptTimestamp(deps.now());
-  deps.state().transaction(() => {
-    if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-    else deps.state().updateRun(prep.runId, { status: "running" });
-    deps.state().upsertStep({
-      runId: prep.runId,
-      stepId: prep.runner.name,
-      status: "running",
-      attempt: 1,
-      startedAt,
-    });
-  });
-  const outcome = await executeRunner({
+  // The child starts first (spawning is synchronous) and the run is recorded while it runs:
+  // the state store's open and commit overlap the process instead of preceding it. A failed
+  // record stops the child before the error propagates.
+  const stop = new AbortController();
+  const running = executeRunner({
     runner: prep.runner,
     packageDir: prep.pkg.packageDir,
     workspaceRoot: deps.paths.root,
@@ -57,8 +50,26 @@ export async function runSingleStep(
     baseEnv: deps.env,
     secrets: scope.secrets,
     strictInlineCode: deps.config().policy.strictCliToolInlineCode,
-    signal: scope.signal,
+    signal: AbortSignal.any([scope.signal, stop.signal]),
   });
+  try {
+    deps.state().transaction(() => {
+      if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
+      else deps.state().updateRun(prep.runId, { status: "running" });
+      deps.state().upsertStep({
+        runId: prep.runId,
+        stepId: prep.runner.name,
+        status: "running",
+        attempt: 1,
+        startedAt,
+      });
+    });
+  } catch (error) {
+    stop.abort();
+    await running.catch(() => undefined);
+    throw error;
+  }
+  const outcome = await running;
   return sealOutcome(scope, inputsDigest, outcome, start.previous);
 }
 
