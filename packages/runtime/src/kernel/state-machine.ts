@@ -80,7 +80,7 @@ function documentOf(name: string, defs: StepDefinition[], policies?: Fields): Gr
       const step: JsonObject = {
         id: def.id,
         tool: "kernel.step",
-        context: Object.fromEntries(def.contextFrom.map((src) => [`from_${src}`, `${src}.output`])),
+        context: Object.fromEntries(def.contextFrom.map((src) => [`from_${src}`, src])),
       };
       if (def.maxAttempts !== undefined) step.retry = { max_attempts: def.maxAttempts };
       if (def.fanoutGroup !== undefined) step.fanout_group = def.fanoutGroup;
