@@ -75,6 +75,8 @@ export const ERROR_CODES = [
   "GRAPH_REFERENCE_MISSING",
   "GRAPH_STATE_INVALID",
   "RETRY_REFUSED",
+  // deterministic evaluation services
+  "KERNEL_EVALUATION_FAILED",
 ] as const;
 
 /** A stable runtime error code. */
@@ -197,6 +199,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   GRAPH_REFERENCE_MISSING: "skill_error",
   GRAPH_STATE_INVALID: "resume_error",
   RETRY_REFUSED: "operator_context_blocked",
+  KERNEL_EVALUATION_FAILED: "kernel.fixture.evaluation_failed",
 };
 
 /** CLI exit code for a failure raised with this code (spec §8.3). */
@@ -262,4 +265,5 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   GRAPH_REFERENCE_MISSING: 1,
   GRAPH_STATE_INVALID: 1,
   RETRY_REFUSED: 1,
+  KERNEL_EVALUATION_FAILED: 1,
 };

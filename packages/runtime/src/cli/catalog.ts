@@ -155,6 +155,21 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "kernel",
+    summary: "evaluate one kernel decision (admission, scopes, retry, graph planning) as JSON",
+    usage: ["runx kernel eval --input <file|-> --json"],
+    options: [
+      ["--input <file|->", "a kernel fixture ({input, expected}) or a bare {kind, ...} input"],
+      JSON_OPT,
+    ],
+    notes: [
+      "Kinds: policy.admitLocalSkill, policy.admitRetryPolicy, policy.admitGraphStepScopes, policy.buildLocalScopeAdmission, policy.buildAuthorityProofMetadata, policy.validateCredentialBinding, policy.evaluatePublicPullRequestCandidate, policy.evaluatePublicCommentOpportunity, policy.normalizePublicWorkPolicy, state-machine.createSingleStepState, state-machine.transitionSingleStep, state-machine.createSequentialGraphState, state-machine.planSequentialGraphTransition, state-machine.evaluateFanoutSync, state-machine.fanoutSyncDecisionKey.",
+      'Prints {"status":"success","result":<decision>}; a malformed input prints the failure envelope with code kernel.fixture.evaluation_failed naming the field.',
+      "The decisions come from the same policy and graph modules runx skill uses. --json is required.",
+      "Exit status: 0 evaluated, 1 evaluation failed or unreadable input, 64 usage.",
+    ],
+  },
+  {
     name: "init",
     summary: "create the project's .runx/ state directory and skills/",
     usage: ["runx init [-g|--global] [options]"],

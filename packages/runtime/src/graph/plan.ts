@@ -148,7 +148,7 @@ export function admitRetryPolicy(request: {
   maxAttempts: number;
   idempotencyKey?: string;
 }): RetryAdmission {
-  if (request.maxAttempts <= 1) return { status: "allow", reasons: ["no retry requested"] };
+  if (request.maxAttempts <= 1) return { status: "allow", reasons: ["retry policy not requested"] };
   if (request.mutating && (request.idempotencyKey === undefined || request.idempotencyKey === ""))
     return {
       status: "deny",

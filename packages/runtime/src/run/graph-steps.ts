@@ -13,6 +13,7 @@ import { resolveSkillRef } from "../packages/locate.js";
 import { resolveInputs } from "../parser/inputs.js";
 import type { JsonObject } from "../parser/json.js";
 import { normalizeRunner } from "../parser/runners.js";
+import { admitGraphStepScopes } from "../policy/scopes.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
 import { selectRunner } from "../parser/select-runner.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
@@ -122,17 +123,25 @@ function wrapName(step: GraphStep): string {
   return typeof wrap === "string" && wrap !== "" ? wrap : "approval_decision";
 }
 
-/** The scopes a step may exercise: its own, which must lie inside the graph runner's grant. */
+/**
+ * The scopes a step may exercise: its own, which must lie inside the graph runner's grant
+ * (exact-string matching, spec §10.1); a graph without a grant does not attenuate.
+ */
 export function grantedScopes(scope: RunScope, step: GraphStep): string[] {
   const grant = scope.prep.runner.scopes;
   const own = step.scopes.length > 0 ? step.scopes : grant;
-  const outside = grant.length > 0 ? own.filter((s) => !grant.includes(s)) : [];
-  if (outside.length > 0) {
-    throw new RuntimeError(
-      "POLICY_DENIED",
-      `step ${step.id} asks for scope ${outside.join(", ")} outside the graph's grant`,
-      { step: step.id, scopes: outside },
-    );
+  if (grant.length === 0) return own;
+  const admission = admitGraphStepScopes({
+    stepId: step.id,
+    requestedScopes: own,
+    grant: { scopes: grant },
+  });
+  if (admission.status === "deny") {
+    const outside = admission.requestedScopes.filter((s) => !grant.includes(s));
+    throw new RuntimeError("POLICY_DENIED", admission.reasons.join("; "), {
+      step: step.id,
+      scopes: outside,
+    });
   }
   return own;
 }

@@ -8,6 +8,7 @@ import { readInputsDocument } from "../packages/inputs-document.js";
 import { resolveInputs, suppliedFromDocument } from "../parser/inputs.js";
 import type { MissingInput, SuppliedInput } from "../parser/inputs.js";
 import { detectInlineCode } from "../policy/inline-code.js";
+import { admitLocalSkill } from "../policy/local-admission.js";
 import { buildRefusalReceipt, sealReceipt } from "../receipts/index.js";
 import { createTaintSet } from "../redaction.js";
 import type { TaintSet } from "../redaction.js";
@@ -177,19 +178,32 @@ export function checkBindings(
   }
 }
 
-/** Project policy checked before anything runs. */
+/**
+ * Project policy checked before anything runs: local admission of the selected runner (the
+ * strict inline-code rule when the project enables it). runx has no connected-auth grants, so
+ * that part of admission is skipped; runners enforce their own timeout ranges.
+ */
 export function admitPolicy(scope: RunScope): void {
-  const { runner } = scope.prep;
-  if (runner.type === "cli-tool" && scope.deps.config().policy.strictCliToolInlineCode) {
-    const hit = detectInlineCode(runner.command, runner.args);
-    if (hit !== null) {
-      throw new RuntimeError(
-        "POLICY_DENIED",
-        `policy strict_cli_tool_inline_code refuses inline code: ${hit.interpreter} ${hit.flag}; move the program into a script file in the package`,
-        { interpreter: hit.interpreter, flag: hit.flag },
-      );
-    }
-  }
+  const { runner, pkg } = scope.prep;
+  const source =
+    runner.type === "cli-tool"
+      ? { type: runner.type, command: runner.command, args: runner.args }
+      : { type: runner.type };
+  const decision = admitLocalSkill(
+    { name: pkg.name, source },
+    {
+      skipConnectedAuth: true,
+      strictCliToolInlineCode: scope.deps.config().policy.strictCliToolInlineCode,
+    },
+  );
+  if (decision.status === "allow") return;
+  const hit = runner.type === "cli-tool" ? detectInlineCode(runner.command, runner.args) : null;
+  throw new RuntimeError("POLICY_DENIED", decision.reasons.join("; "), {
+    reasons: decision.reasons,
+    ...(hit !== null
+      ? { policy: "strict_cli_tool_inline_code", interpreter: hit.interpreter, flag: hit.flag }
+      : {}),
+  });
 }
 
 /**
