@@ -170,6 +170,18 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "parser",
+    summary: "evaluate parser requests (SKILL.md, runner manifest, graph, skill install)",
+    usage: ["runx parser eval --input <request.json|-> [options]"],
+    options: [["--input <path|->", "the request document (or stdin, 10 MiB cap)"], JSON_OPT],
+    notes: [
+      'Request: {"inputs": [{"kind": "parser.validateGraphYaml", "yaml": "..."}], "returnErrors": true} (also {"input": {...}} or one input).',
+      "Kinds: parser.validateSkillMarkdown (markdown), parser.validateRunnerManifestYaml (yaml), parser.validateGraphYaml (yaml), parser.validateSkillInstall (markdown, origin).",
+      'Answer: {"status": "success", "result": {"kind": "output", "value": ...}}; with returnErrors each value is {status: success, value} or {status: failure, error: {code, message}}.',
+      "Error codes: parse_error, validation_error, invalid_input, invalid_document. Exit status: 0 answered, 1 the request failed, 64 usage.",
+    ],
+  },
+  {
     name: "init",
     summary: "create the project's .runx/ state directory and skills/",
     usage: ["runx init [-g|--global] [options]"],

@@ -20,6 +20,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   tool: () => import("./commands/tool.js"),
   harness: () => import("./commands/harness.js"),
   kernel: () => import("./commands/kernel.js"),
+  parser: () => import("./commands/parser.js"),
 };
 
 const INTERRUPT_EXIT = 130;

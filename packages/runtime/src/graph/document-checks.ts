@@ -129,8 +129,10 @@ function checkGuards(doc: GraphDoc, base: KeyPath, index: Map<string, number>): 
     const at: KeyPath = [...base, "policy", "guards", i];
     const guarded = index.get(guard.step);
     if (guarded === undefined) invalid(`guard names unknown step '${guard.step}'`, [...at, "step"]);
+    // Upstream accepts any field string here. A field that names no step (e.g. `status`)
+    // resolves to nothing at run time, so the guard blocks its step with a named reason.
     const source = index.get(guard.field.step);
-    if (source === undefined || source >= guarded)
+    if (source !== undefined && source >= guarded)
       invalid(`guard on '${guard.step}' must read a step that runs before it`, [...at, "field"], {
         step_id: guard.step,
       });

@@ -256,6 +256,15 @@ describe("normalizeGraph refusals", () => {
     expect(error.details).toMatchObject(details);
   });
 
+  it("accepts a guard field that names no step (upstream parses it; at run time it blocks)", () => {
+    const graph = normalizeGraph(
+      doc([step("scan"), step("review")], {
+        policy: { guards: [{ step: "review", field: "status", equals: "needs_review" }] },
+      }),
+    );
+    expect(graph.guards).toMatchObject([{ step: "review", field: { ref: "status" } }]);
+  });
+
   it("prefixes key paths with the graph's place in its document", () => {
     const error = refusal(doc([step("a"), step("a")]), {
       path: ["runners", "default", "graph"],

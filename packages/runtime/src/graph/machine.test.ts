@@ -135,6 +135,20 @@ describe("sequential graphs", () => {
     expect(run.executed).toEqual(["review#1"]);
   });
 
+  it("blocks a guarded step whose guard field names no step", () => {
+    const doc = graph({
+      name: "guarded-unresolved",
+      policy: { guards: [{ step: "publish", field: "status", equals: "ok" }] },
+      steps: [
+        { id: "review", tool: "data.compare", inputs: { status: "ok" } },
+        { id: "publish", tool: "data.compare" },
+      ],
+    });
+    const run = drive(doc, createGraphState(doc, {}), echo);
+    expect(run.stop).toMatchObject({ kind: "fail", code: "GUARD_BLOCKED", stepId: "publish" });
+    expect(run.executed).toEqual(["review#1"]);
+  });
+
   it("refuses an outcome for a step that is not awaiting execution", () => {
     const state = createGraphState(sequential, {});
     expect(codeOf(() => applyStepOutcome(sequential, state, "second", { status: "success" }))).toBe(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseSkillMarkdown } from "./skill-markdown.js";
+import { parseSkillMarkdown, splitSkillMarkdown } from "./skill-markdown.js";
 
 describe("parseSkillMarkdown", () => {
   it("splits frontmatter from the body and keeps keys runx does not interpret", () => {
@@ -36,5 +36,13 @@ describe("parseSkillMarkdown", () => {
         details: expect.objectContaining({ line: 4, column: 3, path: "retry.max_attempts" }),
       }),
     );
+  });
+
+  it("keeps the raw frontmatter text and leaves schema checks to the validation phase", () => {
+    const parts = splitSkillMarkdown("---\nname: 42\nsource:\n  type: agent\n---\n# Body\n");
+    expect(parts.rawFrontmatter).toBe("name: 42\nsource:\n  type: agent");
+    expect(parts.body).toBe("# Body\n");
+    expect(parts.frontmatter).toEqual({ name: 42, source: { type: "agent" } });
+    expect(() => parseSkillMarkdown("---\nname: 42\n---\n")).toThrow("must be string");
   });
 });

@@ -58,11 +58,23 @@ function qualityProfileOf(body: string): string | undefined {
   return section === "" ? undefined : section;
 }
 
-/** Parses SKILL.md text, keeping the frontmatter document for position lookups. */
-export function parseSkillMarkdownDocument(
+/** The parse phase of SKILL.md: delimiters, strict YAML, a mapping. No schema checks yet. */
+export interface SkillMarkdownParts {
+  frontmatter: JsonObject;
+  document: StrictYamlDocument;
+  /** The frontmatter text between the delimiter lines, without its final line break. */
+  rawFrontmatter: string;
+  body: string;
+}
+
+/**
+ * Splits SKILL.md text into frontmatter and body and parses the frontmatter (strict YAML, must
+ * be a mapping). Throws FRONTMATTER_INVALID, YAML_SYNTAX or YAML_FORBIDDEN.
+ */
+export function splitSkillMarkdown(
   text: string,
   options: ParseSkillMarkdownOptions = {},
-): ParsedSkillMarkdown {
+): SkillMarkdownParts {
   const file = options.file;
   const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const lines = lineStarts(source);
@@ -88,6 +100,17 @@ export function parseSkillMarkdownDocument(
     const at = frontmatter === null ? { line: 2, column: 1 } : document.locate([]);
     throw invalid("frontmatter must be a mapping", at.line, at.column);
   }
+  const rawFrontmatter = yamlText.replace(/\r?\n$/, "");
+  return { frontmatter, document, rawFrontmatter, body };
+}
+
+/** Parses SKILL.md text, keeping the frontmatter document for position lookups. */
+export function parseSkillMarkdownDocument(
+  text: string,
+  options: ParseSkillMarkdownOptions = {},
+): ParsedSkillMarkdown {
+  const file = options.file;
+  const { frontmatter, document, body } = splitSkillMarkdown(text, options);
   const candidate: unknown = frontmatter;
   if (!validateSkillFrontmatter(candidate)) {
     throw schemaError(validateSkillFrontmatter.errors ?? [], frontmatter, document, {
