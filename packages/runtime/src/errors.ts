@@ -57,6 +57,7 @@ export const ERROR_CODES = [
   "CONTEXT_SKILLS_LIMIT",
   // native tools
   "TOOL_NOT_FOUND",
+  "TOOL_MANIFEST_INVALID",
   "FILE_NOT_FOUND",
   "ARTIFACT_NOT_FOUND",
   "LIMIT_EXCEEDED",
@@ -183,6 +184,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   CONTEXT_SKILL_INVALID: "skill_error",
   CONTEXT_SKILLS_LIMIT: "skill_error",
   TOOL_NOT_FOUND: "input_error",
+  TOOL_MANIFEST_INVALID: "input_error",
   FILE_NOT_FOUND: "input_error",
   ARTIFACT_NOT_FOUND: "input_error",
   LIMIT_EXCEEDED: "input_error",
@@ -249,6 +251,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   CONTEXT_SKILL_INVALID: 1,
   CONTEXT_SKILLS_LIMIT: 1,
   TOOL_NOT_FOUND: 1,
+  TOOL_MANIFEST_INVALID: 1,
   FILE_NOT_FOUND: 1,
   ARTIFACT_NOT_FOUND: 1,
   LIMIT_EXCEEDED: 1,

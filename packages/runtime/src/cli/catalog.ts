@@ -123,12 +123,24 @@ export const COMMANDS: CommandHelp[] = [
   },
   {
     name: "tool",
-    summary: "list and inspect the native tools (fs, command, http, provider, artifact)",
-    usage: ["runx tool list [options]", "runx tool inspect <name> [options]"],
-    options: [JSON_OPT],
+    summary: "list, search and inspect tools; validate local tool manifests",
+    usage: [
+      "runx tool list [options]",
+      "runx tool search <query> [--source <s>] [options]",
+      "runx tool inspect <ref> [--source <s>] [options]",
+      "runx tool build <tools/ns/tool>|--all [options]",
+    ],
+    options: [
+      JSON_OPT,
+      ["--source <s>", "search/inspect one catalog: native (or fixture-mcp, see below)"],
+      ["--all", "build: every tools/<namespace>/<tool> of the workspace"],
+    ],
     notes: [
-      "inspect --json prints the tool's contract: name, description, mutating, scopes, input_schema, output_schema.",
-      "Exit status: 0 ok, 1 unknown tool (TOOL_NOT_FOUND), 64 usage.",
+      "search matches name and summary case-insensitively (at most 20 results).",
+      "inspect resolves a ref to a local tool under RUNX_TOOL_ROOTS (<root>/<ns>/<tool>/manifest.json), then the workspace's tools/, then a native tool; native --json prints input_schema and output_schema.",
+      "build is read-only: it validates runx.tool.manifest.v1 and reports source_hash and schema_hash (runx.tool.build.v1); exit 1 when a manifest is invalid.",
+      "RUNX_ENABLE_FIXTURE_TOOL_CATALOG=1 adds the fixture-mcp test catalog (fixture.echo).",
+      "Exit status: 0 ok, 1 unknown tool (TOOL_NOT_FOUND), invalid manifest (TOOL_MANIFEST_INVALID) or failed build, 64 usage.",
     ],
   },
   {
