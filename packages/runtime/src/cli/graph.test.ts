@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { canonicalJson } from "../receipts/canonical.js";
 import { cleanEnv, makeWorkspace, runx, RUNX_BIN } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
 
@@ -245,5 +247,55 @@ describe("graph runs", () => {
     expect(childIds).toHaveLength(3);
     expect(new Set(childIds).size).toBe(3);
     expect(childIds[0]).toBe(readReceiptId);
+  });
+});
+
+describe("artifact envelopes and runtime digests in graphs", () => {
+  it("wraps an agent step's wrap_as output as a packet that a data.digest step reads by .data", async () => {
+    ws.write("skills/plan/SKILL.md", "---\nname: plan\n---\nDraft a plan, then digest it.\n");
+    ws.write(
+      "skills/plan/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    graph:",
+        "      name: plan",
+        "      result_from: [draft, digest]",
+        "      steps:",
+        "        - id: draft",
+        "          run:",
+        "            type: agent-task",
+        "            agent: builder",
+        "            task: plan",
+        "            outputs:",
+        "              plan: object",
+        "          artifacts:",
+        "            wrap_as: plan",
+        "            packet: example.plan.v1",
+        "        - id: digest",
+        "          tool: data.digest",
+        "          context:",
+        "            value: draft.plan.data",
+        "",
+      ].join("\n"),
+    );
+    const paused = await runx(ws, ["skill", "skills/plan", "--json"]);
+    expect(paused.code).toBe(2);
+    const { run_id, requests } = paused.json<Envelope>();
+    expect(requests.map((r) => r.id)).toEqual(["agent_task.plan.output"]);
+    const answer = { plan: { steps: ["b", "a"], ready: true } };
+    ws.write("answers.json", JSON.stringify({ answers: { "agent_task.plan.output": answer } }));
+    const sealed = await runx(ws, ["resume", run_id, "answers.json", "--json"]);
+    expect(sealed.code).toBe(0);
+    const digest = `sha256:${createHash("sha256").update(canonicalJson(answer)).digest("hex")}`;
+    expect(sealed.json<Envelope>().result).toEqual({
+      plan: { type: "example.plan.v1", version: "1", data: answer },
+      digest_result: {
+        type: "runx.data.digest.v1",
+        version: "1",
+        data: { algorithm: "sha256", digest },
+      },
+    });
   });
 });

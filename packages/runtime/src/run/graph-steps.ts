@@ -5,6 +5,7 @@
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
 import { RuntimeError, isRuntimeError } from "../errors.js";
+import { packageArtifacts } from "../graph/artifacts.js";
 import type { ExecuteStepAction, GraphDoc, GraphStep, StepOutcome } from "../graph/index.js";
 import { approvalDecisionPacket, stepById } from "../graph/index.js";
 import { loadPackageCached } from "../packages/package-cache.js";
@@ -365,7 +366,7 @@ export async function executeGraphStep(
         {
           disposition: "closed",
           reasonCode: "process_closed",
-          output: answer as Record<string, unknown>,
+          output: packageArtifacts(check.value, step.artifacts ?? runner.artifacts),
           metadata: { answered_by: "caller", request_id: requestId },
         },
         "success",
@@ -399,7 +400,12 @@ export async function executeGraphStep(
       strictInlineCode: scope.deps.config().policy.strictCliToolInlineCode,
       signal: scope.signal,
     });
-    return await seal(outcome, outcome.disposition === "closed" ? "success" : "failure");
+    if (outcome.disposition !== "closed") return await seal(outcome, "failure");
+    const output = packageArtifacts(
+      outcome.output as JsonObject,
+      step.artifacts ?? runner.artifacts,
+    );
+    return await seal({ ...outcome, output }, "success");
   } catch (error) {
     if (!isRuntimeError(error)) throw error;
     return seal(

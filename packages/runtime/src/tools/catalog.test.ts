@@ -10,6 +10,8 @@ describe("the native tool catalog", () => {
       "artifact.admit",
       "artifact.read",
       "command.execute",
+      "data.compare",
+      "data.digest",
       "fs.apply_bundle",
       "fs.read",
       "fs.read_bundle",
