@@ -6,10 +6,13 @@ import { RuntimeError } from "../errors.js";
 import { artifactAdmitTool } from "./artifact-admit.js";
 import { artifactReadTool } from "./artifact-read.js";
 import { commandExecuteTool } from "./command-execute.js";
+import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
 import { fsWriteTool } from "./fs-write.js";
+import { paymentTools } from "./payment-tools.js";
+import { receiptAttestTool } from "./receipt-attest.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -45,6 +48,9 @@ export function builtinTools(): NativeTool[] {
     commandExecuteTool,
     artifactAdmitTool,
     artifactReadTool,
+    controlPrepareHandoffTool,
+    receiptAttestTool,
+    ...paymentTools(),
   ];
 }
 
