@@ -10,12 +10,17 @@ describe("the native tool catalog", () => {
       "artifact.admit",
       "artifact.read",
       "command.execute",
+      "control.prepare_handoff",
       "data.compare",
       "data.digest",
       "fs.apply_bundle",
       "fs.read",
       "fs.read_bundle",
       "fs.write",
+      "payment.invoice_plan",
+      "payment.quote",
+      "payment.reserve",
+      "receipt.attest",
     ]);
     expect(catalog.list().find((t) => t.name === "fs.write")).toEqual({
       name: "fs.write",

@@ -7,10 +7,13 @@ import { artifactAdmitTool } from "./artifact-admit.js";
 import { artifactReadTool } from "./artifact-read.js";
 import { commandExecuteTool } from "./command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data-digest.js";
+import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
 import { fsWriteTool } from "./fs-write.js";
+import { paymentTools } from "./payment-tools.js";
+import { receiptAttestTool } from "./receipt-attest.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -48,6 +51,9 @@ export function builtinTools(): NativeTool[] {
     artifactReadTool,
     dataDigestTool,
     dataCompareTool,
+    controlPrepareHandoffTool,
+    receiptAttestTool,
+    ...paymentTools(),
   ];
 }
 
