@@ -118,6 +118,10 @@ caller:
 expect:
   status: failure
 `,
+      "read-reported": `inputs: {city: Bergen}
+expect:
+  status: sealed
+`,
       "notify-matched": `runner: notify
 caller:
   http_exchanges:
@@ -152,7 +156,11 @@ expect:
     // The provider expectation above is deliberately wrong so the observed output is shown.
     const { report, code } = await harness("pkgs/weather");
     expect(code).toBe(1);
-    expect(report.case_count).toBe(5);
+    expect(report.case_count).toBe(6);
+    // The failing step's reason reaches the report, naming the request.
+    expect(errorsOf(report, "read-reported")).toEqual([
+      `pkgs/weather/fixtures/read-reported.yaml: expect.status: expected "sealed", got "failure" (step 'fetch' failed: FIXTURE_UNMATCHED: no fixture response for GET https://weather.fixture.invalid/v1/now?city=Bergen&units=si (caller.http_exchanges or caller.http_responses); the harness never falls back to the network)`,
+    ]);
     expect(errorsOf(report, "read-sealed")).toEqual([]);
     expect(errorsOf(report, "read-unmatched")).toEqual([]);
     expect(errorsOf(report, "notify-matched")).toEqual([]);

@@ -318,6 +318,11 @@ export async function runCase(
     if (envelope !== undefined) {
       result.status = missingInput ? "failure" : statusOf(receipt, envelope);
       if (missingInput) refusal ??= "a required input was not supplied";
+      // A run that sealed without closing says why in its seal (e.g. which step failed).
+      const seal = receipt?.seal;
+      if (seal !== undefined && seal.disposition !== "closed" && seal.summary !== "") {
+        refusal ??= seal.summary;
+      }
     }
     let stepOutputs: Record<string, unknown> | undefined;
     if (spec.expect.stepOutputs !== undefined && envelope !== undefined) {
