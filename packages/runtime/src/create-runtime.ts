@@ -23,7 +23,7 @@ import type {
 import type { SkillRunEnvelope } from "./run/envelope.js";
 import { runSkill } from "./run/run-skill.js";
 import type { RunSkillDeps, SkillRequest } from "./run/run-skill.js";
-import type { ReceiptProfile } from "./run/context.js";
+import type { ReceiptProfile, ToolLanes } from "./run/context.js";
 import { readResumeDocument } from "./run/resume-document.js";
 import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
 import type { HistoryDetail, HistoryListing, PendingRun } from "./services/history.js";
@@ -59,6 +59,8 @@ export interface RuntimeOptions {
   readStdin?: () => AsyncIterable<Uint8Array | string>;
   /** Receipt shaping (`live` by default; the harness replays with `harness`). */
   receiptProfile?: ReceiptProfile;
+  /** Harness fixture lanes for native tools (never set for a live run). */
+  toolLanes?: ToolLanes;
 }
 
 /** The runtime's public surface. */
@@ -177,6 +179,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     randomHex,
     readStdin,
     ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
+    ...(options.toolLanes !== undefined ? { toolLanes: options.toolLanes } : {}),
     agentConfig: async () => {
       // Loaded on demand: only agent runs read the user's agent configuration.
       const { loadAgentSettings } = await import("./agents/config.js");

@@ -71,6 +71,7 @@ export const ERROR_CODES = [
   "PROVIDER_MISMATCH",
   "PROVIDER_FAILED",
   "PROVIDER_RESULT_MISMATCH",
+  "FIXTURE_UNMATCHED",
   // graphs
   "GRAPH_INVALID",
   "GRAPH_REFERENCE_MISSING",
@@ -197,6 +198,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   PROVIDER_MISMATCH: "credential_error",
   PROVIDER_FAILED: "skill_error",
   PROVIDER_RESULT_MISMATCH: "skill_error",
+  FIXTURE_UNMATCHED: "input_error",
   GRAPH_INVALID: "skill_error",
   GRAPH_REFERENCE_MISSING: "skill_error",
   GRAPH_STATE_INVALID: "resume_error",
@@ -264,6 +266,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   PROVIDER_MISMATCH: 1,
   PROVIDER_FAILED: 1,
   PROVIDER_RESULT_MISMATCH: 1,
+  FIXTURE_UNMATCHED: 1,
   GRAPH_INVALID: 1,
   GRAPH_REFERENCE_MISSING: 1,
   GRAPH_STATE_INVALID: 1,

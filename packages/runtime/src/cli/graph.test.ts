@@ -149,7 +149,11 @@ describe("graph runs", () => {
     expect(done.code).toBe(0);
     const sealed = done.json<Envelope>();
     expect(sealed.status).toBe("sealed");
-    expect(sealed.result).toMatchObject({ status: "created", replayed: false });
+    expect(sealed.result).toMatchObject({
+      status: "success",
+      result: { status: "created" },
+      replayed: false,
+    });
     const graph = readReceipt(sealed.receipt_id);
     expect(graph.lineage.children).toHaveLength(3);
     expect((await runx(ws, ["verify", "--json"])).code).toBe(0);

@@ -231,19 +231,4 @@ describe("runx harness", () => {
       expect.stringContaining('expect.status: expected "needs_agent", got "failure"'),
     ]);
   });
-
-  it("fails a case that needs HTTP replay instead of running it live", async () => {
-    ws.addBundledSkill("echo");
-    ws.write(
-      "skills/echo/fixtures/http.yaml",
-      'name: http\nkind: skill\ntarget: ..\ninputs: {message: hi}\ncaller:\n  http_responses:\n    "https://example.test/a": {status: 200, body: ok}\nexpect:\n  status: sealed\n',
-    );
-    const r = await runx(ws, ["harness", "skills/echo", "--json"]);
-    expect(r.code).toBe(1);
-    const report = r.json<Report>();
-    expect(report.case_names).toContain("http");
-    expect(report.assertion_errors).toEqual([
-      expect.stringContaining("caller.http_responses: not supported yet"),
-    ]);
-  });
 });

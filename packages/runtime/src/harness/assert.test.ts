@@ -51,16 +51,22 @@ describe("harness fixture parsing", () => {
     );
   });
 
-  it("records offline features it cannot replay yet instead of running them live", () => {
+  it("parses the replay lanes instead of marking them unsupported", () => {
     const spec = parse({
       name: "a",
       setup: { receipts: ["fixtures/prior.json"] },
-      caller: { http_exchanges: [], provider_responses: {} },
+      caller: {
+        http_exchanges: [],
+        provider_responses: {
+          principal_id: "p",
+          grants: [{ grant_id: "g", provider: "x", scopes: [] }],
+          operations: [{ grant_id: "g", operation: "o", target: "t", access: "read" }],
+        },
+      },
     });
-    expect(spec.unsupported).toEqual([
-      "caller.http_exchanges",
-      "caller.provider_responses",
-      "setup.receipts",
-    ]);
+    expect(spec.unsupported).toEqual([]);
+    expect(spec.seedReceipts).toEqual(["fixtures/prior.json"]);
+    expect(spec.http?.exchanges).toEqual([]);
+    expect(spec.providers?.operations[0]?.result).toEqual({});
   });
 });

@@ -1,12 +1,15 @@
 /**
  * Harness fixtures (spec §6.2/§6.3): standalone `*.yaml` files and inline `harness.cases`.
- * Pure: values in, a validated case out. Anything the harness cannot replay offline yet
- * (HTTP, provider responses, seeded receipts) is recorded in `unsupported` so the case fails
- * instead of reaching live systems.
+ * Pure: values in, a validated case out. The replay lanes (HTTP, provider responses, seeded
+ * receipts) are validated in lanes.ts; anything the harness cannot replay yet is recorded in
+ * `unsupported` so the case fails instead of reaching live systems.
  */
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
+import type { FixtureHttpLanes } from "../tools/fixture-http.js";
+import type { ProviderLane } from "../tools/provider-lane.js";
+import { parseHttpLanes, parseProviderLane, parseSeedReceipts } from "./lanes.js";
 
 /** Statuses a case can end in (§6.4). */
 export const HARNESS_STATUSES = [
@@ -67,6 +70,12 @@ export interface HarnessCaseSpec {
   answers: JsonObject;
   approvals: Record<string, boolean>;
   expect: CaseExpectation;
+  /** `caller.http_responses` / `caller.http_exchanges`: when set, the only HTTP transport. */
+  http?: FixtureHttpLanes;
+  /** `caller.provider_responses`: when set, the only provider drivers. */
+  providers?: ProviderLane;
+  /** `setup.receipts`: package-relative receipt files seeded into the case store. */
+  seedReceipts: string[];
   /** Fixture features this harness does not replay yet; a non-empty list fails the case. */
   unsupported: string[];
 }
@@ -94,7 +103,7 @@ const INLINE_KEYS = new Set([
   "operator_journeys",
   "metadata",
 ]);
-const CALLER_OFFLINE_UNSUPPORTED = ["http_responses", "http_exchanges", "provider_responses"];
+const CALLER_LANES = ["http_responses", "http_exchanges", "provider_responses"];
 const FORBIDDEN_ENV = new Set(["RUNX_CWD", "RUNX_RECEIPT_DIR"]);
 
 function invalid(path: string, message: string): RuntimeError {
@@ -197,8 +206,7 @@ export function parseHarnessCase(
     if (key === "web_responses") {
       throw invalid("caller.web_responses", "renamed: use caller.http_responses");
     }
-    if (CALLER_OFFLINE_UNSUPPORTED.includes(key)) unsupported.push(`caller.${key}`);
-    else if (key !== "answers" && key !== "approvals") {
+    if (!CALLER_LANES.includes(key) && key !== "answers" && key !== "approvals") {
       throw invalid(`caller.${key}`, "unknown caller field");
     }
   }
@@ -207,9 +215,9 @@ export function parseHarnessCase(
     if (typeof value !== "boolean") throw invalid(`caller.approvals.${id}`, "must be a boolean");
     approvals[id] = value;
   }
-  if (isJsonObject(raw.setup) && raw.setup.receipts !== undefined) {
-    unsupported.push("setup.receipts");
-  }
+  const http = parseHttpLanes(caller);
+  const providers = parseProviderLane(caller);
+  const seedReceipts = options.inline ? [] : parseSeedReceipts(objectAt(raw, "setup", ""));
   if (kindRaw === "agent_task" && typeof raw.runner !== "string") {
     throw invalid("runner", "an agent_task fixture names its task in runner");
   }
@@ -226,6 +234,9 @@ export function parseHarnessCase(
     answers: objectAt(caller, "answers", "caller."),
     approvals,
     expect,
+    ...(http !== undefined ? { http } : {}),
+    ...(providers !== undefined ? { providers } : {}),
+    seedReceipts,
     unsupported,
   };
 }

@@ -27,7 +27,12 @@ import {
   verifierFromEnv,
   verifyTree,
 } from "../receipts/index.js";
-import type { Receipt } from "../receipts/index.js";
+import type { Receipt, SignaturePolicy } from "../receipts/index.js";
+import type { ToolLanes } from "../run/context.js";
+import { createFixtureHttpTransport, fixtureResolver } from "../tools/fixture-http.js";
+import type { FixtureHttpTransport } from "../tools/fixture-http.js";
+import { createProviderLaneDrivers } from "../tools/provider-lane.js";
+import { readSeedReceipts } from "./seed.js";
 import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { assertCase, formatMismatch } from "./assert.js";
@@ -195,16 +200,47 @@ export async function runCase(
   if (spec.unsupported.length > 0) {
     return fail(`${spec.unsupported.join(", ")}: not supported yet (the case is not run)`);
   }
+  const caseEnv = scrubbedEnv(ctx.env, spec.env);
+  // The fixture's signature policy: local development, plus real signatures under the
+  // verifier keys the case environment names. Seeds and the case's receipts verify under it.
+  let policy: SignaturePolicy;
+  try {
+    policy = localDevelopmentPolicy(verifierFromEnv(caseEnv));
+  } catch (error) {
+    if (!isRuntimeError(error)) throw error;
+    return fail(`env: ${error.code}: ${error.message}`);
+  }
+  // The harness never reaches the network: HTTP is answered only by the fixture's lanes
+  // (none declared = every request unmatched). Provider tools see only the fixture's
+  // provider_responses when it declares them (otherwise the local fixture provider).
+  const http: FixtureHttpTransport = createFixtureHttpTransport(
+    spec.http ?? { responses: new Map(), exchanges: [] },
+  );
+  const toolLanes: ToolLanes = {
+    http: { transport: http, resolver: fixtureResolver },
+    ...(spec.providers !== undefined
+      ? { providers: createProviderLaneDrivers(spec.providers) }
+      : {}),
+  };
   const scratch = join(ctx.workspaceRoot, ".runx", "harness", randomBytes(8).toString("hex"));
   const runtime = createRuntime({
     workspaceRoot: scratch,
     runxHome: join(scratch, ".runx", "home"),
-    env: scrubbedEnv(ctx.env, spec.env),
+    env: caseEnv,
     receiptProfile: { kind: "harness", name: spec.name, createdAt: HARNESS_CREATED_AT },
+    toolLanes,
   });
   try {
     if (packageDir !== undefined) copyPackage(packageDir, scratch);
     else writeAgentTaskPackage(scratch, spec.runner ?? spec.name);
+    const seeded = new Set<string>();
+    if (spec.seedReceipts.length > 0) {
+      if (packageDir === undefined) return fail("setup.receipts: needs a target package");
+      const seeds = await readSeedReceipts(packageDir, spec.seedReceipts, policy);
+      if ("error" in seeds) return fail(seeds.error);
+      await new ReceiptStore({ dir: runtime.paths.receiptDir, policy }).writeAll(seeds.receipts);
+      for (const receipt of seeds.receipts) seeded.add(receipt.id);
+    }
     const consumed = new Set<string>();
     let envelope: SkillRunEnvelope | undefined;
     let refusal: string | undefined;
@@ -251,7 +287,6 @@ export async function runCase(
       result.status = error.code === "POLICY_DENIED" ? "policy_denied" : "failure";
     }
 
-    const policy = localDevelopmentPolicy(verifierFromEnv(ctx.env));
     const scratchStore = new ReceiptStore({ dir: runtime.paths.receiptDir, policy });
     let all: Receipt[] = [];
     if (existsSync(runtime.paths.receiptDir)) {
@@ -283,6 +318,11 @@ export async function runCase(
     if (envelope !== undefined) {
       result.status = missingInput ? "failure" : statusOf(receipt, envelope);
       if (missingInput) refusal ??= "a required input was not supplied";
+      // A run that sealed without closing says why in its seal (e.g. which step failed).
+      const seal = receipt?.seal;
+      if (seal !== undefined && seal.disposition !== "closed" && seal.summary !== "") {
+        refusal ??= seal.summary;
+      }
     }
     let stepOutputs: Record<string, unknown> | undefined;
     if (spec.expect.stepOutputs !== undefined && envelope !== undefined) {
@@ -317,8 +357,16 @@ export async function runCase(
       const note = refusal !== undefined && m.path === "expect.status" ? ` (${refusal})` : "";
       fail(`${formatMismatch(m)}${note}`);
     }
-    if (all.length > 0) {
-      await new ReceiptStore({ dir: ctx.durableReceiptDir, policy }).writeAll(all);
+    for (const request of http.unmatched) {
+      if (request.access !== "mutate") continue;
+      fail(
+        `caller.http_exchanges: no exchange matches the mutation ${request.method} ${request.url} (it failed without reaching the network)`,
+      );
+    }
+    // Seeded receipts are evidence the case was given, not receipts it produced.
+    const produced = all.filter((receipt) => !seeded.has(receipt.id));
+    if (produced.length > 0) {
+      await new ReceiptStore({ dir: ctx.durableReceiptDir, policy }).writeAll(produced);
     }
     return result;
   } catch (error) {

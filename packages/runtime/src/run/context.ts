@@ -17,6 +17,8 @@ import type {
   SkillReceiptFacts,
 } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
+import type { Resolver } from "../tools/net-guard.js";
+import type { HttpTransport, ProviderDriver } from "../tools/types.js";
 import type { StateStore } from "../store/types.js";
 import type { WorkspacePaths } from "../workspace.js";
 import { displayPath } from "../workspace.js";
@@ -42,6 +44,19 @@ export interface RunSkillDeps {
   receiptProfile?: ReceiptProfile;
   /** The user's agent configuration ($RUNX_HOME/config.json), when a managed agent is set up. */
   agentConfig?(): Promise<ManagedAgentSettings | undefined>;
+  /** Replacement tool transports (harness fixture lanes only; live runs never set them). */
+  toolLanes?: ToolLanes;
+}
+
+/**
+ * What the harness replaces for native tools: the HTTP transport together with a resolver
+ * that never queries DNS, and the provider drivers. Only code constructs these (the harness
+ * from a fixture's `caller` lanes); no input, environment variable or config file can.
+ */
+export interface ToolLanes {
+  http?: { transport: HttpTransport; resolver: Resolver };
+  /** When set, provider tools see exactly these drivers and nothing else. */
+  providers?: ReadonlyMap<string, ProviderDriver>;
 }
 
 /** See {@link RunSkillDeps.receiptProfile}. */

@@ -33,6 +33,7 @@ export interface ToolCallOptions {
 export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolContext {
   const { deps, prep } = scope;
   const allowPrivateNetwork = options.allowPrivateNetwork === true;
+  const lanes = deps.toolLanes;
   return {
     workspaceRoot: deps.paths.root,
     packageDir: prep.pkg.packageDir,
@@ -42,16 +43,19 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     scopes: options.scopes,
     baseEnv: deps.env,
     allowPrivateNetwork,
-    http: createHttpTransport({ allowPrivateNetwork }),
-    providers: new Map([
-      [
-        "fixture",
-        createFixtureProvider({
-          name: "fixture",
-          stateFile: join(deps.paths.runxDir, "providers", "fixture.json"),
-        }),
-      ],
-    ]),
+    http: lanes?.http?.transport ?? createHttpTransport({ allowPrivateNetwork }),
+    ...(lanes?.http !== undefined ? { resolver: lanes.http.resolver } : {}),
+    providers:
+      lanes?.providers ??
+      new Map([
+        [
+          "fixture",
+          createFixtureProvider({
+            name: "fixture",
+            stateFile: join(deps.paths.runxDir, "providers", "fixture.json"),
+          }),
+        ],
+      ]),
     effects: createFileEffectLedger(join(deps.paths.receiptDir, "provider-effects.json")),
     runDir: join(deps.paths.runxDir, "runs", prep.runId),
     approvals: options.approvals ?? new Map(),

@@ -53,6 +53,8 @@ export interface ExchangeSpec {
   timeoutMs: number;
   followRedirects: boolean;
   hostAllowed: (hostname: string, host: string) => boolean;
+  /** What the tool declares the request to be (see `HttpRequest.access`); default `read`. */
+  access?: "read" | "query" | "mutate";
   /** Called right before each hop is handed to the transport (an effect may follow). */
   onSend?: () => void;
 }
@@ -76,7 +78,7 @@ export async function performExchange(
   for (let redirects = 0; ; redirects++) {
     const admitted = await admitUrl(url, {
       allowPrivateNetwork: ctx.allowPrivateNetwork,
-      resolver: options.resolver,
+      resolver: ctx.resolver ?? options.resolver,
       hostAllowed: spec.hostAllowed,
     });
     const remaining = Math.ceil(deadline - performance.now());
@@ -93,6 +95,7 @@ export async function performExchange(
       maxResponseBytes: spec.maxResponseBytes,
       timeoutMs: remaining,
       pinned: admitted.pinned,
+      access: spec.access ?? "read",
     };
     spec.onSend?.();
     const response = await ctx.http.request(request, ctx.signal);

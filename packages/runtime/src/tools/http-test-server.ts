@@ -22,6 +22,8 @@ export interface TestServer {
   origin: string;
   port: number;
   received: ReceivedRequest[];
+  /** TCP connections accepted so far (a request that never connected leaves it unchanged). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -45,12 +47,17 @@ export async function startTestServer(handler: TestHandler): Promise<TestServer>
       handler(entry, res);
     });
   });
+  let connections = 0;
+  server.on("connection", () => void connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
     port,
     received,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

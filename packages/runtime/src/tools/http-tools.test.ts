@@ -139,7 +139,7 @@ describe("http.read", () => {
     expect(failureCode(await tool("http.read").execute(input, openContext()))).toBe("HTTP_TIMEOUT");
   });
 
-  it("fills path placeholders and query parameters", async () => {
+  it("fills path placeholders and query parameters (names in code-point order)", async () => {
     const srv = await serve((req, res) => res.end(req.url));
     const input = read(srv, [
       {
@@ -150,7 +150,7 @@ describe("http.read", () => {
       },
     ]);
     const output = successOutput(await tool("http.read").execute(input, openContext()));
-    expect(responses(output)[0]?.body).toBe("/points/39.7,-104%209?units=si&tag=a&tag=b");
+    expect(responses(output)[0]?.body).toBe("/points/39.7,-104%209?tag=a&tag=b&units=si");
     expect(srv.received[0]?.headers.accept).toBe("text/plain");
   });
 

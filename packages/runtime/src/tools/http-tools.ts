@@ -11,7 +11,7 @@ import { validateToolsHttpExecuteInput } from "../generated/validate-tools-http-
 import { validateToolsHttpQueryInput } from "../generated/validate-tools-http-query.input.js";
 import { validateToolsHttpReadInput } from "../generated/validate-tools-http-read.input.js";
 import { RuntimeError } from "../errors.js";
-import { hashCanonical } from "../receipts/canonical.js";
+import { compareCodePoints, hashCanonical } from "../receipts/canonical.js";
 import executeInputSchema from "../../schemas/tools/http-execute.input.schema.json" with { type: "json" };
 import executeOutputSchema from "../../schemas/tools/http-execute.output.schema.json" with { type: "json" };
 import queryInputSchema from "../../schemas/tools/http-query.input.schema.json" with { type: "json" };
@@ -93,7 +93,11 @@ function prepareRequest(
     throw invalid("is not a valid absolute URL", `${at}.url`);
   }
   if (isRecord(record.query)) {
-    for (const [name, value] of Object.entries(record.query)) {
+    // Parameters are appended in code-point order of their names, so the URL (and its
+    // request digest) does not depend on how the caller happened to order the mapping.
+    const names = Object.keys(record.query).sort(compareCodePoints);
+    for (const name of names) {
+      const value = record.query[name] as Json;
       for (const item of Array.isArray(value) ? value : [value]) {
         if (item === null || typeof item === "object") {
           throw invalid("query values must be scalars", `${at}.query.${name}`);
@@ -192,6 +196,7 @@ async function runBatch(
     timeoutMs: plan.timeoutMs,
     followRedirects: plan.tool === "http.read",
     hostAllowed,
+    access: plan.tool === "http.execute" ? "mutate" : plan.tool === "http.query" ? "query" : "read",
     onSend: () => void sent++,
   }));
   const responses: Json[] = [];

@@ -109,8 +109,9 @@ describe("provider.mutate", () => {
     expect(output).toMatchObject({
       provider: "crm",
       access: "mutate",
-      status: "created",
+      status: "success",
       operation_id: "fx_000001",
+      result: { status: "created", record_id: "ada" },
       replayed: false,
       amount: { units: 1250, unit: "usd_cents" },
       approval: { gate_id: gate, approved: true, actor: "local-operator" },
@@ -168,7 +169,7 @@ describe("provider.mutate", () => {
     const input = mutation();
     delete input.approval;
     const output = successOutput(await mutateTool.execute(input, ctx()));
-    expect(output).toMatchObject({ status: "created", idempotency_key: "create-ada" });
+    expect(output).toMatchObject({ status: "success", idempotency_key: "create-ada" });
     expect(output.approval).toBeUndefined();
   });
 

@@ -153,12 +153,16 @@ function baseOutput(
   };
 }
 
+/**
+ * The output of an answered call. `status` is the operation's outcome (`success`), as
+ * upstream reports it; a provider's own record status stays inside `result`.
+ */
 function withResult(output: JsonRecord, result: JsonRecord): JsonRecord {
   const id = result.effect_id ?? result.operation_id;
   return {
     ...output,
     operation_id: typeof id === "string" ? id : null,
-    status: typeof result.status === "string" ? result.status : null,
+    status: "success",
     result_digest: hashCanonical(result),
     result,
   };
@@ -174,7 +178,9 @@ async function providerRead(input: JsonRecord, ctx: ToolContext): Promise<ToolRe
       scopes: call.scopes,
       payload_digest: call.payloadDigest,
     };
-    const raw = await call.driver.read(call.operation, call.target, call.payload);
+    const raw = await call.driver.read(call.operation, call.target, call.payload, {
+      scopes: call.scopes,
+    });
     const output = withResult(
       baseOutput(call, "read", hashCanonical(plan), null),
       admitResult(raw, input, ctx),
@@ -295,15 +301,19 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
 
     const providerKey = sha256Prefixed(`runx.provider.idempotency.v1\n${call.driver.name}\n${key}`);
     try {
-      const raw = await call.driver.mutate(call.operation, call.target, call.payload, providerKey);
+      const raw = await call.driver.mutate(call.operation, call.target, call.payload, providerKey, {
+        scopes: call.scopes,
+      });
       output = withResult(output, admitResult(raw, input, ctx));
     } catch (error) {
       const failed = failureOf(
         isRuntimeError(error) ? error : new RuntimeError("PROVIDER_FAILED", "provider call failed"),
         ctx.taint,
       );
-      if (failed.status === "failure")
+      if (failed.status === "failure") {
         output.failure = { code: failed.code, summary: failed.summary };
+        output.status = "failure";
+      }
     }
     await ctx.effects.record(ledgerKey, { request_digest: planDigest, output });
     return (

@@ -6,6 +6,7 @@
  * and an explicit context. Tools never read process.env or ambient state.
  */
 import type { TaintSet } from "../redaction.js";
+import type { Resolver } from "./net-guard.js";
 
 /** A JSON value (what crosses tool boundaries). */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -27,6 +28,12 @@ export interface HttpRequest {
   /** Response bytes beyond this are refused (the tool fails, nothing is truncated silently). */
   maxResponseBytes: number;
   timeoutMs: number;
+  /**
+   * What the calling tool declares the request to be: a `read` (GET), a semantically
+   * read-only `query` (http.query POST) or a `mutate` (http.execute). Transports may use it
+   * to decide which replay lane may answer; it never changes what is sent.
+   */
+  access?: "read" | "query" | "mutate";
 }
 
 /** One HTTP response. */
@@ -74,15 +81,27 @@ export interface EffectLedger {
   record(key: string, entry: { request_digest: string; output: JsonRecord }): Promise<void>;
 }
 
-/** A provider driver (local fixture provider; hosted drivers later). */
+/** Facts of the calling step a driver may need to select its grant. */
+export interface ProviderCallFacts {
+  /** Scopes granted to the calling step (exact strings). */
+  scopes: readonly string[];
+}
+
+/** A provider driver (local fixture provider, harness response lane; hosted drivers later). */
 export interface ProviderDriver {
   readonly name: string;
-  read(operation: string, target: string, input: JsonRecord): Promise<JsonRecord>;
+  read(
+    operation: string,
+    target: string,
+    input: JsonRecord,
+    call?: ProviderCallFacts,
+  ): Promise<JsonRecord>;
   mutate(
     operation: string,
     target: string,
     payload: JsonRecord,
     idempotencyKey: string,
+    call?: ProviderCallFacts,
   ): Promise<JsonRecord>;
 }
 
@@ -101,6 +120,11 @@ export interface ToolContext {
   /** The runner declared `allow_private_network: true`. */
   allowPrivateNetwork: boolean;
   http: HttpTransport;
+  /**
+   * Name resolution for network admission; when absent the tool's own (the system resolver).
+   * The harness's fixture lanes supply one that never queries DNS.
+   */
+  resolver?: Resolver;
   providers: ReadonlyMap<string, ProviderDriver>;
   effects: EffectLedger;
   /** Scratch/state directory owned by this run (`.runx/runs/<run_id>`). */
