@@ -81,6 +81,22 @@ describe("reference resolution", () => {
     expect(inputs).toEqual({ message: "hello", nested: { deep: 7 }, list: ["b"] });
   });
 
+  it("lets $input.<name> in a step's inputs read what its own context edges bring", () => {
+    const inputs = resolveStepInputs(
+      step({
+        inputs: { picked: "$input.result.items.0.n", message: "$input.message" },
+        context: { result: parseStepRef("first.result.data")! },
+      }),
+      scope,
+    );
+    // Graph inputs stay visible; the context value is also handed over under its own name.
+    expect(inputs).toEqual({
+      picked: 1,
+      message: "from input",
+      result: { message: "hello", items: [{ n: 1 }] },
+    });
+  });
+
   it("names the step and path when a context reference is missing", () => {
     const error = missing(() =>
       resolveStepInputs(

@@ -123,25 +123,33 @@ function resolveValue(
 
 /**
  * A step's inputs: optionally the graph inputs (ambient) minus names a context edge produces,
- * overlaid with the declared inputs (`$input.`/`$steps.` resolved), then the context values.
+ * overlaid with the declared inputs, then (unless `contextAsInputs` is false) the context
+ * values. Inside the declared inputs, `$input.<name>` sees the graph inputs overlaid with the
+ * step's own context values, so a step can pick fields out of what its context edges bring.
  * Throws GRAPH_REFERENCE_MISSING naming the step and path when a step reference is absent.
  */
 export function resolveStepInputs(
   step: ResolvableStep,
   scope: ReferenceScope,
-  options: { ambient?: boolean } = {},
+  options: { ambient?: boolean; contextAsInputs?: boolean } = {},
 ): JsonObject {
+  const context: JsonObject = {};
+  for (const [name, ref] of Object.entries(step.context)) {
+    const value = readStepRef(ref, scope);
+    if (value === undefined) missing(step.id, `context.${name}`, ref.ref, ref.step);
+    context[name] = value;
+  }
+  const templates =
+    Object.keys(context).length === 0
+      ? scope
+      : { ...scope, inputs: { ...scope.inputs, ...context } };
   const out: JsonObject = {};
   if (options.ambient === true)
     for (const [name, value] of Object.entries(scope.inputs))
       if (!Object.hasOwn(step.context, name)) out[name] = value;
-  const declared = resolveValue(step.inputs, scope, step.id, "inputs");
+  const declared = resolveValue(step.inputs, templates, step.id, "inputs");
   if (isJsonObject(declared)) Object.assign(out, declared);
-  for (const [name, ref] of Object.entries(step.context)) {
-    const value = readStepRef(ref, scope);
-    if (value === undefined) missing(step.id, `context.${name}`, ref.ref, ref.step);
-    out[name] = value;
-  }
+  if (options.contextAsInputs !== false) Object.assign(out, context);
   return out;
 }
 

@@ -39,7 +39,7 @@ import { assertCase, formatMismatch } from "./assert.js";
 import type { Mismatch, ObservedCase } from "./assert.js";
 import type { HarnessCaseSpec, HarnessStatus } from "./fixture.js";
 
-/** The pinned clock of harness receipts (upstream's oracles were recorded with it). */
+/** The pinned clock of harness runs and receipts (upstream's oracles were recorded with it). */
 export const HARNESS_CREATED_AT = "2026-05-18T00:00:00Z";
 /** Approves whichever provider-effect gate is pending (its id depends on the plan digest). */
 export const ANY_PROVIDER_EFFECT = "provider-effect:*";
@@ -228,6 +228,9 @@ export async function runCase(
     runxHome: join(scratch, ".runx", "home"),
     env: caseEnv,
     receiptProfile: { kind: "harness", name: spec.name, createdAt: HARNESS_CREATED_AT },
+    // Cases replay on the pinned clock, so time-dependent admission (an authority's expiry or
+    // not_before) decides the same way on every replay, as the fixture's author recorded it.
+    now: () => new Date(HARNESS_CREATED_AT),
     toolLanes,
   });
   try {

@@ -272,7 +272,8 @@ export async function executeGraphStep(
     }
     if (step.kind === "tool") {
       const decisions = new Map<string, ApprovalDecision>(Object.entries(approvals));
-      const result = await invokeTool(scope, catalog, step.tool, action.resolvedInputs, {
+      const input = toolInput(catalog, step, action.resolvedInputs);
+      const result = await invokeTool(scope, catalog, step.tool, input, {
         stepId: step.id,
         scopes: grantedScopes(scope, step),
         approvals: decisions,
@@ -408,10 +409,13 @@ export async function executeGraphStep(
     return await seal({ ...outcome, output }, "success");
   } catch (error) {
     if (!isRuntimeError(error)) throw error;
+    // Input that breaks the step's contract is the step failing; every other refusal
+    // (scope, containment, policy) is blocked: nothing was attempted either way.
+    const failed = error.code === "INPUT_INVALID";
     return seal(
       {
-        disposition: "blocked",
-        reasonCode: "preflight_refused",
+        disposition: failed ? "failed" : "blocked",
+        reasonCode: failed ? "process_failed" : "preflight_refused",
         output: {},
         summary: `${error.code}: ${error.message}`,
         metadata: { failure_code: error.code },
@@ -419,4 +423,26 @@ export async function executeGraphStep(
       "failure",
     );
   }
+}
+
+/**
+ * What a tool step hands its tool: the resolved inputs, minus context values the tool's input
+ * schema does not name. Such a context edge only feeds `$input.<name>` in the step's inputs
+ * (upstream graphs bind e.g. a handoff context next to a provider call that never takes it).
+ */
+function toolInput(
+  catalog: ToolCatalog,
+  step: { tool: string; context: Record<string, unknown>; inputs?: unknown },
+  resolved: JsonObject,
+): JsonObject {
+  const properties = catalog.get(step.tool)?.inputSchema.properties;
+  if (typeof properties !== "object" || properties === null) return resolved;
+  const declared =
+    typeof step.inputs === "object" && step.inputs !== null ? Object.keys(step.inputs) : [];
+  return Object.fromEntries(
+    Object.entries(resolved).filter(
+      ([name]) =>
+        !Object.hasOwn(step.context, name) || declared.includes(name) || name in properties,
+    ),
+  );
 }
