@@ -76,11 +76,7 @@ async function collect(
   }
 }
 
-/** Computes `sha256:<hex>` for the package directory. */
-export async function computePackageDigest(packageDir: string): Promise<string> {
-  const root = await realpath(packageDir);
-  const files: PackageFile[] = [];
-  await collect(root, root, "", files);
+async function digestFiles(files: PackageFile[]): Promise<string> {
   const keyed = files.map((file) => ({ ...file, key: Buffer.from(file.relative, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const hash = createHash("sha256");
@@ -93,4 +89,26 @@ export async function computePackageDigest(packageDir: string): Promise<string> 
     hash.update(content);
   }
   return `sha256:${hash.digest("hex")}`;
+}
+
+/** Computes `sha256:<hex>` for the package directory. */
+export async function computePackageDigest(packageDir: string): Promise<string> {
+  const root = await realpath(packageDir);
+  const files: PackageFile[] = [];
+  await collect(root, root, "", files);
+  return digestFiles(files);
+}
+
+/**
+ * The digest of what a resolved reference executes: the package directory, or for a
+ * standalone graph document the document alone (one file, under its base name), so files
+ * beside the document do not bind into it.
+ */
+export async function computeSourceDigest(resolved: {
+  packageDir: string;
+  graphDocumentPath?: string;
+}): Promise<string> {
+  if (resolved.graphDocumentPath === undefined) return computePackageDigest(resolved.packageDir);
+  const absolute = await realpath(resolved.graphDocumentPath);
+  return digestFiles([{ relative: path.basename(resolved.graphDocumentPath), absolute }]);
 }
