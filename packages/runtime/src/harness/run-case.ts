@@ -332,8 +332,14 @@ export async function runCase(
         });
       }
     }
+    // A run that sealed without closing says why in its seal summary.
+    const why =
+      refusal ??
+      (receipt !== undefined && receipt.seal.disposition !== "closed"
+        ? receipt.seal.summary
+        : undefined);
     for (const m of mismatches) {
-      const note = refusal !== undefined && m.path === "expect.status" ? ` (${refusal})` : "";
+      const note = why !== undefined && m.path === "expect.status" ? ` (${why})` : "";
       fail(`${formatMismatch(m)}${note}`);
     }
     if (all.length > 0) {

@@ -34,6 +34,7 @@ import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { invokeTool } from "./tools.js";
+import { sealReasonCode } from "../runners/outcome.js";
 
 /** Tool failure codes that mean the tool refused before attempting anything. */
 const REFUSAL_CODES = new Set([
@@ -382,7 +383,7 @@ export async function executeGraphStep(
       return await seal(
         {
           disposition: "closed",
-          reasonCode: "process_closed",
+          reasonCode: sealReasonCode("process_closed", artifacts),
           output: wrapDeclaredOutput(answer as JsonObject, artifacts),
           metadata: { answered_by: "caller", request_id: requestId },
         },
@@ -419,7 +420,11 @@ export async function executeGraphStep(
     });
     if (outcome.disposition !== "closed") return await seal(outcome, "failure");
     return await seal(
-      { ...outcome, output: wrapDeclaredOutput(outcome.output as JsonObject, artifacts) },
+      {
+        ...outcome,
+        reasonCode: sealReasonCode(outcome.reasonCode, artifacts),
+        output: wrapDeclaredOutput(outcome.output as JsonObject, artifacts),
+      },
       "success",
     );
   } catch (error) {
