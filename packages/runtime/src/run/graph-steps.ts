@@ -161,7 +161,7 @@ export function nestedSkillPath(
     throw new RuntimeError(
       "PATH_ESCAPE",
       standalone
-        ? `step ${step.id}: skill ${step.skill} is outside the project of the graph document`
+        ? `step ${step.id}: skill ${step.skill} is outside the workspace of the graph document`
         : `step ${step.id}: skill ${step.skill} is outside the graph's package folder`,
       { step: step.id },
     );
