@@ -303,3 +303,67 @@ describe("artifact envelopes and runtime digests in graphs", () => {
     });
   });
 });
+
+describe("standalone graph documents", () => {
+  function pairGraph(skillRef: string): void {
+    ws.write("skills/wrap/SKILL.md", "---\nname: wrap\n---\nWraps its input as an artifact.\n");
+    ws.write(
+      "skills/wrap/X.yaml",
+      "skill: wrap\nrunners:\n  default:\n    type: cli-tool\n    command: cat\n    input_mode: stdin\n    inputs:\n      message: {type: string, required: true}\n    artifacts:\n      wrap_as: result\n",
+    );
+    ws.write(
+      "graphs/pair.yaml",
+      [
+        "name: pair",
+        "owner: me",
+        "steps:",
+        "  - id: first",
+        `    skill: ${skillRef}`,
+        "    inputs:",
+        "      message: from the first step",
+        "  - id: second",
+        "    skill: ../skills/echo",
+        "    context:",
+        "      message: first.result.data.message",
+        "",
+      ].join("\n"),
+    );
+  }
+
+  it("run through runx skill in the older dialect, reading a wrapped output by context", async () => {
+    pairGraph("../skills/wrap");
+    const r = await runx(ws, ["skill", "graphs/pair.yaml", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({
+      status: "sealed",
+      skill_name: "pair",
+      closure: { disposition: "closed", reason_code: "graph_closed" },
+      result: { message: "from the first step" },
+    });
+  });
+
+  it("replay as a kind: graph harness fixture, steps and graph receipt name included", async () => {
+    pairGraph("../skills/wrap");
+    ws.write(
+      "cases/pair.yaml",
+      "name: pair-case\nkind: graph\ntarget: ../graphs/pair.yaml\nexpect:\n  status: sealed\n  steps: [first, second]\n  receipt:\n    harness_id: hrn_pair_graph\n    child_receipt_count: 2\n",
+    );
+    const r = await runx(ws, ["harness", "cases/pair.yaml", "--json"]);
+    expect(r.json()).toMatchObject({ status: "passed", case_names: ["pair-case"] });
+    expect(r.code).toBe(0);
+  });
+
+  it("may not reach packages outside the workspace", async () => {
+    pairGraph("../../outside");
+    const r = await runx(ws, ["skill", "graphs/pair.yaml", "--json"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain("outside the workspace");
+  });
+
+  it("refuse a YAML file that is not a graph", async () => {
+    ws.write("notes.yaml", "title: not a graph\n");
+    const r = await runx(ws, ["skill", "notes.yaml", "--json"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain("not a skill package or graph document");
+  });
+});

@@ -5,7 +5,9 @@
  * - `wrap_as: W` (optional `packet: P`): the whole output becomes `{W: {type: P, data: output}}`.
  * - `named_emits: {name: source_field}` (optional `packets: {name: P}`): each `name` becomes an
  *   envelope of `output[source_field]`; other output fields stay as they are.
- * Without a packet id the artifact's own name is its type. Pure.
+ * Without a packet id the artifact's own name is its type. Run-specific envelope metadata (ids,
+ * timestamps) is left out so step outputs and the receipts that claim them stay deterministic.
+ * Pure.
  */
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
@@ -15,6 +17,11 @@ export interface ArtifactEnvelope {
   type: string;
   version: "1";
   data: JsonValue;
+}
+
+/** True for a value already in envelope form (`{type?, version?, data}`). */
+function isEnvelope(value: unknown): boolean {
+  return isJsonObject(value) && Object.hasOwn(value, "data");
 }
 
 function envelope(type: string, data: JsonValue): JsonObject {
@@ -30,6 +37,9 @@ export function packageArtifacts(
   if (artifacts === undefined) return output;
   const wrapAs = artifacts.wrap_as;
   if (typeof wrapAs === "string" && wrapAs !== "") {
+    // An answer already written in the wrapped shape stays as it is.
+    const keys = Object.keys(output);
+    if (keys.length === 1 && keys[0] === wrapAs && isEnvelope(output[wrapAs])) return output;
     const packet = typeof artifacts.packet === "string" ? artifacts.packet : wrapAs;
     return { [wrapAs]: envelope(packet, output) };
   }

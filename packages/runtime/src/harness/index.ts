@@ -7,13 +7,14 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
+import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { displayPath } from "../workspace.js";
 import { compareCodePoints } from "../receipts/index.js";
 import type { Receipt } from "../receipts/index.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
 import { fixtureTarget, parseHarnessCase } from "./fixture.js";
 import { runCase } from "./run-case.js";
-import type { CaseContext, CaseResult } from "./run-case.js";
+import type { CaseContext, CaseResult, CaseTarget } from "./run-case.js";
 
 export { ANY_PROVIDER_EFFECT, HARNESS_CREATED_AT } from "./run-case.js";
 
@@ -93,6 +94,7 @@ async function runPackage(ref: string, ctx: CaseContext): Promise<CaseResult[]> 
   const pkg = await loadSkillPackage(resolved);
   const runnerTypes = Object.values(pkg.runners).map((r) => r.type);
   const defaultKind = runnerTypes[0] === "graph" ? "graph" : "skill";
+  const target = caseTarget(pkg);
   const out: CaseResult[] = [];
   for (const raw of pkg.profile?.harness?.cases ?? []) {
     const name = typeof raw.name === "string" ? raw.name : "(unnamed)";
@@ -100,7 +102,7 @@ async function runPackage(ref: string, ctx: CaseContext): Promise<CaseResult[]> 
       const spec = parseHarnessCase(raw, { inline: true, defaultKind });
       const runner = spec.runner === undefined ? undefined : pkg.runners[spec.runner];
       if (runner?.type === "graph") spec.kind = "graph";
-      out.push(await runCase(spec, resolved.packageDir, spec.name, ctx));
+      out.push(await runCase(spec, target, spec.name, ctx));
     } catch (error) {
       out.push(invalidCase(name, name, error));
     }
@@ -144,10 +146,21 @@ async function runFixtureFile(
       inline: false,
       defaultKind: firstRunner?.type === "graph" ? "graph" : "skill",
     });
-    return await runCase(spec, resolved.packageDir, label, ctx);
+    return await runCase(spec, caseTarget(pkg), label, ctx);
   } catch (error) {
     return invalidCase(name, label, error);
   }
+}
+
+/** What a case of this package runs (see CaseTarget). */
+function caseTarget(pkg: LoadedSkillPackage): CaseTarget {
+  const target: CaseTarget = {
+    ref: pkg.graphDocumentPath ?? pkg.packageDir,
+    packageDir: pkg.packageDir,
+    files: pkg.profile?.harness?.files ?? [],
+  };
+  if (pkg.graphDocumentPath !== undefined) target.receiptName = pkg.name;
+  return target;
 }
 
 function invalidCase(name: string, label: string, error: unknown): CaseResult {

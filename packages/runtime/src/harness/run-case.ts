@@ -1,25 +1,16 @@
 /**
- * Runs one harness case (§6.4/§6.5) in a disposable workspace: a copy of the package under
+ * Runs one harness case (§6.4/§6.5) in a disposable workspace under
  * `<workspace>/.runx/harness/<random>/` with its own receipt store and state, the harness
- * receipt profile, and `caller.answers`/`caller.approvals` as the only answers to pauses.
- * Receipts are proof-verified before any assertion and copied into the durable store; the
- * scratch directory is removed whatever happens.
+ * receipt profile, and `caller.answers`/`caller.approvals` as the only answers to pauses. The
+ * scratch workspace holds a copy of the package and of every local package it reaches, at the
+ * same relative positions, plus its declared `harness.files`. Receipts are proof-verified before any assertion and copied into
+ * the durable store; the scratch directory is removed whatever happens.
  */
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { cpSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import { createRuntime } from "../create-runtime.js";
-import { isRuntimeError } from "../errors.js";
+import { isRuntimeError, RuntimeError } from "../errors.js";
 import {
   localDevelopmentPolicy,
   ReceiptStore,
@@ -36,6 +27,7 @@ import { readSeedReceipts } from "./seed.js";
 import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { assertCase, formatMismatch } from "./assert.js";
+import { copySources, sourceClosure } from "./closure.js";
 import type { Mismatch, ObservedCase } from "./assert.js";
 import type { HarnessCaseSpec, HarnessStatus } from "./fixture.js";
 
@@ -44,8 +36,6 @@ export const HARNESS_CREATED_AT = "2026-05-18T00:00:00Z";
 /** Approves whichever provider-effect gate is pending (its id depends on the plan digest). */
 export const ANY_PROVIDER_EFFECT = "provider-effect:*";
 const MAX_ROUNDS = 32;
-/** Never copied into a scratch workspace: run state and version control. */
-const SKIPPED_ENTRIES: ReadonlySet<string> = new Set([".runx", ".git"]);
 const SCRUBBED_ENV = [
   /^RUNX_PROVIDER_PERMISSION_/,
   /^RUNX_PUBLIC_API_/,
@@ -123,27 +113,51 @@ function observedOutput(result: Record<string, unknown> | null, inputs: JsonObje
   return result as JsonObject;
 }
 
+/** What a case runs: the package (or standalone graph document) and its harness files. */
+export interface CaseTarget {
+  /** The package directory or graph document, as an absolute path. */
+  ref: string;
+  packageDir: string;
+  /** `harness.files`: package-relative files materialized into the scratch workspace. */
+  files: readonly string[];
+  /**
+   * The receipt name: the case name, except for a standalone graph document, whose receipts
+   * are named after the graph (upstream pins `hrn_<graph name>_graph`).
+   */
+  receiptName?: string;
+}
+
 /**
- * Copies the package into the scratch workspace, leaving every directory writable. Entries
- * are copied one by one so a package at the workspace root (whose `.runx` holds the scratch
- * workspace) copies cleanly.
+ * Fills the scratch workspace: the target and every local package it reaches (see
+ * closure.ts), then the declared `harness.files` at the workspace root when the package
+ * itself is not there. Returns the reference to run inside the scratch workspace.
  */
-function copyPackage(packageDir: string, scratch: string): void {
-  mkdirSync(scratch, { recursive: true });
-  for (const entry of readdirSync(packageDir)) {
-    if (SKIPPED_ENTRIES.has(entry)) continue;
-    cpSync(join(packageDir, entry), join(scratch, entry), {
-      recursive: true,
-      filter: (source) => !SKIPPED_ENTRIES.has(basename(source)),
-    });
-  }
-  const walk = (dir: string): void => {
-    chmodSync(dir, statSync(dir).mode | 0o700);
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) walk(join(dir, entry.name));
+async function prepareScratch(
+  scratch: string,
+  target: CaseTarget,
+  projectRoot: string,
+): Promise<string> {
+  const inProject = !relative(projectRoot, target.ref).startsWith("..");
+  const bound = inProject ? projectRoot : dirname(target.packageDir);
+  const ref = copySources(await sourceClosure(target.ref, bound), scratch);
+  const copiedPackage = target.ref === target.packageDir ? ref : dirname(ref);
+  for (const file of target.files) {
+    const parts = file.split("/");
+    if (file === "" || isAbsolute(file) || parts.some((p) => p === "" || p === "." || p === "..")) {
+      throw new RuntimeError(
+        "HARNESS_INVALID",
+        `harness.files: ${JSON.stringify(file)} is not a normalized package-relative path`,
+      );
     }
-  };
-  walk(scratch);
+    const source = join(target.packageDir, file);
+    if (!existsSync(source)) {
+      throw new RuntimeError("HARNESS_INVALID", `harness.files: ${file} does not exist`);
+    }
+    if (copiedPackage === scratch) continue;
+    mkdirSync(dirname(join(scratch, file)), { recursive: true });
+    cpSync(source, join(scratch, file), { recursive: true });
+  }
+  return ref;
 }
 
 /**
@@ -187,8 +201,8 @@ function scrubbedEnv(
 /** Runs the case against a copy of `packageDir`; never throws for a case-level failure. */
 export async function runCase(
   spec: HarnessCaseSpec,
-  /** The package to copy; undefined for a target-less `agent_task` fixture. */
-  packageDir: string | undefined,
+  /** What to run; undefined for a target-less `agent_task` fixture. */
+  target: CaseTarget | undefined,
   label: string,
   ctx: CaseContext,
 ): Promise<CaseResult> {
@@ -227,19 +241,24 @@ export async function runCase(
     workspaceRoot: scratch,
     runxHome: join(scratch, ".runx", "home"),
     env: caseEnv,
-    receiptProfile: { kind: "harness", name: spec.name, createdAt: HARNESS_CREATED_AT },
+    receiptProfile: {
+      kind: "harness",
+      name: target?.receiptName ?? spec.name,
+      createdAt: HARNESS_CREATED_AT,
+    },
     // Cases replay on the pinned clock, so time-dependent admission (an authority's expiry or
     // not_before) decides the same way on every replay, as the fixture's author recorded it.
     now: () => new Date(HARNESS_CREATED_AT),
     toolLanes,
   });
   try {
-    if (packageDir !== undefined) copyPackage(packageDir, scratch);
+    let ref = scratch;
+    if (target !== undefined) ref = await prepareScratch(scratch, target, ctx.workspaceRoot);
     else writeAgentTaskPackage(scratch, spec.runner ?? spec.name);
     const seeded = new Set<string>();
     if (spec.seedReceipts.length > 0) {
-      if (packageDir === undefined) return fail("setup.receipts: needs a target package");
-      const seeds = await readSeedReceipts(packageDir, spec.seedReceipts, policy);
+      if (target === undefined) return fail("setup.receipts: needs a target package");
+      const seeds = await readSeedReceipts(target.packageDir, spec.seedReceipts, policy);
       if ("error" in seeds) return fail(seeds.error);
       await new ReceiptStore({ dir: runtime.paths.receiptDir, policy }).writeAll(seeds.receipts);
       for (const receipt of seeds.receipts) seeded.add(receipt.id);
@@ -251,7 +270,7 @@ export async function runCase(
     try {
       envelope = await runtime.runSkill(
         {
-          ref: scratch,
+          ref,
           ...(spec.runner !== undefined ? { runner: spec.runner } : {}),
           inputs: Object.fromEntries(
             Object.entries(spec.inputs).map(([key, value]) => [key, { value }]),
@@ -356,8 +375,14 @@ export async function runCase(
         });
       }
     }
+    // A run that sealed without closing says why in its seal summary.
+    const why =
+      refusal ??
+      (receipt !== undefined && receipt.seal.disposition !== "closed"
+        ? receipt.seal.summary
+        : undefined);
     for (const m of mismatches) {
-      const note = refusal !== undefined && m.path === "expect.status" ? ` (${refusal})` : "";
+      const note = why !== undefined && m.path === "expect.status" ? ` (${why})` : "";
       fail(`${formatMismatch(m)}${note}`);
     }
     for (const request of http.unmatched) {

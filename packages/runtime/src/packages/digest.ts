@@ -76,14 +76,8 @@ function collect(root: string, dir: string, prefix: string, out: PackageFile[]):
   }
 }
 
-/**
- * Computes `sha256:<hex>` for the package directory. The reads are synchronous: a package is a
- * handful of small files, and a thread-pool round trip per call cost more than the reads.
- */
-export function computePackageDigest(packageDir: string): string {
-  const root = realpathSync(packageDir);
-  const files: PackageFile[] = [];
-  collect(root, root, "", files);
+/** The digest over a file set (sorted by path bytes). The reads are synchronous on purpose. */
+function digestFiles(files: PackageFile[]): string {
   const keyed = files.map((file) => ({ ...file, key: Buffer.from(file.relative, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const hash = createHash("sha256");
@@ -96,4 +90,29 @@ export function computePackageDigest(packageDir: string): string {
     hash.update(content);
   }
   return `sha256:${hash.digest("hex")}`;
+}
+
+/**
+ * Computes `sha256:<hex>` for the package directory. Synchronous: a package is a handful of
+ * small files, and a thread-pool round trip per call cost more than the reads.
+ */
+export function computePackageDigest(packageDir: string): string {
+  const root = realpathSync(packageDir);
+  const files: PackageFile[] = [];
+  collect(root, root, "", files);
+  return digestFiles(files);
+}
+
+/**
+ * The digest of what a resolved reference executes: the package directory, or for a
+ * standalone graph document the document alone (one file, under its base name), so files
+ * beside the document do not bind into it.
+ */
+export function computeSourceDigest(resolved: {
+  packageDir: string;
+  graphDocumentPath?: string;
+}): string {
+  if (resolved.graphDocumentPath === undefined) return computePackageDigest(resolved.packageDir);
+  const absolute = realpathSync(resolved.graphDocumentPath);
+  return digestFiles([{ relative: path.basename(resolved.graphDocumentPath), absolute }]);
 }

@@ -15,6 +15,12 @@ export interface ResolvedSkillRef {
   skillMdPath: string;
   /** The package's X.yaml, when it has one. */
   profilePath?: string;
+  /**
+   * Set when the reference names a standalone graph document (§2.2) rather than a package:
+   * the file itself. `packageDir` is then its directory (relative step refs resolve there)
+   * and `skillMdPath` is the document too (it is the package's only source).
+   */
+  graphDocumentPath?: string;
 }
 
 /** Options for {@link resolveSkillRef}. */
@@ -34,9 +40,10 @@ async function statOrUndefined(file: string): Promise<Stats | undefined> {
 }
 
 /**
- * Resolves a package directory, the SKILL.md inside one, or a bare name (looked up as
- * `<workspaceRoot>/skills/<name>`). Refuses flat markdown files and catalog workspace roots
- * (PACKAGE_INVALID); anything else missing is PACKAGE_NOT_FOUND.
+ * Resolves a package directory, the SKILL.md inside one, a standalone graph document (any
+ * `.yaml`/`.yml` file but `X.yaml`) or a bare name (looked up as `<workspaceRoot>/skills/<name>`).
+ * Refuses flat markdown files and catalog workspace roots (PACKAGE_INVALID); anything else
+ * missing is PACKAGE_NOT_FOUND.
  */
 export async function resolveSkillRef(
   ref: string,
@@ -52,6 +59,15 @@ export async function resolveSkillRef(
     packageDir = candidate;
   } else if (found?.isFile() === true) {
     const base = path.basename(candidate);
+    if (/\.ya?ml$/i.test(base) && base !== "X.yaml") {
+      // A standalone graph document; its content is checked when it is loaded.
+      return {
+        workspaceRoot,
+        packageDir: path.dirname(candidate),
+        skillMdPath: candidate,
+        graphDocumentPath: candidate,
+      };
+    }
     if (base !== "SKILL.md") {
       const message = /\.md$/i.test(base)
         ? "flat markdown files are not supported; pass the package directory or its SKILL.md"

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { computePackageDigest } from "./digest.js";
+import { computeSourceDigest } from "./digest.js";
 import type { ResolvedSkillRef } from "./locate.js";
 import type { LoadedSkillPackage } from "./resolve.js";
 
@@ -25,7 +25,10 @@ interface CacheEntry {
   schema: string;
   runtime_release: string;
   package_digest: string;
-  package: Omit<LoadedSkillPackage, "packageDir" | "skillMdPath" | "profilePath">;
+  package: Omit<
+    LoadedSkillPackage,
+    "packageDir" | "skillMdPath" | "profilePath" | "graphDocumentPath"
+  >;
 }
 
 function entryFile(options: PackageCacheOptions, packageDigest: string): string {
@@ -42,6 +45,8 @@ function withLocation(pkg: CacheEntry["package"], resolved: ResolvedSkillRef): L
     skillMdPath: resolved.skillMdPath,
   };
   if (resolved.profilePath !== undefined) loaded.profilePath = resolved.profilePath;
+  if (resolved.graphDocumentPath !== undefined)
+    loaded.graphDocumentPath = resolved.graphDocumentPath;
   return loaded;
 }
 
@@ -67,8 +72,14 @@ export async function loadPackageCached(
   const { loadSkillPackage } = await import("./resolve.js");
   const loaded = await loadSkillPackage(resolved);
   // Only cache what was parsed from the bytes the digest names (the package may have changed).
-  if (computePackageDigest(resolved.packageDir) === packageDigest) {
-    const { packageDir: _d, skillMdPath: _s, profilePath: _p, ...pkg } = loaded;
+  if (computeSourceDigest(resolved) === packageDigest) {
+    const {
+      packageDir: _d,
+      skillMdPath: _s,
+      profilePath: _p,
+      graphDocumentPath: _g,
+      ...pkg
+    } = loaded;
     const entry: CacheEntry = {
       schema: CACHE_SCHEMA,
       runtime_release: options.runtimeRelease,

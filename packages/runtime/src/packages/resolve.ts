@@ -4,13 +4,14 @@
  */
 import { readFile } from "node:fs/promises";
 import { RuntimeError } from "../errors.js";
+import { buildGraphDocumentPackage } from "../graph/standalone.js";
 import { buildSkillPackage } from "../parser/package.js";
 import type { SkillPackage } from "../parser/package.js";
 
 import { displayPath } from "../workspace.js";
 import type { ResolvedSkillRef } from "./locate.js";
 
-export { computePackageDigest } from "./digest.js";
+export { computePackageDigest, computeSourceDigest } from "./digest.js";
 export { resolveSkillRef } from "./locate.js";
 export type { ResolvedSkillRef, ResolveSkillRefOptions } from "./locate.js";
 
@@ -19,6 +20,8 @@ export interface LoadedSkillPackage extends SkillPackage {
   packageDir: string;
   skillMdPath: string;
   profilePath?: string;
+  /** The standalone graph document this package was read from (see ResolvedSkillRef). */
+  graphDocumentPath?: string;
 }
 
 async function readUtf8(file: string, shown: string): Promise<string> {
@@ -37,6 +40,16 @@ async function readUtf8(file: string, shown: string): Promise<string> {
 
 /** Reads and parses a resolved package (SKILL.md plus X.yaml when present). */
 export async function loadSkillPackage(resolved: ResolvedSkillRef): Promise<LoadedSkillPackage> {
+  if (resolved.graphDocumentPath !== undefined) {
+    const file = displayPath(resolved.workspaceRoot, resolved.graphDocumentPath);
+    const text = await readUtf8(resolved.graphDocumentPath, file);
+    return {
+      ...buildGraphDocumentPackage({ text, file }),
+      packageDir: resolved.packageDir,
+      skillMdPath: resolved.skillMdPath,
+      graphDocumentPath: resolved.graphDocumentPath,
+    };
+  }
   const skillFile = displayPath(resolved.workspaceRoot, resolved.skillMdPath);
   const profileFile =
     resolved.profilePath === undefined

@@ -136,7 +136,7 @@ export function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest
     id: prep.runId,
     skillName: prep.pkg.name,
     runner: prep.runner.name,
-    skillRef: displayPath(deps.paths.root, prep.pkg.packageDir),
+    skillRef: displayPath(deps.paths.root, prep.pkg.graphDocumentPath ?? prep.pkg.packageDir),
     packageDir: displayPath(deps.paths.root, prep.pkg.packageDir),
     packageDigest: prep.packageDigest,
     executionClosureDigest: prep.closureDigest,

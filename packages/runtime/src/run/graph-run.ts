@@ -31,10 +31,10 @@ import {
   runMetadata,
   storeReceipt,
 } from "./context.js";
-import type { RunScope } from "./context.js";
+import type { RunScope, RunSkillDeps } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
 import type { SkillRunEnvelope } from "./envelope.js";
-import { executeGraphStep, nestedRunner } from "./graph-steps.js";
+import { executeGraphStep, loadNestedPackage } from "./graph-steps.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
 import type { StepStart } from "./single-step.js";
@@ -43,12 +43,46 @@ import { runtimeToolCatalog } from "./tools.js";
 /** The graph document of the run's runner, with step contracts bound and checked. */
 export async function prepareGraph(scope: RunScope, catalog: ToolCatalog): Promise<GraphDoc> {
   const runner = scope.prep.runner as GraphRunner;
+  return boundGraph(scope.deps, scope.prep.pkg, runner, catalog, []);
+}
+
+/** How deep nested graph runners are followed for their output contracts. */
+const MAX_NESTED_GRAPH_DEPTH = 16;
+
+/**
+ * A graph runner's document with every step's contract bound, its result producers and retry
+ * admission checked. A step running a nested graph runner has that graph's contract: the keys
+ * its own result producers emit (resolved the same way, recursively), so preparation rejects
+ * a missing contract anywhere below before any step runs.
+ */
+async function boundGraph(
+  deps: RunSkillDeps,
+  pkg: { packageDir: string; graphDocumentPath?: string },
+  runner: GraphRunner,
+  catalog: ToolCatalog,
+  /** `<package dir>#<runner>` of the graphs being prepared above this one. */
+  path: readonly string[],
+): Promise<GraphDoc> {
   const raw = graphFromRunner(runner);
+  const here = [...path, `${pkg.graphDocumentPath ?? pkg.packageDir}#${runner.name}`];
   // Nested skills are resolved first so their runners' output contracts bind to the steps.
   const nested = new Map<string, StepContract>();
   for (const step of raw.steps) {
     if (step.kind !== "skill" || step.skill.startsWith("registry:")) continue;
-    nested.set(step.id, contractFromRunner((await nestedRunner(scope, step)).runner));
+    const child = await loadNestedPackage(deps, pkg, step);
+    const contract = contractFromRunner(child.runner);
+    const key = `${child.pkg.graphDocumentPath ?? child.pkg.packageDir}#${child.runner.name}`;
+    if (
+      child.runner.type === "graph" &&
+      contract.outputs === undefined &&
+      !here.includes(key) &&
+      here.length < MAX_NESTED_GRAPH_DEPTH
+    ) {
+      const inner = await boundGraph(deps, child.pkg, child.runner, catalog, here);
+      const keys = Object.values(validateResultProducers(inner)).flat();
+      if (!inner.result_from_defaulted || keys.length > 0) contract.outputs = keys;
+    }
+    nested.set(step.id, contract);
   }
   const doc = bindStepContracts(raw, (step): StepContract | undefined => {
     if (step.kind === "tool") {

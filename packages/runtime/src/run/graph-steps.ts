@@ -9,8 +9,9 @@ import { packageArtifacts } from "../graph/artifacts.js";
 import type { ExecuteStepAction, GraphDoc, GraphStep, StepOutcome } from "../graph/index.js";
 import { approvalDecisionPacket, stepById } from "../graph/index.js";
 import { loadPackageCached } from "../packages/package-cache.js";
-import { computePackageDigest } from "../packages/digest.js";
+import { computeSourceDigest } from "../packages/digest.js";
 import { resolveSkillRef } from "../packages/locate.js";
+import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { resolveInputs } from "../parser/inputs.js";
 import type { JsonObject } from "../parser/json.js";
 import { normalizeRunner } from "../parser/runners.js";
@@ -30,10 +31,11 @@ import {
   runMetadata,
   storeReceipt,
 } from "./context.js";
-import type { RunScope } from "./context.js";
+import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { invokeTool } from "./tools.js";
+import { sealReasonCode } from "../runners/outcome.js";
 
 /** Tool failure codes that mean the tool refused before attempting anything. */
 const REFUSAL_CODES = new Set([
@@ -147,6 +149,35 @@ export function grantedScopes(scope: RunScope, step: GraphStep): string[] {
   return own;
 }
 
+/**
+ * Where a graph step's relative `skill:` ref points (§2.3, §10.4). It resolves against the
+ * graph's package directory, or a standalone graph document's directory. A package's graph
+ * may not escape the package's parent folder (sibling packages such as `../data-store` are
+ * fine); a standalone graph document is a workspace file, and may reach any package of the
+ * workspace, but nothing outside it.
+ */
+export function nestedSkillPath(
+  deps: Pick<RunSkillDeps, "paths">,
+  pkg: { packageDir: string; graphDocumentPath?: string },
+  step: { id: string; skill: string },
+): string {
+  const base = pkg.packageDir;
+  const target = isAbsolute(step.skill) ? step.skill : resolve(base, step.skill);
+  const standalone = pkg.graphDocumentPath !== undefined;
+  const bound = standalone ? deps.paths.root : dirname(base);
+  const rel = relative(bound, target);
+  if (rel.startsWith("..") || isAbsolute(rel)) {
+    throw new RuntimeError(
+      "PATH_ESCAPE",
+      standalone
+        ? `step ${step.id}: skill ${step.skill} is outside the workspace of the graph document`
+        : `step ${step.id}: skill ${step.skill} is outside the graph's package folder`,
+      { step: step.id },
+    );
+  }
+  return target;
+}
+
 /** Resolves a nested skill reference relative to the graph's package. */
 export async function nestedRunner(
   scope: RunScope,
@@ -161,30 +192,24 @@ export async function nestedRunner(
       },
     );
   }
-  const base = scope.prep.pkg.packageDir;
-  const target = isAbsolute(step.skill) ? step.skill : resolve(base, step.skill);
-  const rel = relative(dirname(base), target);
-  if (rel.startsWith("..") || isAbsolute(rel)) {
-    throw new RuntimeError(
-      "PATH_ESCAPE",
-      `step ${step.id}: skill ${step.skill} is outside the graph's package folder`,
-      {
-        step: step.id,
-      },
-    );
-  }
-  const resolved = await resolveSkillRef(target, { workspaceRoot: scope.deps.paths.root });
-  const digest = computePackageDigest(resolved.packageDir);
+  const { pkg, runner } = await loadNestedPackage(scope.deps, scope.prep.pkg, step);
+  return { runner, packageDir: pkg.packageDir, body: pkg.body, name: pkg.name };
+}
+
+/** Resolves and loads the package a local `skill:` step names, and selects its runner. */
+export async function loadNestedPackage(
+  deps: RunSkillDeps,
+  parent: { packageDir: string; graphDocumentPath?: string },
+  step: { id: string; skill: string; runner?: string },
+): Promise<{ pkg: LoadedSkillPackage; runner: RunnerDefinition }> {
+  const target = nestedSkillPath(deps, parent, step);
+  const resolved = await resolveSkillRef(target, { workspaceRoot: deps.paths.root });
+  const digest = computeSourceDigest(resolved);
   const pkg = await loadPackageCached(resolved, digest, {
-    dir: `${scope.deps.paths.runxDir}/cache/packages`,
-    runtimeRelease: scope.deps.runtimeRelease,
+    dir: `${deps.paths.runxDir}/cache/packages`,
+    runtimeRelease: deps.runtimeRelease,
   });
-  return {
-    runner: selectRunner(pkg, step.runner),
-    packageDir: pkg.packageDir,
-    body: pkg.body,
-    name: pkg.name,
-  };
+  return { pkg, runner: selectRunner(pkg, step.runner) };
 }
 
 /** An inline `run: {type: cli-tool|javascript|agent-task, …}` source as a runner. */
@@ -348,6 +373,8 @@ export async function executeGraphStep(
             name: scope.prep.pkg.name,
           };
     const runner = nested.runner;
+    // The step's own artifact contract, else its runner's, shapes what later steps read.
+    const artifacts = step.artifacts ?? runner.artifacts;
     if (runner.type === "agent-task" || runner.type === "agent") {
       const requestId = agentRequestId(asAgentTask(runner, nested.name).task);
       const answer = answers[requestId];
@@ -366,8 +393,8 @@ export async function executeGraphStep(
       return await seal(
         {
           disposition: "closed",
-          reasonCode: "process_closed",
-          output: packageArtifacts(check.value, step.artifacts ?? runner.artifacts),
+          reasonCode: sealReasonCode("process_closed", artifacts),
+          output: packageArtifacts(check.value, artifacts),
           metadata: { answered_by: "caller", request_id: requestId },
         },
         "success",
@@ -402,11 +429,14 @@ export async function executeGraphStep(
       signal: scope.signal,
     });
     if (outcome.disposition !== "closed") return await seal(outcome, "failure");
-    const output = packageArtifacts(
-      outcome.output as JsonObject,
-      step.artifacts ?? runner.artifacts,
+    return await seal(
+      {
+        ...outcome,
+        reasonCode: sealReasonCode(outcome.reasonCode, artifacts),
+        output: packageArtifacts(outcome.output as JsonObject, artifacts),
+      },
+      "success",
     );
-    return await seal({ ...outcome, output }, "success");
   } catch (error) {
     if (!isRuntimeError(error)) throw error;
     // Input that breaks the step's contract is the step failing; every other refusal

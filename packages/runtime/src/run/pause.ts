@@ -77,7 +77,7 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
     version: "runx.checkpoint.v1",
     kind: spec.kind,
     // Resolvable again on resume, also for a package outside the workspace.
-    skill_ref: workspaceRef(deps.paths.root, prep.pkg.packageDir),
+    skill_ref: workspaceRef(deps.paths.root, prep.pkg.graphDocumentPath ?? prep.pkg.packageDir),
     runner: prep.runner.name,
     package_digest: prep.packageDigest,
     execution_closure_digest: prep.closureDigest,

@@ -1,6 +1,6 @@
 /** Resolution of a run: package, digests, runner, run id (no receipt can exist before this). */
 import { resolve } from "node:path";
-import { computePackageDigest } from "../packages/digest.js";
+import { computeSourceDigest } from "../packages/digest.js";
 import { resolveSkillRef } from "../packages/locate.js";
 import { loadPackageCached } from "../packages/package-cache.js";
 import { selectRunner } from "../parser/select-runner.js";
@@ -40,7 +40,7 @@ async function nestedBindings(
           typeof (step as { runner?: unknown }).runner === "string"
             ? String((step as { runner: string }).runner)
             : "default",
-        package_digest: computePackageDigest(nested.packageDir),
+        package_digest: computeSourceDigest(nested),
       });
     } catch {
       // An unresolvable step is reported when the step runs; it binds as missing here.
@@ -62,7 +62,7 @@ export async function prepareRun(
 ): Promise<Prepared> {
   const root = deps.paths.root;
   const resolved = await resolveSkillRef(options.ref, { workspaceRoot: root });
-  const packageDigest = computePackageDigest(resolved.packageDir);
+  const packageDigest = computeSourceDigest(resolved);
   const pkg = await loadPackageCached(resolved, packageDigest, {
     dir: `${deps.paths.runxDir}/cache/packages`,
     runtimeRelease: deps.runtimeRelease,
@@ -81,7 +81,7 @@ export async function prepareRun(
     packageDigest,
     closureDigest,
     preparedContextDigest: hashCanonical({
-      skill_path: displayPath(root, pkg.packageDir),
+      skill_path: displayPath(root, pkg.graphDocumentPath ?? pkg.packageDir),
       runner: runner.name,
       runner_type: runner.type,
       package_digest: packageDigest,

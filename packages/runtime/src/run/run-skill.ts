@@ -131,7 +131,7 @@ function pauseForInputs(
     summary: `waiting for input: ${missing.map((m) => m.id).join(", ")}`,
     runExists: start.runExists,
     ...(start.previous !== undefined ? { previous: start.previous } : {}),
-    next: `runx skill ${displayPath(deps.paths.root, prep.pkg.packageDir)} ${missing
+    next: `runx skill ${displayPath(deps.paths.root, prep.pkg.graphDocumentPath ?? prep.pkg.packageDir)} ${missing
       .map((m) => `--${m.id.replaceAll("_", "-")} <${m.type}>`)
       .join(" ")}   (or: runx resume ${prep.runId} <answers.json>)`,
   });

@@ -2,6 +2,7 @@
  * Single-step runs (cli-tool, javascript, and answered agent tasks): execute once, redact,
  * seal the run's receipt, and record the outcome.
  */
+import { sealReasonCode } from "../runners/outcome.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Commitment, Reference } from "../receipts/index.js";
 import {
@@ -84,6 +85,7 @@ export async function sealOutcome(
   const output = taint.redactJson(outcome.output) as Record<string, unknown>;
   const summary = outcome.summary !== undefined ? taint.redactText(outcome.summary) : undefined;
   const closed = outcome.disposition === "closed";
+  const reasonCode = sealReasonCode(outcome.reasonCode, prep.runner.artifacts);
   const declared = prep.runner.outputs;
   const claim =
     closed && declared !== undefined
@@ -122,7 +124,7 @@ export async function sealOutcome(
       }),
       step: prep.runner.name,
       disposition: outcome.disposition,
-      reasonCode: outcome.reasonCode,
+      reasonCode,
       ...(closed
         ? {}
         : { sealSummary: summary ?? `step ${prep.runner.name} ${outcome.disposition}` }),
@@ -156,7 +158,7 @@ export async function sealOutcome(
       kind: "sealed",
       status: outcome.disposition,
       stepId: prep.runner.name,
-      detail: { reason_code: outcome.reasonCode },
+      detail: { reason_code: reasonCode },
       producer: { skill: prep.pkg.name, runner: prep.runner.name },
       createdAt: finishedAt,
       receiptId: receipt.id,
@@ -172,7 +174,7 @@ export async function sealOutcome(
   });
   const closure: RunClosure = {
     disposition: outcome.disposition,
-    reason_code: outcome.reasonCode,
+    reason_code: reasonCode,
     summary: receipt.seal.summary,
   };
   return makeEnvelope({

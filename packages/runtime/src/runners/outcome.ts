@@ -31,3 +31,27 @@ export function tailText(bytes: Buffer, max = STDERR_TAIL_BYTES): string {
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/**
+ * Packets whose emission is the closing evidence of a run: a run that closes with one of them
+ * declared in its artifact contract seals with this reason instead of `process_closed` (the
+ * process exit is not what closes an effect; its evidence packet is).
+ */
+export const EVIDENCE_PACKET_REASON_CODES: Readonly<Record<string, string>> = {
+  "runx.effect.evidence.v1": "effect_evidence_closed",
+};
+
+/**
+ * The seal reason of a run that ended with `reasonCode`, given its artifact contract
+ * (`artifacts.packet`, or any value of `artifacts.packets`): `process_closed` becomes the
+ * evidence packet's reason when the contract declares one; every other reason stays.
+ */
+export function sealReasonCode(reasonCode: string, artifacts: unknown): string {
+  if (reasonCode !== REASON_CODE.closed || !isJsonObject(artifacts)) return reasonCode;
+  const packets = isJsonObject(artifacts.packets) ? Object.values(artifacts.packets) : [];
+  for (const packet of [artifacts.packet, ...packets]) {
+    const reason = typeof packet === "string" ? EVIDENCE_PACKET_REASON_CODES[packet] : undefined;
+    if (reason !== undefined) return reason;
+  }
+  return reasonCode;
+}
