@@ -218,6 +218,26 @@ function agentPause(
   return { outcome: { status: "needs_agent", requests: [request] } };
 }
 
+/**
+ * The input a tool step hands its tool. Context edges join the step's input namespace (a
+ * declared input may read `$input.<name>`); one the tool does not declare as an input field
+ * is context for the step, not a tool argument, so it is not passed to the tool's closed
+ * input contract. Declared inputs always pass (the tool refuses unknown ones).
+ */
+function toolInput(
+  catalog: ToolCatalog,
+  step: GraphStep & { kind: "tool" },
+  resolved: JsonObject,
+): JsonObject {
+  const props = catalog.get(step.tool)?.inputSchema.properties;
+  const fields = props !== null && typeof props === "object" && !Array.isArray(props) ? props : {};
+  const out: JsonObject = { ...resolved };
+  for (const name of Object.keys(step.context)) {
+    if (!Object.hasOwn(fields, name) && !Object.hasOwn(step.inputs, name)) delete out[name];
+  }
+  return out;
+}
+
 /** Runs one planned step. Refusals (scope, input, containment) become blocked step receipts. */
 export async function executeGraphStep(
   scope: RunScope,
@@ -272,12 +292,18 @@ export async function executeGraphStep(
     }
     if (step.kind === "tool") {
       const decisions = new Map<string, ApprovalDecision>(Object.entries(approvals));
-      const result = await invokeTool(scope, catalog, step.tool, action.resolvedInputs, {
-        stepId: step.id,
-        scopes: grantedScopes(scope, step),
-        approvals: decisions,
-        allowPrivateNetwork: scope.prep.runner.source.allow_private_network === true,
-      });
+      const result = await invokeTool(
+        scope,
+        catalog,
+        step.tool,
+        toolInput(catalog, step, action.resolvedInputs),
+        {
+          stepId: step.id,
+          scopes: grantedScopes(scope, step),
+          approvals: decisions,
+          allowPrivateNetwork: scope.prep.runner.source.allow_private_network === true,
+        },
+      );
       if (result.status === "needs_approval") {
         const { approval } = result;
         return {
