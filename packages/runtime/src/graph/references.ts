@@ -135,13 +135,21 @@ export function resolveStepInputs(
   if (options.ambient === true)
     for (const [name, value] of Object.entries(scope.inputs))
       if (!Object.hasOwn(step.context, name)) out[name] = value;
-  const declared = resolveValue(step.inputs, scope, step.id, "inputs");
-  if (isJsonObject(declared)) Object.assign(out, declared);
+  // Context values join the step's input namespace: a declared input may read one as
+  // `$input.<name>.<path>` (e.g. a readback checking the effect step's result).
+  const context: JsonObject = {};
   for (const [name, ref] of Object.entries(step.context)) {
     const value = readStepRef(ref, scope);
     if (value === undefined) missing(step.id, `context.${name}`, ref.ref, ref.step);
-    out[name] = value;
+    context[name] = value;
   }
+  const stepScope =
+    Object.keys(context).length === 0
+      ? scope
+      : { ...scope, inputs: { ...scope.inputs, ...context } };
+  const declared = resolveValue(step.inputs, stepScope, step.id, "inputs");
+  if (isJsonObject(declared)) Object.assign(out, declared);
+  Object.assign(out, context);
   return out;
 }
 
