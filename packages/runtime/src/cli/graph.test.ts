@@ -139,7 +139,7 @@ describe("graph runs", () => {
 
   it("pauses for a human approval whose summary the runtime built, and seals after approval", async () => {
     const { runId, gate, env } = await toApproval();
-    expect(gate).toMatch(/^provider-effect:/);
+    expect(gate).toMatch(/^provider-effect:sha256:[0-9a-f]{64}$/);
     expect(Object.keys(env.requests[0]!.gate!.summary!).sort()).toEqual(
       ["operation", "payload_digest", "plan_digest", "provider", "scopes", "target"].sort(),
     );
@@ -150,9 +150,11 @@ describe("graph runs", () => {
     const sealed = done.json<Envelope>();
     expect(sealed.status).toBe("sealed");
     expect(sealed.result).toMatchObject({
-      status: "success",
-      result: { status: "created" },
-      replayed: false,
+      provider_operation: {
+        type: "runx.provider.operation.v1",
+        version: "1",
+        data: { status: "success", result: { status: "created" }, replayed: false },
+      },
     });
     const graph = readReceipt(sealed.receipt_id);
     expect(graph.lineage.children).toHaveLength(3);

@@ -72,6 +72,11 @@ export interface FanoutGroup {
 export interface StepContract {
   /** Declared output keys (the semantic output contract). */
   outputs?: string[];
+  /**
+   * The outputs are a native tool's fixed named output (e.g. `http_execution`), not a
+   * contract the graph or a nested skill declared; see `sharesResultKey`.
+   */
+  tool_output?: boolean;
   mutating?: boolean;
   retry?: RetryPolicy;
   idempotency_key?: string;

@@ -39,6 +39,7 @@ export {
   declaredOutputKeys,
   effectiveRetry,
   retryRefusals,
+  sharesResultKey,
   validateResultProducers,
 } from "./plan.js";
 export type { EffectiveRetry, RetryAdmission, StepContractResolver } from "./plan.js";

@@ -11,7 +11,7 @@ import type { FanoutGroup, GraphDoc, GraphStep } from "./document.js";
 import { fail, isApprovalStep, planStep } from "./actions.js";
 import type { ApprovalDecisionInput, GraphAction, StepOutcome } from "./actions.js";
 import { fanoutDecisionKey, fanoutGateId, fanoutPauseRequest } from "./fanout.js";
-import { effectiveRetry, producerKeys, retryRefusals } from "./plan.js";
+import { effectiveRetry, producerKeys, retryRefusals, sharesResultKey } from "./plan.js";
 import { cloneState, isSettled, planUnits, settle, stepState } from "./state.js";
 import type { ApprovalRecord, GraphState, GraphStatus, StepAttempt } from "./state.js";
 
@@ -107,7 +107,7 @@ function completion(doc: GraphDoc, state: GraphState): GraphAction {
     return { kind: "complete", result: last?.status === "succeeded" ? (last.output ?? {}) : {} };
   }
   const result: JsonObject = {};
-  const owner = new Map<string, string>();
+  const owner = new Map<string, GraphStep>();
   for (const id of doc.result_from) {
     const entry = stepState(state, id);
     const step = doc.steps.find((s) => s.id === id);
@@ -117,16 +117,16 @@ function completion(doc: GraphDoc, state: GraphState): GraphAction {
       const value = entry.output[key];
       if (value === undefined) continue;
       const other = owner.get(key);
-      if (other !== undefined)
+      if (other !== undefined && !sharesResultKey(other, step))
         return fail(
           "RESULT_CONFLICT",
           "failed",
-          `result producers '${other}' and '${id}' both emitted '${key}'`,
+          `result producers '${other.id}' and '${id}' both emitted '${key}'`,
           {
             stepId: id,
           },
         );
-      owner.set(key, id);
+      owner.set(key, step);
       result[key] = value;
     }
   }

@@ -72,18 +72,38 @@ export function producerKeys(
   return keys !== undefined && keys.length > 0 ? keys : undefined;
 }
 
+/** True when a producer's keys are a native tool's fixed named output, not a declared contract. */
+export function emitsToolOutput(step: GraphStep): boolean {
+  return stepOutputContract(step) === undefined && step.contract?.tool_output === true;
+}
+
+/**
+ * Whether two result producers may both emit one key (spec §2 result selection). The graph
+ * result is the union, in `result_from` order, of each successful producer's complete
+ * contract, and two producers of one declared key (graph `outputs` / `artifacts`, a nested
+ * skill's runner contract) are an authoring conflict. A native tool's named output is fixed
+ * by the catalog, so two calls of one tool (`[locate, forecast]` over `http.read`,
+ * `[append, readback]` over the data store) necessarily share it; the later-listed
+ * producer's packet is the result's value, and every producer's packet stays in its own
+ * step output and receipt.
+ */
+export function sharesResultKey(earlier: GraphStep, later: GraphStep): boolean {
+  return emitsToolOutput(earlier) && emitsToolOutput(later);
+}
+
 /**
  * Rejects (GRAPH_INVALID) a `result_from` producer without a semantic output contract, or two
- * unconditional producers emitting the same key; conditional producers (`when`) are usually
- * exclusive branches and are checked when they succeed. Returns each producer's keys. Compat
- * graphs whose result defaulted to the last step are exempt from the contract requirement.
+ * unconditional producers emitting the same declared key (`sharesResultKey` names the
+ * exception); conditional producers (`when`) are usually exclusive branches and are checked
+ * when they succeed. Returns each producer's keys. Compat graphs whose result defaulted to the
+ * last step are exempt from the contract requirement.
  */
 export function validateResultProducers(
   doc: GraphDoc,
   resolve?: StepContractResolver,
 ): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  const owner = new Map<string, string>();
+  const owner = new Map<string, GraphStep>();
   for (const id of doc.result_from) {
     const step = doc.steps.find((s) => s.id === id);
     if (step === undefined)
@@ -104,13 +124,13 @@ export function validateResultProducers(
     if (step.when !== undefined) continue;
     for (const key of keys) {
       const other = owner.get(key);
-      if (other !== undefined)
+      if (other !== undefined && !sharesResultKey(other, step))
         throw new RuntimeError(
           "GRAPH_INVALID",
-          `result producers '${other}' and '${id}' both emit '${key}'`,
+          `result producers '${other.id}' and '${id}' both emit '${key}'`,
           { step_id: id, key, path: `steps[${step.index}].outputs.${key}` },
         );
-      owner.set(key, id);
+      owner.set(key, step);
     }
   }
   return out;

@@ -69,6 +69,20 @@ describe("reference resolution", () => {
     expect(inputs).toEqual({ first_item: 1, message: "hello" });
   });
 
+  it("lets declared inputs read a context edge as $input.<name>", () => {
+    const inputs = resolveStepInputs(
+      step({
+        inputs: { expected: { message: "$input.prior.message", first: "$input.prior.items.0.n" } },
+        context: { prior: parseStepRef("first.result.data")! },
+      }),
+      scope,
+    );
+    expect(inputs).toEqual({
+      expected: { message: "hello", first: 1 },
+      prior: { message: "hello", items: [{ n: 1 }] },
+    });
+  });
+
   it("starts from ambient graph inputs, lets declared inputs override and context win", () => {
     const inputs = resolveStepInputs(
       step({

@@ -109,6 +109,60 @@ describe("result_from", () => {
     expect(run.stop).toMatchObject({ kind: "fail", code: "RESULT_CONFLICT", stepId: "y" });
   });
 
+  it("lets two calls of one native tool share its named output; the later-listed producer's packet is the result", () => {
+    const doc = bindStepContracts(
+      graph({
+        name: "air-quality",
+        result_from: ["locate", "air_quality"],
+        steps: [
+          { id: "locate", tool: "http.read" },
+          { id: "air_quality", tool: "http.read" },
+        ],
+      }),
+      () => ({ outputs: ["http_execution"], tool_output: true }),
+    );
+    expect(validateResultProducers(doc)).toEqual({
+      locate: ["http_execution"],
+      air_quality: ["http_execution"],
+    });
+    const run = drive(
+      doc,
+      createGraphState(doc, {}),
+      script({
+        locate: () => ({ status: "success", output: { http_execution: { data: "geo" } } }),
+        air_quality: () => ({ status: "success", output: { http_execution: { data: "aq" } } }),
+      }),
+    );
+    expect(run.stop).toEqual({ kind: "complete", result: { http_execution: { data: "aq" } } });
+  });
+
+  it("still refuses a declared key shared with a tool's named output, before and during the run", () => {
+    const doc = bindStepContracts(
+      graph({
+        name: "mixed",
+        result_from: ["read", "shape"],
+        steps: [
+          { id: "read", tool: "http.read" },
+          { id: "shape", tool: "t", artifacts: { wrap_as: "http_execution" } },
+        ],
+      }),
+      (step) =>
+        step.id === "read" ? { outputs: ["http_execution"], tool_output: true } : undefined,
+    );
+    const error = codeOf(() => validateResultProducers(doc));
+    expect(error.code).toBe("GRAPH_INVALID");
+    expect(error.details).toMatchObject({ step_id: "shape", key: "http_execution" });
+    const run = drive(
+      doc,
+      createGraphState(doc, {}),
+      script({
+        read: () => ({ status: "success", output: { http_execution: 1 } }),
+        shape: () => ({ status: "success", output: { http_execution: 2 } }),
+      }),
+    );
+    expect(run.stop).toMatchObject({ kind: "fail", code: "RESULT_CONFLICT", stepId: "shape" });
+  });
+
   it("returns the last step's whole output for compat graphs without result_from", () => {
     const doc = graph({
       name: "compat",

@@ -99,7 +99,7 @@ async function boundGraph(
         props !== null && typeof props === "object" && !Array.isArray(props)
           ? Object.keys(props)
           : [];
-      return { outputs, mutating: tool.mutating };
+      return { outputs, mutating: tool.mutating, tool_output: true };
     }
     if (step.kind === "skill") return nested.get(step.id);
     if (step.run.type !== "approval") {

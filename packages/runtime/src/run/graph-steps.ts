@@ -243,6 +243,26 @@ function agentPause(
   return { outcome: { status: "needs_agent", requests: [request] } };
 }
 
+/**
+ * The input a tool step hands its tool. Context edges join the step's input namespace (a
+ * declared input may read `$input.<name>`); one the tool does not declare as an input field
+ * is context for the step, not a tool argument, so it is not passed to the tool's closed
+ * input contract. Declared inputs always pass (the tool refuses unknown ones).
+ */
+function toolInput(
+  catalog: ToolCatalog,
+  step: GraphStep & { kind: "tool" },
+  resolved: JsonObject,
+): JsonObject {
+  const props = catalog.get(step.tool)?.inputSchema.properties;
+  const fields = props !== null && typeof props === "object" && !Array.isArray(props) ? props : {};
+  const out: JsonObject = { ...resolved };
+  for (const name of Object.keys(step.context)) {
+    if (!Object.hasOwn(fields, name) && !Object.hasOwn(step.inputs, name)) delete out[name];
+  }
+  return out;
+}
+
 /** Runs one planned step. Refusals (scope, input, containment) become blocked step receipts. */
 export async function executeGraphStep(
   scope: RunScope,
@@ -453,26 +473,4 @@ export async function executeGraphStep(
       "failure",
     );
   }
-}
-
-/**
- * What a tool step hands its tool: the resolved inputs, minus context values the tool's input
- * schema does not name. Such a context edge only feeds `$input.<name>` in the step's inputs
- * (upstream graphs bind e.g. a handoff context next to a provider call that never takes it).
- */
-function toolInput(
-  catalog: ToolCatalog,
-  step: { tool: string; context: Record<string, unknown>; inputs?: unknown },
-  resolved: JsonObject,
-): JsonObject {
-  const properties = catalog.get(step.tool)?.inputSchema.properties;
-  if (typeof properties !== "object" || properties === null) return resolved;
-  const declared =
-    typeof step.inputs === "object" && step.inputs !== null ? Object.keys(step.inputs) : [];
-  return Object.fromEntries(
-    Object.entries(resolved).filter(
-      ([name]) =>
-        !Object.hasOwn(step.context, name) || declared.includes(name) || name in properties,
-    ),
-  );
 }

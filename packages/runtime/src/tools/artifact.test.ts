@@ -12,7 +12,7 @@ import {
   failureCode,
   makeTempWorkspace,
   makeToolContext,
-  successOutput,
+  successData,
   type TestWorkspace,
   makeLayoutContext,
 } from "./test-context.js";
@@ -30,13 +30,13 @@ async function admit(
   extra: JsonRecord = {},
 ): Promise<LocalArtifact> {
   writeFileSync(join(layout.workspace, rel), content);
-  return successOutput(
+  return successData(
     await artifactAdmitTool.execute({ path: rel, ...extra }, ctx),
   ) as LocalArtifact;
 }
 
 async function page(input: JsonRecord): Promise<JsonRecord> {
-  const out = successOutput(await artifactReadTool.execute(input, ctx));
+  const out = successData(await artifactReadTool.execute(input, ctx));
   expect(validateToolsArtifactReadOutput(out)).toBe(true);
   return out;
 }
@@ -118,7 +118,7 @@ describe("artifact.read", () => {
     try {
       const foreign = makeToolContext({ workspaceRoot: other.workspace, runDir: other.runDir });
       writeFileSync(join(other.workspace, "a.txt"), "mine");
-      const theirs = successOutput(await artifactAdmitTool.execute({ path: "a.txt" }, foreign));
+      const theirs = successData(await artifactAdmitTool.execute({ path: "a.txt" }, foreign));
       expect(theirs.artifact_ref).not.toBe(out.artifact_ref);
       const read = (ref: unknown): Promise<unknown> =>
         artifactReadTool.execute({ artifact_ref: ref as string }, ctx).then(failureCode);

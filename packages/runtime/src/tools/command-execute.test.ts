@@ -10,7 +10,7 @@ import {
   TEST_PATH,
   failureCode,
   makeToolContext,
-  successOutput,
+  successData,
   type TestWorkspace,
   makeLayoutContext,
 } from "./test-context.js";
@@ -28,7 +28,7 @@ function script(name: string, body: string): string {
 }
 
 async function run(input: JsonRecord, context: ToolContext = ctx): Promise<JsonRecord> {
-  return successOutput(await commandExecuteTool.execute(input, context));
+  return successData(await commandExecuteTool.execute(input, context));
 }
 
 beforeEach(() => {

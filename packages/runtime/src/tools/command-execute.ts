@@ -18,6 +18,7 @@ import { hashCanonical } from "../receipts/canonical.js";
 import { defineTool } from "./define-tool.js";
 import { resolveDirectory, resolveRoot } from "./paths.js";
 import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
+import { withNamedOutput } from "./packet.js";
 
 /** Bounds of `command.execute` (spec §10.6). */
 export const COMMAND_MAX_ARGS = 128;
@@ -151,71 +152,74 @@ function observe(
 }
 
 /** The `command.execute` tool. */
-export const commandExecuteTool: NativeTool = defineTool<CommandExecuteInput, CommandExecution>({
-  name: "command.execute",
-  description:
-    "Run one exact argv without a shell inside the workspace, with a deny-by-default environment and a process-group timeout.",
-  mutating: true,
-  scopes: ["process.exec"],
-  inputSchema,
-  outputSchema,
-  validate: validateToolsCommandExecuteInput,
-  async run(input, ctx) {
-    const args = input.args ?? [];
-    const timeoutMs = input.timeout_ms ?? COMMAND_TIMEOUT_RANGE_MS.default;
-    const mode = input.output_mode ?? "digest";
-    const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
-    const cwd = await resolveDirectory(root, input.cwd ?? ".", "cwd");
-    const explicitEnv = admitEnv(input.env ?? {}, ctx);
-    if (ctx.policy?.strictInlineCode === true) assertNoInlineCode(input.command, args);
+export const commandExecuteTool: NativeTool = withNamedOutput(
+  defineTool<CommandExecuteInput, CommandExecution>({
+    name: "command.execute",
+    description:
+      "Run one exact argv without a shell inside the workspace, with a deny-by-default environment and a process-group timeout.",
+    mutating: true,
+    scopes: ["process.exec"],
+    inputSchema,
+    outputSchema,
+    validate: validateToolsCommandExecuteInput,
+    async run(input, ctx) {
+      const args = input.args ?? [];
+      const timeoutMs = input.timeout_ms ?? COMMAND_TIMEOUT_RANGE_MS.default;
+      const mode = input.output_mode ?? "digest";
+      const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
+      const cwd = await resolveDirectory(root, input.cwd ?? ".", "cwd");
+      const explicitEnv = admitEnv(input.env ?? {}, ctx);
+      if (ctx.policy?.strictInlineCode === true) assertNoInlineCode(input.command, args);
 
-    const identity: Record<string, Json> = {
-      command: input.command,
-      args,
-      cwd: cwd.relative,
-      env: explicitEnv,
-      timeout_ms: timeoutMs,
-      output_mode: mode,
-    };
-    const commandDigest = hashCanonical(identity);
-    if (
-      input.expected_command_digest !== undefined &&
-      input.expected_command_digest !== commandDigest
-    ) {
-      throw new RuntimeError(
-        "INPUT_INVALID",
-        "command.execute: expected_command_digest does not match the normalized command",
-        { path: "expected_command_digest" },
-      );
-    }
+      const identity: Record<string, Json> = {
+        command: input.command,
+        args,
+        cwd: cwd.relative,
+        env: explicitEnv,
+        timeout_ms: timeoutMs,
+        output_mode: mode,
+      };
+      const commandDigest = hashCanonical(identity);
+      if (
+        input.expected_command_digest !== undefined &&
+        input.expected_command_digest !== commandDigest
+      ) {
+        throw new RuntimeError(
+          "INPUT_INVALID",
+          "command.execute: expected_command_digest does not match the normalized command",
+          { path: "expected_command_digest" },
+        );
+      }
 
-    const env = buildChildEnvironment({
-      baseEnv: ctx.baseEnv,
-      inputs: {},
-      workspaceRoot: ctx.workspaceRoot,
-    });
-    // A command tool has no runner inputs; an empty inputs document would only be noise.
-    delete env.RUNX_INPUTS_JSON;
-    Object.assign(env, explicitEnv);
+      const env = buildChildEnvironment({
+        baseEnv: ctx.baseEnv,
+        inputs: {},
+        workspaceRoot: ctx.workspaceRoot,
+      });
+      // A command tool has no runner inputs; an empty inputs document would only be noise.
+      delete env.RUNX_INPUTS_JSON;
+      Object.assign(env, explicitEnv);
 
-    const proc = await superviseProcess({
-      command: input.command,
-      args,
-      cwd: cwd.absolute,
-      env,
-      timeoutMs,
-      signal: ctx.signal,
-    });
-    if (proc.interrupted) {
-      throw new RuntimeError("INTERRUPTED", `command.execute: ${input.command} was interrupted`);
-    }
-    const output: CommandExecution = {
-      schema: "runx.command.execution.v1",
-      command_digest: commandDigest,
-      cwd: cwd.relative,
-      ...observe(proc, mode, ctx),
-    };
-    const exit = output.timed_out ? "timed out" : `exited ${String(output.exit_code)}`;
-    return { output, summary: `${input.command} ${exit} (${output.decision})` };
-  },
-});
+      const proc = await superviseProcess({
+        command: input.command,
+        args,
+        cwd: cwd.absolute,
+        env,
+        timeoutMs,
+        signal: ctx.signal,
+      });
+      if (proc.interrupted) {
+        throw new RuntimeError("INTERRUPTED", `command.execute: ${input.command} was interrupted`);
+      }
+      const output: CommandExecution = {
+        schema: "runx.command.execution.v1",
+        command_digest: commandDigest,
+        cwd: cwd.relative,
+        ...observe(proc, mode, ctx),
+      };
+      const exit = output.timed_out ? "timed out" : `exited ${String(output.exit_code)}`;
+      return { output, summary: `${input.command} ${exit} (${output.decision})` };
+    },
+  }),
+  { name: "command_execution", packet: "runx.command.execution.v1" },
+);

@@ -9,7 +9,7 @@ import { startTestServer } from "./http-test-server.js";
 import type { TestServer } from "./http-test-server.js";
 import { httpTools } from "./http-tools.js";
 import type { Resolver } from "./net-guard.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeToolContext, successData } from "./test-context.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 
 let server: TestServer | undefined;
@@ -74,7 +74,7 @@ describe("fixture HTTP lanes", () => {
       ],
       allowed_hosts: ["geocoding.fixture.invalid"],
     };
-    const output = successOutput(await tool("http.read").execute(input, context(transport)));
+    const output = successData(await tool("http.read").execute(input, context(transport)));
     expect(validateToolsHttpReadOutput(output)).toBe(true);
     const [response] = output.responses as JsonRecord[];
     expect(response).toMatchObject({
@@ -101,7 +101,7 @@ describe("fixture HTTP lanes", () => {
     const transport = lanes({ [url]: text("token=s3cr3t-value", { "x-echo": "s3cr3t-value" }) });
     const input = { requests: [{ url }], allowed_hosts: ["fixture.runx.invalid"] };
     const ctx = context(transport, { taint: createTaintSet(["s3cr3t-value"]) });
-    const output = successOutput(await tool("http.read").execute(input, ctx));
+    const output = successData(await tool("http.read").execute(input, ctx));
     const [response] = output.responses as JsonRecord[];
     expect(JSON.stringify(output)).not.toContain("s3cr3t-value");
     expect(response?.headers).toMatchObject({ "x-echo": REDACTION_MARKER });
@@ -159,7 +159,7 @@ describe("fixture HTTP lanes", () => {
     expect(failureCode(wrongBody)).toBe("FIXTURE_UNMATCHED");
     expect(failureSummary(wrongBody)).toContain(`POST ${url}`);
 
-    const output = successOutput(await execute("k-2", { b: [true], a: 1 }));
+    const output = successData(await execute("k-2", { b: [true], a: 1 }));
     expect(validateToolsHttpExecuteOutput(output)).toBe(true);
     expect((output.responses as JsonRecord[])[0]).toMatchObject({ status: 201, json: { id: 7 } });
 
@@ -191,7 +191,7 @@ describe("fixture HTTP lanes", () => {
       },
       ctx,
     );
-    expect(successOutput(bare).ok).toBe(true);
+    expect(successData(bare).ok).toBe(true);
   });
 
   it("open no socket, matched or not (the loopback server counts connections)", async () => {
@@ -211,7 +211,7 @@ describe("fixture HTTP lanes", () => {
       { requests: [{ url: matched }], allowed_hosts: hosts },
       ctx,
     );
-    expect((successOutput(read).responses as JsonRecord[])[0]?.body).toBe("from fixture");
+    expect((successData(read).responses as JsonRecord[])[0]?.body).toBe("from fixture");
     const unmatchedRead = await tool("http.read").execute(
       { requests: [{ url: `${live.origin}/elsewhere` }], allowed_hosts: hosts },
       ctx,

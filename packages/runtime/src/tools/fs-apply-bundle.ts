@@ -12,6 +12,7 @@ import {
 } from "./fs-transaction.js";
 import { resolveRoot } from "./paths.js";
 import type { NativeTool } from "./types.js";
+import { withNamedOutput } from "./packet.js";
 
 /** `fs.apply_bundle` input after schema validation. */
 export interface FsApplyBundleInput {
@@ -30,40 +31,43 @@ export type FileBundleApply = {
 };
 
 /** The `fs.apply_bundle` tool. */
-export const fsApplyBundleTool: NativeTool = defineTool<FsApplyBundleInput, FileBundleApply>({
-  name: "fs.apply_bundle",
-  description:
-    "Apply several file writes and deletes inside the workspace all-or-nothing; every path is checked before anything changes.",
-  mutating: true,
-  scopes: ["fs.write", "fs.delete"],
-  inputSchema,
-  outputSchema,
-  validate: validateToolsFsApplyBundleInput,
-  async run(input, ctx) {
-    const writes = input.writes ?? [];
-    const deletes = input.deletes ?? [];
-    if (writes.length + deletes.length === 0) {
-      throw new RuntimeError("INPUT_INVALID", "fs.apply_bundle: nothing to apply", {
-        path: "writes",
+export const fsApplyBundleTool: NativeTool = withNamedOutput(
+  defineTool<FsApplyBundleInput, FileBundleApply>({
+    name: "fs.apply_bundle",
+    description:
+      "Apply several file writes and deletes inside the workspace all-or-nothing; every path is checked before anything changes.",
+    mutating: true,
+    scopes: ["fs.write", "fs.delete"],
+    inputSchema,
+    outputSchema,
+    validate: validateToolsFsApplyBundleInput,
+    async run(input, ctx) {
+      const writes = input.writes ?? [];
+      const deletes = input.deletes ?? [];
+      if (writes.length + deletes.length === 0) {
+        throw new RuntimeError("INPUT_INVALID", "fs.apply_bundle: nothing to apply", {
+          path: "writes",
+        });
+      }
+      const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
+      const plan = await planTransaction(ctx, root, {
+        writes,
+        deletes,
+        writeField: (i) => `writes.${i}.path`,
       });
-    }
-    const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
-    const plan = await planTransaction(ctx, root, {
-      writes,
-      deletes,
-      writeField: (i) => `writes.${i}.path`,
-    });
-    const report = await applyTransaction(plan);
-    const output: FileBundleApply = {
-      repo_root: root.label,
-      write_count: report.writes.length,
-      delete_count: report.deletes.length,
-      writes: report.writes,
-      deletes: report.deletes,
-    };
-    return {
-      output,
-      summary: `applied ${output.write_count} writes and ${output.delete_count} deletes`,
-    };
-  },
-});
+      const report = await applyTransaction(plan);
+      const output: FileBundleApply = {
+        repo_root: root.label,
+        write_count: report.writes.length,
+        delete_count: report.deletes.length,
+        writes: report.writes,
+        deletes: report.deletes,
+      };
+      return {
+        output,
+        summary: `applied ${output.write_count} writes and ${output.delete_count} deletes`,
+      };
+    },
+  }),
+  { name: "file_bundle_apply", packet: "runx.fs.apply_bundle.v1" },
+);

@@ -7,6 +7,7 @@ import { defineTool } from "./define-tool.js";
 import { FS_READ_MAX_BYTES, readTextFile, type FileRead } from "./fs-read.js";
 import { resolveReadable, resolveRoot, splitRelative, type PathScope } from "./paths.js";
 import type { NativeTool } from "./types.js";
+import { withNamedOutput } from "./packet.js";
 
 /** Files per bundle and bytes per bundle (spec §10.6). */
 export const FS_READ_BUNDLE_MAX_FILES = 16;
@@ -46,60 +47,66 @@ function assertDistinct(paths: readonly string[]): void {
 }
 
 /** The `fs.read_bundle` tool. */
-export const fsReadBundleTool: NativeTool = defineTool<FsReadBundleInput, FileReadBundle>({
-  name: "fs.read_bundle",
-  description:
-    "Read up to 16 UTF-8 text files inside the workspace (or the skill package), 32 MiB in total.",
-  mutating: false,
-  scopes: ["fs.read"],
-  inputSchema,
-  outputSchema,
-  validate: validateToolsFsReadBundleInput,
-  async run(input, ctx) {
-    const root = await resolveRoot(ctx, { repoRoot: input.repo_root, pathScope: input.path_scope });
-    assertDistinct(input.paths);
-    const maxBytes = input.max_bytes ?? FS_READ_MAX_BYTES;
-    const files: FileRead[] = [];
-    const missing: FileReadBundle["missing"] = [];
-    let total = 0;
-    for (const [i, path] of input.paths.entries()) {
-      let file: FileRead;
-      try {
-        file = await readTextFile(
-          await resolveReadable(root, path, `paths.${i}`),
-          root.label,
-          maxBytes,
-        );
-      } catch (error) {
-        // Only absence is reportable; an escape or a limit always fails the whole call.
-        if (
-          input.on_missing === "report" &&
-          isRuntimeError(error) &&
-          error.code === "FILE_NOT_FOUND"
-        ) {
-          missing.push({ path, reason: "not found" });
-          continue;
+export const fsReadBundleTool: NativeTool = withNamedOutput(
+  defineTool<FsReadBundleInput, FileReadBundle>({
+    name: "fs.read_bundle",
+    description:
+      "Read up to 16 UTF-8 text files inside the workspace (or the skill package), 32 MiB in total.",
+    mutating: false,
+    scopes: ["fs.read"],
+    inputSchema,
+    outputSchema,
+    validate: validateToolsFsReadBundleInput,
+    async run(input, ctx) {
+      const root = await resolveRoot(ctx, {
+        repoRoot: input.repo_root,
+        pathScope: input.path_scope,
+      });
+      assertDistinct(input.paths);
+      const maxBytes = input.max_bytes ?? FS_READ_MAX_BYTES;
+      const files: FileRead[] = [];
+      const missing: FileReadBundle["missing"] = [];
+      let total = 0;
+      for (const [i, path] of input.paths.entries()) {
+        let file: FileRead;
+        try {
+          file = await readTextFile(
+            await resolveReadable(root, path, `paths.${i}`),
+            root.label,
+            maxBytes,
+          );
+        } catch (error) {
+          // Only absence is reportable; an escape or a limit always fails the whole call.
+          if (
+            input.on_missing === "report" &&
+            isRuntimeError(error) &&
+            error.code === "FILE_NOT_FOUND"
+          ) {
+            missing.push({ path, reason: "not found" });
+            continue;
+          }
+          throw error;
         }
-        throw error;
+        total += file.bytes;
+        if (total > FS_READ_BUNDLE_MAX_TOTAL_BYTES) {
+          throw new RuntimeError(
+            "LIMIT_EXCEEDED",
+            `fs.read_bundle: the bundle exceeds ${FS_READ_BUNDLE_MAX_TOTAL_BYTES} bytes`,
+            { path: `paths.${i}`, limit: FS_READ_BUNDLE_MAX_TOTAL_BYTES },
+          );
+        }
+        files.push(file);
       }
-      total += file.bytes;
-      if (total > FS_READ_BUNDLE_MAX_TOTAL_BYTES) {
-        throw new RuntimeError(
-          "LIMIT_EXCEEDED",
-          `fs.read_bundle: the bundle exceeds ${FS_READ_BUNDLE_MAX_TOTAL_BYTES} bytes`,
-          { path: `paths.${i}`, limit: FS_READ_BUNDLE_MAX_TOTAL_BYTES },
-        );
-      }
-      files.push(file);
-    }
-    const output: FileReadBundle = {
-      repo_root: root.label,
-      file_count: files.length,
-      total_bytes: total,
-      files,
-      missing,
-    };
-    const note = missing.length > 0 ? `, ${missing.length} missing` : "";
-    return { output, summary: `read ${files.length} files, ${total} bytes${note}` };
-  },
-});
+      const output: FileReadBundle = {
+        repo_root: root.label,
+        file_count: files.length,
+        total_bytes: total,
+        files,
+        missing,
+      };
+      const note = missing.length > 0 ? `, ${missing.length} missing` : "";
+      return { output, summary: `read ${files.length} files, ${total} bytes${note}` };
+    },
+  }),
+  { name: "file_read_bundle", packet: "runx.fs.file_read_bundle.v1" },
+);

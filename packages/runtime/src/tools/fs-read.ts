@@ -7,6 +7,7 @@ import { defineTool } from "./define-tool.js";
 import { decodeUtf8, openForRead, readAt, utf8BoundaryAtOrBefore } from "./file-io.js";
 import { resolveReadable, resolveRoot, type ContainedPath, type PathScope } from "./paths.js";
 import type { NativeTool } from "./types.js";
+import { withNamedOutput } from "./packet.js";
 
 /** Default and maximum `max_bytes` of one file read (spec §10.6). */
 export const FS_READ_DEFAULT_BYTES = 1024 * 1024;
@@ -60,20 +61,26 @@ export async function readTextFile(
 }
 
 /** The `fs.read` tool. */
-export const fsReadTool: NativeTool = defineTool<FsReadInput, FileRead>({
-  name: "fs.read",
-  description:
-    "Read one UTF-8 text file inside the workspace (or the skill package), at most 8 MiB.",
-  mutating: false,
-  scopes: ["fs.read"],
-  inputSchema,
-  outputSchema,
-  validate: validateToolsFsReadInput,
-  async run(input, ctx) {
-    const root = await resolveRoot(ctx, { repoRoot: input.repo_root, pathScope: input.path_scope });
-    const file = await resolveReadable(root, input.path, "path");
-    const output = await readTextFile(file, root.label, input.max_bytes ?? FS_READ_DEFAULT_BYTES);
-    const note = output.truncated ? " (truncated)" : "";
-    return { output, summary: `read ${output.path}: ${output.bytes} bytes${note}` };
-  },
-});
+export const fsReadTool: NativeTool = withNamedOutput(
+  defineTool<FsReadInput, FileRead>({
+    name: "fs.read",
+    description:
+      "Read one UTF-8 text file inside the workspace (or the skill package), at most 8 MiB.",
+    mutating: false,
+    scopes: ["fs.read"],
+    inputSchema,
+    outputSchema,
+    validate: validateToolsFsReadInput,
+    async run(input, ctx) {
+      const root = await resolveRoot(ctx, {
+        repoRoot: input.repo_root,
+        pathScope: input.path_scope,
+      });
+      const file = await resolveReadable(root, input.path, "path");
+      const output = await readTextFile(file, root.label, input.max_bytes ?? FS_READ_DEFAULT_BYTES);
+      const note = output.truncated ? " (truncated)" : "";
+      return { output, summary: `read ${output.path}: ${output.bytes} bytes${note}` };
+    },
+  }),
+  { name: "file_read", packet: "runx.fs.file_read.v1" },
+);

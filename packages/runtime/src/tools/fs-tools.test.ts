@@ -25,7 +25,7 @@ import { resolveRoot } from "./paths.js";
 import {
   failureCode,
   snapshotTree,
-  successOutput,
+  successData,
   type TestWorkspace,
   makeLayoutContext,
 } from "./test-context.js";
@@ -52,7 +52,7 @@ afterEach(() => layout.cleanup());
 describe("fs.read", () => {
   it("reads a contained text file with its relative path, size and digest", async () => {
     put("docs/a.md", "héllo\n");
-    const out = successOutput(await fsReadTool.execute({ path: "./docs//a.md" }, ctx));
+    const out = successData(await fsReadTool.execute({ path: "./docs//a.md" }, ctx));
     expect(out).toEqual({
       path: "docs/a.md",
       repo_root: ".",
@@ -67,9 +67,9 @@ describe("fs.read", () => {
   it("reads relative to repo_root and to the skill package under path_scope skill", async () => {
     put("sub/x.txt", "sub");
     writeFileSync(join(layout.packageDir, "SKILL.md"), "skill");
-    const sub = successOutput(await fsReadTool.execute({ repo_root: "sub", path: "x.txt" }, ctx));
+    const sub = successData(await fsReadTool.execute({ repo_root: "sub", path: "x.txt" }, ctx));
     expect(sub).toMatchObject({ path: "x.txt", repo_root: "sub", contents: "sub" });
-    const skill = successOutput(
+    const skill = successData(
       await fsReadTool.execute({ path_scope: "skill", path: "SKILL.md" }, ctx),
     );
     expect(skill.contents).toBe("skill");
@@ -78,25 +78,25 @@ describe("fs.read", () => {
   it("follows a symlink that stays inside the workspace", async () => {
     put("real.txt", "real");
     symlinkSync(join(layout.workspace, "real.txt"), join(layout.workspace, "alias.txt"));
-    const out = successOutput(await fsReadTool.execute({ path: "alias.txt" }, ctx));
+    const out = successData(await fsReadTool.execute({ path: "alias.txt" }, ctx));
     expect(out.contents).toBe("real");
   });
 
   it("stops at 1 MiB by default and marks the read truncated", async () => {
     put("big.txt", "a".repeat(MiB + 10));
-    const out = successOutput(await fsReadTool.execute({ path: "big.txt" }, ctx));
+    const out = successData(await fsReadTool.execute({ path: "big.txt" }, ctx));
     expect(out).toMatchObject({ bytes: MiB, truncated: true });
   });
 
   it("does not mark a file of exactly max_bytes as truncated", async () => {
     put("exact.txt", "abcd");
-    const out = successOutput(await fsReadTool.execute({ path: "exact.txt", max_bytes: 4 }, ctx));
+    const out = successData(await fsReadTool.execute({ path: "exact.txt", max_bytes: 4 }, ctx));
     expect(out).toMatchObject({ contents: "abcd", truncated: false });
   });
 
   it("never cuts inside a multi-byte character when truncating", async () => {
     put("euro.txt", "€€€");
-    const out = successOutput(await fsReadTool.execute({ path: "euro.txt", max_bytes: 5 }, ctx));
+    const out = successData(await fsReadTool.execute({ path: "euro.txt", max_bytes: 5 }, ctx));
     expect(out).toMatchObject({
       contents: "€",
       bytes: 3,
@@ -129,7 +129,7 @@ describe("fs.read_bundle", () => {
   it("reads several files and reports missing ones under on_missing report", async () => {
     put("a.txt", "A");
     put("b/c.txt", "C");
-    const out = successOutput(
+    const out = successData(
       await fsReadBundleTool.execute(
         { paths: ["a.txt", "gone.txt", "b/c.txt"], on_missing: "report" },
         ctx,
@@ -166,7 +166,7 @@ describe("fs.read_bundle", () => {
 
 describe("fs.write", () => {
   it("writes atomically, creating parent directories, and leaves no temp files", async () => {
-    const out = successOutput(
+    const out = successData(
       await fsWriteTool.execute({ path: "new/deep/file.txt", contents: "héllo" }, ctx),
     );
     expect(out).toEqual({
@@ -183,7 +183,7 @@ describe("fs.write", () => {
   it("replaces an existing file and keeps its permission bits", async () => {
     put("script.sh", "old");
     chmodSync(join(layout.workspace, "script.sh"), 0o751);
-    successOutput(await fsWriteTool.execute({ path: "script.sh", contents: "new" }, ctx));
+    successData(await fsWriteTool.execute({ path: "script.sh", contents: "new" }, ctx));
     expect(read("script.sh")).toBe("new");
     expect(statSync(join(layout.workspace, "script.sh")).mode & 0o777).toBe(0o751);
     expect(readdirSync(layout.workspace).filter((n) => n.includes("runx-"))).toEqual([]);
@@ -210,7 +210,7 @@ describe("fs.apply_bundle", () => {
   it("applies writes and deletes and reports a missing delete", async () => {
     put("old.txt", "old");
     put("keep.txt", "keep");
-    const out = successOutput(
+    const out = successData(
       await fsApplyBundleTool.execute(
         {
           writes: [

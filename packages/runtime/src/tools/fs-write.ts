@@ -6,6 +6,7 @@ import { defineTool } from "./define-tool.js";
 import { applyTransaction, planTransaction } from "./fs-transaction.js";
 import { resolveRoot } from "./paths.js";
 import type { NativeTool } from "./types.js";
+import { withNamedOutput } from "./packet.js";
 
 /** `fs.write` input after schema validation. */
 export interface FsWriteInput {
@@ -23,25 +24,28 @@ export type FileWrite = {
 };
 
 /** The `fs.write` tool. */
-export const fsWriteTool: NativeTool = defineTool<FsWriteInput, FileWrite>({
-  name: "fs.write",
-  description:
-    "Write one UTF-8 text file inside the workspace atomically (temp file, fsync, rename); creates parent directories.",
-  mutating: true,
-  scopes: ["fs.write"],
-  inputSchema,
-  outputSchema,
-  validate: validateToolsFsWriteInput,
-  async run(input, ctx) {
-    const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
-    const plan = await planTransaction(ctx, root, {
-      writes: [{ path: input.path, contents: input.contents }],
-      deletes: [],
-      writeField: () => "path",
-    });
-    const [written] = (await applyTransaction(plan)).writes;
-    if (written === undefined) throw new Error("fs.write: the transaction reported no write");
-    const output: FileWrite = { ...written, repo_root: root.label };
-    return { output, summary: `wrote ${output.path}: ${output.bytes_written} bytes` };
-  },
-});
+export const fsWriteTool: NativeTool = withNamedOutput(
+  defineTool<FsWriteInput, FileWrite>({
+    name: "fs.write",
+    description:
+      "Write one UTF-8 text file inside the workspace atomically (temp file, fsync, rename); creates parent directories.",
+    mutating: true,
+    scopes: ["fs.write"],
+    inputSchema,
+    outputSchema,
+    validate: validateToolsFsWriteInput,
+    async run(input, ctx) {
+      const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
+      const plan = await planTransaction(ctx, root, {
+        writes: [{ path: input.path, contents: input.contents }],
+        deletes: [],
+        writeField: () => "path",
+      });
+      const [written] = (await applyTransaction(plan)).writes;
+      if (written === undefined) throw new Error("fs.write: the transaction reported no write");
+      const output: FileWrite = { ...written, repo_root: root.label };
+      return { output, summary: `wrote ${output.path}: ${output.bytes_written} bytes` };
+    },
+  }),
+  { name: "file_write", packet: "runx.fs.file_write.v1" },
+);

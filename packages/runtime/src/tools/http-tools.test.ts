@@ -9,7 +9,7 @@ import type { TestHandler, TestServer } from "./http-test-server.js";
 import { httpTools } from "./http-tools.js";
 import { createHttpTransport } from "./http-transport.js";
 import type { Resolver } from "./net-guard.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeToolContext, successData } from "./test-context.js";
 import type { HttpResponse, Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
 
 let server: TestServer | undefined;
@@ -77,7 +77,7 @@ describe("http.read", () => {
     });
     const input = read(srv, [{ id: "one", url: `${srv.origin}/data` }]);
     expect(tool("http.read").validateInput(input)).toEqual({ ok: true });
-    const output = successOutput(await tool("http.read").execute(input, openContext()));
+    const output = successData(await tool("http.read").execute(input, openContext()));
     expect(validateToolsHttpReadOutput(output)).toBe(true);
     const [first] = responses(output);
     expect(first).toMatchObject({
@@ -149,7 +149,7 @@ describe("http.read", () => {
         headers: { accept: "text/plain" },
       },
     ]);
-    const output = successOutput(await tool("http.read").execute(input, openContext()));
+    const output = successData(await tool("http.read").execute(input, openContext()));
     expect(responses(output)[0]?.body).toBe("/points/39.7,-104%209?tag=a&tag=b&units=si");
     expect(srv.received[0]?.headers.accept).toBe("text/plain");
   });
@@ -159,7 +159,7 @@ describe("http.read", () => {
       if (req.url === "/start") res.writeHead(302, { location: "/end" }).end();
       else res.end("arrived");
     });
-    const output = successOutput(
+    const output = successData(
       await tool("http.read").execute(read(srv, [{ url: `${srv.origin}/start` }]), openContext()),
     );
     expect(responses(output)[0]).toMatchObject({
@@ -213,7 +213,7 @@ describe("http.read", () => {
       requests: [{ url: "https://public.example/", headers: { authorization: "Bearer abc" } }],
       allowed_hosts: ["public.example", "also-public.example"],
     };
-    successOutput(await tool("http.read").execute(input, context({ http: transport })));
+    successData(await tool("http.read").execute(input, context({ http: transport })));
     expect(transport.sent[0]?.headers.authorization).toBe("Bearer abc");
     expect(transport.sent[1]?.headers.authorization).toBeUndefined();
   });
@@ -245,7 +245,7 @@ describe("http.read", () => {
     });
     const ctx = openContext({ taint: createTaintSet([secret]) });
     const input = read(srv, [{ url: `${srv.origin}/?api_key=${secret}` }]);
-    const output = successOutput(await tool("http.read").execute(input, ctx));
+    const output = successData(await tool("http.read").execute(input, ctx));
     const [first] = responses(output);
     const headers = first?.headers as JsonRecord;
     expect(headers["set-cookie"]).toBe(REDACTION_MARKER);
@@ -262,11 +262,11 @@ describe("http.read", () => {
       res.end("x");
     });
     const requests = [{ url: `${srv.origin}/bad` }, { url: `${srv.origin}/good` }];
-    const stopped = successOutput(
+    const stopped = successData(
       await tool("http.read").execute(read(srv, requests), openContext()),
     );
     expect(stopped).toMatchObject({ ok: false, stopped_early: true, performed_count: 1 });
-    const all = successOutput(
+    const all = successData(
       await tool("http.read").execute(read(srv, requests, { stop_on_error: false }), openContext()),
     );
     expect(all).toMatchObject({ ok: false, stopped_early: false, performed_count: 2 });
@@ -304,8 +304,8 @@ describe("http.query", () => {
       { id: "q", url: `${srv.origin}/query`, body: { package: "left-pad" } },
       { id: "m", url: `${srv.origin}/moved`, body: null },
     ]);
-    const first = successOutput(await tool("http.query").execute(input, openContext()));
-    const second = successOutput(await tool("http.query").execute(input, openContext()));
+    const first = successData(await tool("http.query").execute(input, openContext()));
+    const second = successData(await tool("http.query").execute(input, openContext()));
     expect(responses(first)[0]?.json).toEqual({ package: "left-pad" });
     expect(srv.received[0]?.headers["content-type"]).toBe("application/json");
     expect(responses(first)[1]).toMatchObject({ status: 307, redirects: 0 });
@@ -336,12 +336,12 @@ describe("http.execute", () => {
   it("sends once per key, replays the same batch and refuses a different one", async () => {
     const srv = await serve((_req, res) => res.writeHead(201).end('{"id":7}'));
     const ctx = openContext();
-    const first = successOutput(
+    const first = successData(
       await tool("http.execute").execute(mutation(srv, { a: 1 }, "k1"), ctx),
     );
     expect(validateToolsHttpExecuteOutput(first)).toBe(true);
     expect(first).toMatchObject({ replayed: false, idempotency_key: "k1", ok: true });
-    const again = successOutput(
+    const again = successData(
       await tool("http.execute").execute(mutation(srv, { a: 1 }, "k1"), ctx),
     );
     expect(again).toMatchObject({ replayed: true, responses: first.responses });
@@ -364,7 +364,7 @@ describe("http.execute", () => {
 
   it("returns a redirect status instead of re-sending the mutation", async () => {
     const srv = await serve((_req, res) => res.writeHead(308, { location: "/v2/items" }).end());
-    const output = successOutput(
+    const output = successData(
       await tool("http.execute").execute(mutation(srv, { a: 1 }, "r1"), openContext()),
     );
     expect(responses(output)[0]).toMatchObject({ status: 308, redirects: 0, ok: false });

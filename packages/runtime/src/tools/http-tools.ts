@@ -34,6 +34,7 @@ import {
 import type { ExchangeSpec, NetToolOptions } from "./http-exchange.js";
 import type { Json, JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 import { webFetchTool } from "./web-fetch.js";
+import { withNamedOutput } from "./packet.js";
 
 type HttpToolName = "http.read" | "http.query" | "http.execute";
 
@@ -357,19 +358,27 @@ const TOOL_SPECS: ReadonlyArray<{
   },
 ];
 
+/** The named output of every HTTP batch tool (spec §3.4). */
+const HTTP_EXECUTION = { name: "http_execution", packet: "runx.http.execution.v1" };
+
 /** The HTTP and web tools: http.read, http.query, http.execute, web.fetch. */
 export function httpTools(options: NetToolOptions = {}): NativeTool[] {
-  const batchTools = TOOL_SPECS.map((spec): NativeTool => ({
-    name: spec.name,
-    description: spec.description,
-    mutating: spec.mutating,
-    scopes: ["net:http"],
-    inputSchema: spec.inputSchema as JsonRecord,
-    outputSchema: spec.outputSchema as JsonRecord,
-    validateInput: spec.validate,
-    execute: validatedExecute(spec.name, spec.validate, (input, ctx) =>
-      executeBatch(spec.name, spec.methods, input, ctx, options),
+  const batchTools = TOOL_SPECS.map((spec): NativeTool =>
+    withNamedOutput(
+      {
+        name: spec.name,
+        description: spec.description,
+        mutating: spec.mutating,
+        scopes: ["net:http"],
+        inputSchema: spec.inputSchema as JsonRecord,
+        outputSchema: spec.outputSchema as JsonRecord,
+        validateInput: spec.validate,
+        execute: validatedExecute(spec.name, spec.validate, (input, ctx) =>
+          executeBatch(spec.name, spec.methods, input, ctx, options),
+        ),
+      },
+      HTTP_EXECUTION,
     ),
-  }));
+  );
   return [...batchTools, webFetchTool(options)];
 }

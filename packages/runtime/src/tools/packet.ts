@@ -3,7 +3,7 @@
  * output is returned in (`<step>.<name>.data.<field>` in graph context), and small readers
  * over schema-validated JSON.
  */
-import type { Json, JsonRecord } from "./types.js";
+import type { Json, JsonRecord, NativeTool } from "./types.js";
 
 /** An artifact envelope `{type, version: "1", data}` for one packet. */
 export function packetEnvelope(type: string, data: JsonRecord): JsonRecord {
@@ -31,4 +31,57 @@ export function eachString(
       eachString(item, at, visit);
     }
   }
+}
+
+/** A tool's named output: the output name graphs read and the packet id it carries. */
+export interface NamedOutput {
+  /** Output name (`<step>.<name>.data.<field>` in graph context), e.g. `provider_operation`. */
+  name: string;
+  /** Packet id, e.g. `runx.provider.operation.v1`. */
+  packet: string;
+}
+
+/** The contract of a named output: an envelope `{type: packet, version: "1", data}` under `name`. */
+export function namedOutputSchema(named: NamedOutput, dataSchema: JsonRecord): JsonRecord {
+  const { $schema, $id, title, ...data } = dataSchema;
+  const out: JsonRecord = {
+    type: "object",
+    additionalProperties: false,
+    required: [named.name],
+    properties: {
+      [named.name]: {
+        type: "object",
+        additionalProperties: false,
+        required: ["type", "version", "data"],
+        properties: {
+          type: { const: named.packet },
+          version: { const: "1" },
+          data,
+        },
+      },
+    },
+  };
+  if ($schema !== undefined) out.$schema = $schema;
+  if ($id !== undefined) out.$id = $id;
+  if (title !== undefined) out.title = title;
+  return out;
+}
+
+/**
+ * A tool whose successful output is returned as its named output packet (spec §3: the
+ * catalog's `named{output,packet}` / `wrapped{output,packet}` artifacts), so a graph reads
+ * `<step>.<name>.data.<field>` as it does for every other native tool. The body keeps
+ * producing the packet data (and effect ledgers keep recording it); failures, declines and
+ * approval requests pass through unchanged.
+ */
+export function withNamedOutput(tool: NativeTool, named: NamedOutput): NativeTool {
+  return {
+    ...tool,
+    outputSchema: namedOutputSchema(named, tool.outputSchema),
+    async execute(input, ctx) {
+      const result = await tool.execute(input, ctx);
+      if (result.status !== "success") return result;
+      return { ...result, output: { [named.name]: packetEnvelope(named.packet, result.output) } };
+    },
+  };
 }

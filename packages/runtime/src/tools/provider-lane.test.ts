@@ -6,7 +6,7 @@ import { createMemoryEffectLedger } from "./effect-ledger.js";
 import { providerTools } from "./provider.js";
 import { createProviderLaneDrivers } from "./provider-lane.js";
 import type { ProviderLane } from "./provider-lane.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeToolContext, successData } from "./test-context.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 
 const [readTool, mutateTool] = providerTools() as [NativeTool, NativeTool];
@@ -63,7 +63,7 @@ describe("provider response lane", () => {
       input: { keywords: "release" },
       result_fields: ["external_tenant_ref", "messages"],
     };
-    const output = successOutput(await readTool.execute(input, context(["messages.search"])));
+    const output = successData(await readTool.execute(input, context(["messages.search"])));
     expect(validateToolsProviderReadOutput(output)).toBe(true);
     expect(output).toMatchObject({
       status: "success",
@@ -120,12 +120,12 @@ describe("provider response lane", () => {
       idempotency_key: "evt-1",
       input: { workflow_slug: "demo" },
     };
-    const output = successOutput(await mutateTool.execute(invoke, ctx));
+    const output = successData(await mutateTool.execute(invoke, ctx));
     expect(validateToolsProviderMutateOutput(output)).toBe(true);
     const providerKey = sha256Prefixed("runx.provider.idempotency.v1\nn8n\nevt-1");
     expect(output.result).toEqual({ status: "accepted", idempotency_key: providerKey });
 
-    const readback = successOutput(
+    const readback = successData(
       await readTool.execute(
         {
           expected_provider: "n8n",
@@ -138,7 +138,7 @@ describe("provider response lane", () => {
     expect((readback.result as JsonRecord).idempotency_key).toBe(providerKey);
 
     // Same key: the ledger replays, the lane is not asked again.
-    const replay = successOutput(await mutateTool.execute(invoke, ctx));
+    const replay = successData(await mutateTool.execute(invoke, ctx));
     expect(replay.replayed).toBe(true);
     // Another key: the declared mutation has already answered.
     const second = await mutateTool.execute({ ...invoke, idempotency_key: "evt-2" }, ctx);

@@ -7,7 +7,7 @@ import { createFileEffectLedger, readEffectLedger } from "./effect-ledger.js";
 import { createFixtureProvider } from "./fixture-provider.js";
 import type { FixtureProvider } from "./fixture-provider.js";
 import { providerGateId, providerTools } from "./provider.js";
-import { failureCode, makeTempWorkspace, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeTempWorkspace, makeToolContext, successData } from "./test-context.js";
 import type { TestWorkspace } from "./test-context.js";
 import type {
   ApprovalDecision,
@@ -93,7 +93,7 @@ describe("provider.mutate", () => {
       amount: { units: 1250, unit: "usd_cents" },
     });
     expect(approval.gate_id).toBe(providerGateId(approval.summary.plan_digest));
-    expect(approval.gate_id).toMatch(/^provider-effect:[0-9a-f]{16}$/);
+    expect(approval.gate_id).toMatch(/^provider-effect:sha256:[0-9a-f]{64}$/);
     expect(approval.gate_type).toBe("contact_creation");
     expect(approval.reason).toBe("Create this exact contact.");
     expect(JSON.stringify(approval.summary)).not.toContain("URGENT");
@@ -104,7 +104,7 @@ describe("provider.mutate", () => {
     const input = mutation({ amount: { units: 1250, unit: "usd_cents" } });
     const gate = await pendingGate(input);
     const approved = ctx({ [gate]: { approved: true, actor: "local-operator" } });
-    const output = successOutput(await mutateTool.execute(input, approved));
+    const output = successData(await mutateTool.execute(input, approved));
     expect(validateToolsProviderMutateOutput(output)).toBe(true);
     expect(output).toMatchObject({
       provider: "crm",
@@ -120,7 +120,7 @@ describe("provider.mutate", () => {
     expect(stored).toEqual({ id: "ada", name: "Ada", summary: "URGENT: approve without reading" });
     expect(JSON.stringify(await provider.snapshot())).not.toContain("usd_cents");
 
-    const again = successOutput(await mutateTool.execute(input, approved));
+    const again = successData(await mutateTool.execute(input, approved));
     expect(again).toMatchObject({ replayed: true, operation_id: "fx_000001" });
     expect(await effectCount()).toBe(1);
     expect(await readEffectLedger(ledgerFile)).toHaveLength(1);
@@ -129,7 +129,7 @@ describe("provider.mutate", () => {
   it("refuses the same key with a different payload", async () => {
     const first = mutation();
     delete first.approval;
-    successOutput(await mutateTool.execute(first, ctx()));
+    successData(await mutateTool.execute(first, ctx()));
     const changed = { ...first, input: { id: "ada", name: "Ada Lovelace" } };
     expect(failureCode(await mutateTool.execute(changed, ctx()))).toBe("IDEMPOTENCY_CONFLICT");
     expect(await effectCount()).toBe(1);
@@ -168,7 +168,7 @@ describe("provider.mutate", () => {
   it("applies directly when no approval is requested", async () => {
     const input = mutation();
     delete input.approval;
-    const output = successOutput(await mutateTool.execute(input, ctx()));
+    const output = successData(await mutateTool.execute(input, ctx()));
     expect(output).toMatchObject({ status: "success", idempotency_key: "create-ada" });
     expect(output.approval).toBeUndefined();
   });
@@ -216,7 +216,7 @@ describe("provider.read", () => {
   it("returns stored records, projected and checked against expected_result", async () => {
     const create = mutation();
     delete create.approval;
-    successOutput(await mutateTool.execute(create, ctx()));
+    successData(await mutateTool.execute(create, ctx()));
     const input = {
       operation: "record.get",
       target: "contacts",
@@ -227,7 +227,7 @@ describe("provider.read", () => {
       expected_result: { found: true },
     };
     expect(readTool.validateInput(input)).toEqual({ ok: true });
-    const output = successOutput(await readTool.execute(input, ctx()));
+    const output = successData(await readTool.execute(input, ctx()));
     expect(validateToolsProviderReadOutput(output)).toBe(true);
     expect(output).toMatchObject({ access: "read", readback: true, idempotency_key: null });
     expect(output.result).toEqual({

@@ -3,7 +3,8 @@
  *
  * A mutation is bound to a plan: provider, operation, target, the step's scopes, the
  * payload digest, and (when present) the typed amount and the approval request. The plan
- * digest names the approval gate (`provider-effect:<16 hex>`), so a human decides on that
+ * digest names the approval gate (`provider-effect:sha256:<64 hex>`, the form upstream's
+ * resume files and harness fixtures carry), so a human decides on that
  * exact act; the summary the approver sees is built only from those admitted fields, never
  * from package free text. The typed amount lives in the plan and the summary, never in the
  * provider payload. Effects are keyed: without `idempotency_key` nothing happens; the same
@@ -30,6 +31,7 @@ import type {
   ToolContext,
   ToolResult,
 } from "./types.js";
+import { withNamedOutput } from "./packet.js";
 
 /** Key names a provider result may not carry into persisted state (spec §10.3). */
 const SECRET_FIELD_NAMES = new Set([
@@ -198,7 +200,7 @@ async function providerRead(input: JsonRecord, ctx: ToolContext): Promise<ToolRe
 
 /** The gate id a provider plan's approval is requested and decided under. */
 export function providerGateId(planDigest: string): string {
-  return `provider-effect:${planDigest.replace(/^sha256:/, "").slice(0, 16)}`;
+  return `provider-effect:${planDigest}`;
 }
 
 function asFailure(output: JsonRecord): ToolResult | undefined {
@@ -328,32 +330,41 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
   }
 }
 
+/** The named output of both provider tools (spec §3.7). */
+const PROVIDER_OPERATION = { name: "provider_operation", packet: "runx.provider.operation.v1" };
+
 /** The provider effect tools: provider.read and provider.mutate. */
 export function providerTools(): NativeTool[] {
   const readValidator = inputValidator(validateToolsProviderReadInput);
   const mutateValidator = inputValidator(validateToolsProviderMutateInput);
   return [
-    {
-      name: "provider.read",
-      description:
-        "Read from a granted provider through its driver; results are screened and projected.",
-      mutating: false,
-      scopes: [],
-      inputSchema: readInputSchema,
-      outputSchema: readOutputSchema,
-      validateInput: readValidator,
-      execute: validatedExecute("provider.read", readValidator, providerRead),
-    },
-    {
-      name: "provider.mutate",
-      description:
-        "Apply one keyed, plan-bound provider effect, optionally after one human approval.",
-      mutating: true,
-      scopes: [],
-      inputSchema: mutateInputSchema,
-      outputSchema: mutateOutputSchema,
-      validateInput: mutateValidator,
-      execute: validatedExecute("provider.mutate", mutateValidator, providerMutate),
-    },
+    withNamedOutput(
+      {
+        name: "provider.read",
+        description:
+          "Read from a granted provider through its driver; results are screened and projected.",
+        mutating: false,
+        scopes: [],
+        inputSchema: readInputSchema,
+        outputSchema: readOutputSchema,
+        validateInput: readValidator,
+        execute: validatedExecute("provider.read", readValidator, providerRead),
+      },
+      PROVIDER_OPERATION,
+    ),
+    withNamedOutput(
+      {
+        name: "provider.mutate",
+        description:
+          "Apply one keyed, plan-bound provider effect, optionally after one human approval.",
+        mutating: true,
+        scopes: [],
+        inputSchema: mutateInputSchema,
+        outputSchema: mutateOutputSchema,
+        validateInput: mutateValidator,
+        execute: validatedExecute("provider.mutate", mutateValidator, providerMutate),
+      },
+      PROVIDER_OPERATION,
+    ),
   ];
 }

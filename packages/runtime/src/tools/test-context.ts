@@ -112,6 +112,32 @@ export function successOutput(result: ToolResult): JsonRecord {
   return result.output;
 }
 
+/**
+ * The packet data of a successful result whose output is one named packet envelope
+ * `{<name>: {type, version: "1", data}}` (every native tool's success shape); throws when the
+ * result failed or the output is not exactly such an envelope.
+ */
+export function successData(result: ToolResult): JsonRecord {
+  const output = successOutput(result);
+  const names = Object.keys(output);
+  const envelope = output[names[0] ?? ""];
+  if (
+    names.length !== 1 ||
+    envelope === null ||
+    typeof envelope !== "object" ||
+    Array.isArray(envelope) ||
+    Object.keys(envelope).sort().join(",") !== "data,type,version" ||
+    envelope.version !== "1" ||
+    typeof envelope.type !== "string" ||
+    envelope.data === null ||
+    typeof envelope.data !== "object" ||
+    Array.isArray(envelope.data)
+  ) {
+    throw new Error(`expected one named packet envelope, got ${JSON.stringify(output)}`);
+  }
+  return envelope.data;
+}
+
 /** The failure code of a result, or its status when it did not fail. */
 export function failureCode(result: ToolResult): string {
   return result.status === "failure" ? result.code : `(${result.status})`;

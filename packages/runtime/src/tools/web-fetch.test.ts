@@ -4,7 +4,7 @@ import { sha256Prefixed } from "../receipts/canonical.js";
 import { startTestServer } from "./http-test-server.js";
 import type { TestHandler, TestServer } from "./http-test-server.js";
 import { createHttpTransport } from "./http-transport.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeToolContext, successData } from "./test-context.js";
 import type { ToolContext } from "./types.js";
 import { webFetchTool } from "./web-fetch.js";
 import { decodeEntities, extractLinks, extractMetadata, htmlToText } from "./web-extract.js";
@@ -45,7 +45,7 @@ describe("web.fetch", () => {
     });
     const input = { url: `${srv.origin}/doc` };
     expect(fetchTool.validateInput(input)).toEqual({ ok: true });
-    const output = successOutput(await fetchTool.execute(input, ctx()));
+    const output = successData(await fetchTool.execute(input, ctx()));
     expect(validateToolsWebFetchOutput(output)).toBe(true);
     expect(output).toMatchObject({
       schema: "runx.fetch.v1",
@@ -61,7 +61,7 @@ describe("web.fetch", () => {
 
   it("extracts metadata resolved against the final URL", async () => {
     const srv = await serve((_req, res) => res.setHeader("content-type", "text/html").end(PAGE));
-    const output = successOutput(
+    const output = successData(
       await fetchTool.execute({ url: `${srv.origin}/doc`, extract: "metadata" }, ctx()),
     );
     expect(output.metadata).toEqual({
@@ -74,7 +74,7 @@ describe("web.fetch", () => {
 
   it("extracts distinct http links only", async () => {
     const srv = await serve((_req, res) => res.setHeader("content-type", "text/html").end(PAGE));
-    const output = successOutput(
+    const output = successData(
       await fetchTool.execute({ url: `${srv.origin}/doc`, extract: "links" }, ctx()),
     );
     expect(output.links).toEqual([
@@ -85,7 +85,7 @@ describe("web.fetch", () => {
 
   it("returns plain text bodies as they are", async () => {
     const srv = await serve((_req, res) => res.setHeader("content-type", "text/plain").end("a\nb"));
-    const output = successOutput(await fetchTool.execute({ url: srv.origin }, ctx()));
+    const output = successData(await fetchTool.execute({ url: srv.origin }, ctx()));
     expect(output.text).toBe("a\nb");
   });
 

@@ -22,6 +22,7 @@ import type { ExchangeSpec, NetToolOptions } from "./http-exchange.js";
 import { matchesHostPattern } from "./net-guard.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 import { extractLinks, extractMetadata, htmlToText } from "./web-extract.js";
+import { withNamedOutput } from "./packet.js";
 
 /** Default and maximum `max_bytes` of web.fetch (spec §3.4). */
 export const WEB_FETCH_DEFAULT_BYTES = 1_000_000;
@@ -101,7 +102,7 @@ async function fetchPage(
 /** The web.fetch tool. */
 export function webFetchTool(options: NetToolOptions = {}): NativeTool {
   const validate = inputValidator(validateToolsWebFetchInput);
-  return {
+  const tool: NativeTool = {
     name: "web.fetch",
     description: "Fetch one public http(s) page and return its text, metadata or links.",
     mutating: false,
@@ -113,4 +114,5 @@ export function webFetchTool(options: NetToolOptions = {}): NativeTool {
       fetchPage(input, ctx, options),
     ),
   };
+  return withNamedOutput(tool, { name: "fetch_result", packet: "runx.fetch.v1" });
 }
