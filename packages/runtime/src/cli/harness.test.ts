@@ -105,12 +105,22 @@ describe("runx harness", () => {
     expect(leftovers()).toEqual([]);
   });
 
-  it.each(["hello-world", "mock-pay"])("passes the bundled %s fixtures", async (name) => {
-    ws.addBundledSkill(name);
-    const r = await runx(ws, ["harness", `skills/${name}`, "--json"]);
-    expect(r.code).toBe(0);
-    expect(r.json<Report>()).toMatchObject({ status: "passed", case_count: 2 });
-  });
+  // Every package in the repository's skills/ ships fixtures, and all of them pass.
+  it.each(readdirSync(join(REPO_ROOT, "skills")).sort())(
+    "passes every fixture of the bundled %s package",
+    async (name) => {
+      ws.addBundledSkill(name);
+      const fixtures = readdirSync(join(REPO_ROOT, "skills", name, "fixtures")).filter((f) =>
+        f.endsWith(".yaml"),
+      );
+      expect(fixtures.length).toBeGreaterThan(0);
+      const r = await runx(ws, ["harness", `skills/${name}`, "--json"]);
+      expect(r.code).toBe(0);
+      const report = r.json<Report>();
+      expect(report.status).toBe("passed");
+      expect(report.case_count).toBeGreaterThanOrEqual(fixtures.length);
+    },
+  );
 
   it("answers a graph's agent pause and provider-effect gate from caller and checks its steps", async () => {
     ws.addBundledSkill("review-and-record");
