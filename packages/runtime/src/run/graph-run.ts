@@ -226,7 +226,11 @@ export async function advanceGraph(
     }
     for (const action of runs) {
       if (scope.signal.aborted) {
-        return { state, children: await childReceipts(scope, state, fresh), stop: { kind: "killed" } };
+        return {
+          state,
+          children: await childReceipts(scope, state, fresh),
+          stop: { kind: "killed" },
+        };
       }
       const { outcome, receipt } = await executeGraphStep(
         scope,

@@ -325,7 +325,7 @@ export async function executeGraphStep(
       const decisions = new Map<string, ApprovalDecision>(Object.entries(approvals));
       const input = toolInput(catalog, step, action.resolvedInputs);
       const result = await invokeTool(scope, catalog, step.tool, input, {
-        stepId: step.id,
+        stepId: stepKey(scope, step.id),
         scopes: grantedScopes(scope, step),
         approvals: decisions,
         allowPrivateNetwork: scope.prep.runner.source.allow_private_network === true,
@@ -454,10 +454,9 @@ export async function executeGraphStep(
       const end = await runNestedGraph(
         scope,
         step,
-        action.attempt,
         { pkg: nested.pkg, runner },
         grantedScopes(scope, step),
-        values as JsonObject,
+        values,
         catalog,
         approvals,
         answers,

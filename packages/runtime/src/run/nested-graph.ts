@@ -62,7 +62,11 @@ function isSaved(value: unknown): value is SavedSubgraph {
  * a nested runner that declares scopes narrows it further but may not widen it. No grant on
  * either side means no attenuation (as for a root graph without one).
  */
-function nestedGrant(step: GraphStep, granted: readonly string[], own: readonly string[]): string[] {
+function nestedGrant(
+  step: GraphStep,
+  granted: readonly string[],
+  own: readonly string[],
+): string[] {
   if (granted.length === 0) return [...own];
   if (own.length === 0) return [...granted];
   const outside = own.filter((s) => !granted.includes(s));
@@ -80,7 +84,6 @@ function nestedGrant(step: GraphStep, granted: readonly string[], own: readonly 
 export async function runNestedGraph(
   scope: RunScope,
   step: GraphStep,
-  attempt: number,
   nested: { pkg: LoadedSkillPackage; runner: GraphRunner },
   granted: readonly string[],
   inputs: JsonObject,
@@ -170,7 +173,9 @@ export async function runNestedGraph(
           reasonCode: pauseReasonCode(stop.requests),
           summary: `nested graph ${doc.name} is waiting for ${stop.requests.map((r) => r.id).join(", ")}`,
         },
-        status: stop.requests.every((r) => r.kind === "approval") ? "needs_approval" : "needs_agent",
+        status: stop.requests.every((r) => r.kind === "approval")
+          ? "needs_approval"
+          : "needs_agent",
         requests: stop.requests,
         save: (receipt) => ({
           state: end.state,
@@ -180,7 +185,12 @@ export async function runNestedGraph(
     case "complete":
       return {
         kind: "sealed",
-        outcome: { ...base, output: stop.result, disposition: "closed", reasonCode: "graph_closed" },
+        outcome: {
+          ...base,
+          output: stop.result,
+          disposition: "closed",
+          reasonCode: "graph_closed",
+        },
         status: "success",
       };
     case "fail": {
