@@ -74,6 +74,8 @@ export interface StepOutcome {
   receiptDigest?: string;
   requests?: RunRequest[];
   reason?: string;
+  /** A paused nested graph's state, kept on the step until it runs again (opaque JSON). */
+  subgraph?: unknown;
 }
 
 /** A decision supplied on resume; only `actor: "human"` is accepted. */

@@ -219,6 +219,7 @@ export function applyStepOutcome(
   if (outcome.reason !== undefined) attempt.reason = entry.reason = outcome.reason;
   entry.history.push(attempt);
   delete entry.requests;
+  delete entry.subgraph;
   if (outcome.status === "needs_agent" || outcome.status === "needs_approval") {
     if (outcome.requests === undefined || outcome.requests.length === 0)
       throw new RuntimeError("GRAPH_STATE_INVALID", `step '${stepId}' paused without requests`, {
@@ -226,6 +227,8 @@ export function applyStepOutcome(
       });
     entry.status = "paused";
     entry.requests = JSON.parse(JSON.stringify(outcome.requests)) as RunRequest[];
+    if (outcome.subgraph !== undefined)
+      entry.subgraph = JSON.parse(JSON.stringify(outcome.subgraph)) as unknown;
     return settled(doc, next);
   }
   entry.attempts = planned.attempt;

@@ -41,6 +41,11 @@ export interface GraphStepState {
   requests?: RunRequest[];
   reason?: string;
   history: StepAttempt[];
+  /**
+   * The paused state of the nested graph this step runs (a `skill:` step whose runner is a
+   * graph), kept while the step is paused and handed back to it on resume. Opaque JSON here.
+   */
+  subgraph?: unknown;
 }
 
 /** A recorded human decision on an approval gate. */

@@ -51,6 +51,7 @@ export type { SealOptions, UnsealedReceipt } from "./seal.js";
 export { sealReceipt } from "./seal.js";
 export type {
   GraphReceiptFacts,
+  LineageExtras,
   RefusalFailure,
   RefusalReceiptFacts,
   SkillReceiptFacts,

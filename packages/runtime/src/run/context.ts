@@ -114,6 +114,21 @@ export interface RunScope {
   secrets: Record<string, string>;
   taint: TaintSet;
   signal: AbortSignal;
+  /** Set while a nested graph runs as one step of an enclosing graph. */
+  nest?: NestedGraphScope;
+}
+
+/** Where a nested graph runs: the step path from the root graph, and the graphs above it. */
+export interface NestedGraphScope {
+  /** Step ids from the root graph down to the step running this graph (`["spend"]`). */
+  path: string[];
+  /** `<package dir>#<runner>` of every graph running above this one, root first. */
+  chain: string[];
+}
+
+/** A step's key within its run: its id, prefixed by the steps of enclosing graphs (`spend/quote`). */
+export function stepKey(scope: Pick<RunScope, "nest">, stepId: string): string {
+  return [...(scope.nest?.path ?? []), stepId].join("/");
 }
 
 /** Receipt timestamps: RFC 3339 UTC at second precision, like upstream. */

@@ -33,7 +33,7 @@ import {
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
-import type { SkillRunEnvelope } from "./envelope.js";
+import type { RunRequest, SkillRunEnvelope } from "./envelope.js";
 import { executeGraphStep, loadNestedPackage } from "./graph-steps.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
@@ -55,7 +55,7 @@ const MAX_NESTED_GRAPH_DEPTH = 16;
  * its own result producers emit (resolved the same way, recursively), so preparation rejects
  * a missing contract anywhere below before any step runs.
  */
-async function boundGraph(
+export async function boundGraph(
   deps: RunSkillDeps,
   pkg: { packageDir: string; graphDocumentPath?: string },
   runner: GraphRunner,
@@ -136,7 +136,7 @@ export async function runGraph(
   return driveGraph(scope, doc, catalog, state, start.previous);
 }
 
-function toSyncPoint(record: FanoutSyncRecord): SyncPoint {
+export function toSyncPoint(record: FanoutSyncRecord): SyncPoint {
   return {
     group_id: record.group_id,
     strategy: record.strategy === "any" || record.strategy === "all" ? record.strategy : "quorum",
@@ -185,14 +185,25 @@ async function childReceipts(
   return out;
 }
 
-async function driveGraph(
+/** Where a graph's driving stopped: a pause, its result, a terminal failure or an interrupt. */
+export type GraphStop =
+  | { kind: "pause"; requests: RunRequest[] }
+  | { kind: "complete"; result: JsonObject }
+  | { kind: "fail"; failure: { code: string; disposition: string; reason: string } }
+  | { kind: "killed" };
+
+/**
+ * Drives the graph machine until it stops, executing every planned step (each seals its
+ * child receipt). Touches no run record: the caller pauses or seals (a root graph, or a
+ * nested graph sealing the step that runs it).
+ */
+export async function advanceGraph(
   scope: RunScope,
   doc: GraphDoc,
   catalog: ToolCatalog,
   initial: GraphState,
-  previous: Reference | undefined,
-  answers: Record<string, unknown> = {},
-): Promise<SkillRunEnvelope> {
+  answers: Record<string, unknown>,
+): Promise<{ state: GraphState; children: Receipt[]; stop: GraphStop }> {
   let state = initial;
   const fresh = new Map<string, Receipt>();
   for (let round = 0; round < 10_000; round++) {
@@ -204,42 +215,22 @@ async function driveGraph(
         throw new RuntimeError("INTERNAL", "the graph planner returned nothing to do");
       }
       const children = await childReceipts(scope, state, fresh);
-      if (stop.kind === "pause") {
-        return pauseRun(scope, {
-          kind: "graph",
-          requests: stop.requests,
-          inputs: state.inputs,
-          reasonCode: stop.requests.every((r) => r.kind === "approval")
-            ? "approval_required"
-            : "agent_required",
-          summary: `waiting for ${stop.requests.map((r) => r.id).join(", ")}`,
-          runExists: true,
-          graphState: state,
-          childReceipts: children,
-          ...(previous !== undefined ? { previous } : {}),
-        });
-      }
-      return sealGraph(
-        scope,
-        doc,
+      return {
         state,
         children,
-        previous,
-        stop.kind === "complete"
-          ? { result: stop.result }
-          : { failure: blockedIfRefused(stop, state, children) },
-      );
+        stop:
+          stop.kind === "fail"
+            ? { kind: "fail", failure: blockedIfRefused(stop, state, children) }
+            : stop,
+      };
     }
     for (const action of runs) {
       if (scope.signal.aborted) {
-        return sealGraph(scope, doc, state, await childReceipts(scope, state, fresh), previous, {
-          failure: {
-            code: "STEP_FAILED",
-            disposition: "failed",
-            reason: "interrupted",
-          },
-          killed: true,
-        });
+        return {
+          state,
+          children: await childReceipts(scope, state, fresh),
+          stop: { kind: "killed" },
+        };
       }
       const { outcome, receipt } = await executeGraphStep(
         scope,
@@ -248,12 +239,57 @@ async function driveGraph(
         action,
         state.approvals,
         answers,
+        state.steps.find((s) => s.stepId === action.stepId)?.subgraph,
       );
       if (receipt !== undefined) fresh.set(receipt.id, receipt);
       state = applyStepOutcome(doc, state, action.stepId, outcome);
     }
   }
   throw new RuntimeError("INTERNAL", "the graph did not settle within 10000 rounds");
+}
+
+async function driveGraph(
+  scope: RunScope,
+  doc: GraphDoc,
+  catalog: ToolCatalog,
+  initial: GraphState,
+  previous: Reference | undefined,
+  answers: Record<string, unknown> = {},
+): Promise<SkillRunEnvelope> {
+  const { state, children, stop } = await advanceGraph(scope, doc, catalog, initial, answers);
+  if (stop.kind === "pause") {
+    return pauseRun(scope, {
+      kind: "graph",
+      requests: stop.requests,
+      inputs: state.inputs,
+      reasonCode: pauseReasonCode(stop.requests),
+      summary: `waiting for ${stop.requests.map((r) => r.id).join(", ")}`,
+      runExists: true,
+      graphState: state,
+      childReceipts: children,
+      ...(previous !== undefined ? { previous } : {}),
+    });
+  }
+  return sealGraph(
+    scope,
+    doc,
+    state,
+    children,
+    previous,
+    stop.kind === "complete"
+      ? { result: stop.result }
+      : stop.kind === "fail"
+        ? { failure: stop.failure }
+        : {
+            failure: { code: "STEP_FAILED", disposition: "failed", reason: "interrupted" },
+            killed: true,
+          },
+  );
+}
+
+/** The seal reason of a pause: only human approvals, or agent work too. */
+export function pauseReasonCode(requests: readonly RunRequest[]): string {
+  return requests.every((r) => r.kind === "approval") ? "approval_required" : "agent_required";
 }
 
 async function sealGraph(

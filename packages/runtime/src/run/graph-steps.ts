@@ -19,7 +19,7 @@ import { admitGraphStepScopes } from "../policy/scopes.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
 import { selectRunner } from "../parser/select-runner.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
-import type { Receipt } from "../receipts/index.js";
+import type { LineageExtras, Receipt } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ApprovalDecision } from "../tools/types.js";
 import { asAgentTask } from "./agent-step.js";
@@ -29,11 +29,13 @@ import {
   profiled,
   receiptTimestamp,
   runMetadata,
+  stepKey,
   storeReceipt,
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
+import { runNestedGraph } from "./nested-graph.js";
 import { invokeTool } from "./tools.js";
 import { sealReasonCode } from "../runners/outcome.js";
 
@@ -52,19 +54,27 @@ export interface StepResult {
   receipt?: Receipt;
 }
 
+/** What a step attempt's receipt records. */
+export type SealOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
+  disposition: RunnerOutcome["disposition"] | "blocked" | "declined" | "deferred";
+  reasonCode: string;
+  /** Receipts this step commits as children (the steps of a nested graph). */
+  children?: readonly Receipt[];
+  /** A nested graph's lineage: the receipt of its earlier pause, its fanout sync points. */
+  lineage?: LineageExtras;
+};
+
 /** Seals and stores the child receipt of one step attempt. */
 export async function sealStepReceipt(
   scope: RunScope,
   doc: GraphDoc,
   stepId: string,
   attempt: number,
-  outcome: Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
-    disposition: RunnerOutcome["disposition"] | "blocked" | "declined";
-    reasonCode: string;
-  },
+  outcome: SealOutcome,
   declaredOutputs: readonly string[] | undefined,
 ): Promise<Receipt> {
   const { deps, prep, taint } = scope;
+  const key = stepKey(scope, stepId);
   const output = taint.redactJson(outcome.output) as Record<string, unknown>;
   const closed = outcome.disposition === "closed";
   const claim =
@@ -88,8 +98,14 @@ export async function sealStepReceipt(
             : []),
         ],
         ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
-        idempotency: idempotencyFor(prep, contentDigest, `${stepId}#${attempt}`),
-        metadata: { ...runMetadata(deps, prep), step_id: stepId, attempt, ...outcome.metadata },
+        idempotency: idempotencyFor(prep, contentDigest, `${key}#${attempt}`),
+        metadata: {
+          ...runMetadata(deps, prep),
+          step_id: stepId,
+          ...(key !== stepId ? { step_path: key } : {}),
+          attempt,
+          ...outcome.metadata,
+        },
       }),
       step: stepId,
       disposition: outcome.disposition,
@@ -97,6 +113,8 @@ export async function sealStepReceipt(
       ...(closed ? {} : { sealSummary: summary ?? `step ${stepId} ${outcome.disposition}` }),
       ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
       claim: claim as Record<string, never>,
+      ...(outcome.children !== undefined ? { children: outcome.children } : {}),
+      ...(outcome.lineage !== undefined ? { lineage: outcome.lineage } : {}),
     }),
     deps.signer(),
   );
@@ -107,7 +125,7 @@ export async function sealStepReceipt(
     () => {
       deps.state().upsertStep({
         runId: prep.runId,
-        stepId,
+        stepId: key,
         status: outcome.disposition,
         attempt,
         receiptId: receipt.id,
@@ -182,7 +200,13 @@ export function nestedSkillPath(
 export async function nestedRunner(
   scope: RunScope,
   step: GraphStep & { kind: "skill" },
-): Promise<{ runner: RunnerDefinition; packageDir: string; body: string; name: string }> {
+): Promise<{
+  runner: RunnerDefinition;
+  packageDir: string;
+  body: string;
+  name: string;
+  pkg?: LoadedSkillPackage;
+}> {
   if (step.skill.startsWith("registry:")) {
     throw new RuntimeError(
       "PACKAGE_NOT_FOUND",
@@ -193,7 +217,7 @@ export async function nestedRunner(
     );
   }
   const { pkg, runner } = await loadNestedPackage(scope.deps, scope.prep.pkg, step);
-  return { runner, packageDir: pkg.packageDir, body: pkg.body, name: pkg.name };
+  return { runner, packageDir: pkg.packageDir, body: pkg.body, name: pkg.name, pkg };
 }
 
 /** Resolves and loads the package a local `skill:` step names, and selects its runner. */
@@ -271,13 +295,15 @@ export async function executeGraphStep(
   action: ExecuteStepAction,
   approvals: Record<string, { approved: boolean; reason?: string }>,
   answers: Record<string, unknown> = {},
+  /** The paused state of the step's nested graph, when it paused before (opaque JSON). */
+  subgraph?: unknown,
 ): Promise<StepResult> {
   const step = stepById(doc, action.stepId);
   const declared = step.contract?.outputs;
   const seal = async (
-    outcome: Parameters<typeof sealStepReceipt>[4],
+    outcome: SealOutcome,
     status: StepOutcome["status"],
-  ) => {
+  ): Promise<StepResult & { receipt: Receipt }> => {
     const receipt = await sealStepReceipt(scope, doc, step.id, action.attempt, outcome, declared);
     const result: StepOutcome = {
       status,
@@ -319,7 +345,7 @@ export async function executeGraphStep(
       const decisions = new Map<string, ApprovalDecision>(Object.entries(approvals));
       const input = toolInput(catalog, step, action.resolvedInputs);
       const result = await invokeTool(scope, catalog, step.tool, input, {
-        stepId: step.id,
+        stepId: stepKey(scope, step.id),
         scopes: grantedScopes(scope, step),
         approvals: decisions,
         allowPrivateNetwork: scope.prep.runner.source.allow_private_network === true,
@@ -435,6 +461,42 @@ export async function executeGraphStep(
         {
           step: step.id,
         },
+      );
+    }
+    if (runner.type === "graph") {
+      if (nested.pkg === undefined) {
+        throw new RuntimeError(
+          "GRAPH_INVALID",
+          `step ${step.id}: an inline run source cannot be a graph`,
+          { step: step.id },
+        );
+      }
+      const end = await runNestedGraph(
+        scope,
+        step,
+        { pkg: nested.pkg, runner },
+        grantedScopes(scope, step),
+        values,
+        catalog,
+        approvals,
+        answers,
+        subgraph,
+      );
+      if (end.kind === "paused") {
+        const sealed = await seal(end.outcome, end.status);
+        return {
+          outcome: {
+            ...sealed.outcome,
+            requests: end.requests,
+            subgraph: end.save(sealed.receipt),
+          },
+          receipt: sealed.receipt,
+        };
+      }
+      if (end.status !== "success") return await seal(end.outcome, end.status);
+      return await seal(
+        { ...end.outcome, output: packageArtifacts(end.outcome.output as JsonObject, artifacts) },
+        "success",
       );
     }
     const outcome = await executeRunner({
