@@ -213,7 +213,8 @@ async function finish(
       receipt_id: child.id,
       packet_id: body.packet_id,
       packet_digest: body.packet_digest,
-      artifacts: body.artifacts,
+      // Only a completed dispatch promotes its (validated) artifacts.
+      artifacts: body.status === "completed" ? body.artifacts : [],
       questions: outcome.questions,
       summary: body.summary,
     },
