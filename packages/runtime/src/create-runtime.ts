@@ -252,7 +252,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     adapters: {
       list: () => listAdapters(paths.root, paths.runxDir),
-      trust: (id) => trustAdapter(paths.root, paths.runxDir, id, "runx:principal:local_operator", now()),
+      trust: (id) =>
+        trustAdapter(paths.root, paths.runxDir, id, "runx:principal:local_operator", now()),
       attempts: (runId) => dispatchAttempts(paths.runxDir, getReceipts(), runId),
       cancel: (runId) => cancelDispatch(paths.runxDir, runId, now()),
     },

@@ -57,14 +57,22 @@ export interface AdapterDefinition {
   id: string;
   version: string;
   description: string;
-  command: { argv: string[]; stdin: "packet_json" | "prompt_text" | "none"; append_packet_path: boolean };
+  command: {
+    argv: string[];
+    stdin: "packet_json" | "prompt_text" | "none";
+    append_packet_path: boolean;
+  };
   lanes: string[];
   workflows: string[];
   max_authority: string[];
   authority_translation: Record<string, string>;
   env: { allow: string[]; values: Record<string, string>; credentials: string[] };
   limits: AdapterLimits;
-  workspace: { requires_worktree: boolean; protected_branches: string[]; branch_prefixes: string[] };
+  workspace: {
+    requires_worktree: boolean;
+    protected_branches: string[];
+    branch_prefixes: string[];
+  };
   tool_probe: {
     argv: string[];
     version_regex: string;
@@ -94,10 +102,73 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** Default protected branches (§5.3). */
 export const DEFAULT_PROTECTED_BRANCHES = ["main", "master", "trunk", "release*", "production"];
 
-const SHELLS = ["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "cmd", "powershell", "pwsh", "busybox"];
-const RUNNERS = ["npx", "npm", "pnpm", "pnpx", "yarn", "bunx", "bun", "pipx", "uvx", "uv", "deno", "corepack", "gem", "go", "cargo"];
-const DOWNLOADERS = ["curl", "wget", "aria2c", "fetch", "scp", "rsync", "ftp", "tftp", "nc", "ncat", "socat"];
-const WRAPPERS = ["env", "sudo", "doas", "su", "xargs", "nohup", "timeout", "nice", "ionice", "time", "exec", "setsid", "stdbuf", "chroot", "runuser", "start", "script", "watch", "strace"];
+const SHELLS = [
+  "sh",
+  "bash",
+  "zsh",
+  "dash",
+  "ksh",
+  "mksh",
+  "fish",
+  "csh",
+  "tcsh",
+  "ash",
+  "cmd",
+  "powershell",
+  "pwsh",
+  "busybox",
+];
+const RUNNERS = [
+  "npx",
+  "npm",
+  "pnpm",
+  "pnpx",
+  "yarn",
+  "bunx",
+  "bun",
+  "pipx",
+  "uvx",
+  "uv",
+  "deno",
+  "corepack",
+  "gem",
+  "go",
+  "cargo",
+];
+const DOWNLOADERS = [
+  "curl",
+  "wget",
+  "aria2c",
+  "fetch",
+  "scp",
+  "rsync",
+  "ftp",
+  "tftp",
+  "nc",
+  "ncat",
+  "socat",
+];
+const WRAPPERS = [
+  "env",
+  "sudo",
+  "doas",
+  "su",
+  "xargs",
+  "nohup",
+  "timeout",
+  "nice",
+  "ionice",
+  "time",
+  "exec",
+  "setsid",
+  "stdbuf",
+  "chroot",
+  "runuser",
+  "start",
+  "script",
+  "watch",
+  "strace",
+];
 
 /** Forbidden `argv[0]` names by category, compared case- and extension-normalized. */
 export const FORBIDDEN_EXECUTABLES: ReadonlyMap<string, string> = new Map([
@@ -116,18 +187,42 @@ export function executableName(command: string): string {
 /** Refuses shells, package runners, downloaders, env wrappers and inline interpreter code. */
 export function checkCommand(argv: readonly string[], field: string): void {
   const first = argv[0];
-  if (first === undefined) throw new DefinitionProblem("adapter_config_invalid", field, "argv must not be empty");
+  if (first === undefined)
+    throw new DefinitionProblem("adapter_config_invalid", field, "argv must not be empty");
   const category = FORBIDDEN_EXECUTABLES.get(executableName(first));
   if (category !== undefined) {
-    throw new DefinitionProblem("forbidden_executable", `${field}[0]`, `${executableName(first)} is ${category}; adapters launch their runtime directly`);
+    throw new DefinitionProblem(
+      "forbidden_executable",
+      `${field}[0]`,
+      `${executableName(first)} is ${category}; adapters launch their runtime directly`,
+    );
   }
   const inline = detectInlineCode(first, argv.slice(1));
   if (inline !== null) {
-    throw new DefinitionProblem("forbidden_executable", field, `${inline.interpreter} ${inline.flag} runs inline code; point argv at a script file`);
+    throw new DefinitionProblem(
+      "forbidden_executable",
+      field,
+      `${inline.interpreter} ${inline.flag} runs inline code; point argv at a script file`,
+    );
   }
 }
 
-const TOP = new Set(["schema", "id", "version", "description", "command", "lanes", "workflows", "max_authority", "authority_translation", "env", "limits", "workspace", "tool_probe", "network"]);
+const TOP = new Set([
+  "schema",
+  "id",
+  "version",
+  "description",
+  "command",
+  "lanes",
+  "workflows",
+  "max_authority",
+  "authority_translation",
+  "env",
+  "limits",
+  "workspace",
+  "tool_probe",
+  "network",
+]);
 
 function bad(field: string, message: string): never {
   throw new DefinitionProblem("adapter_config_invalid", field, message);
@@ -169,7 +264,8 @@ function limitsOf(raw: JsonObject): AdapterLimits {
   const read = (key: keyof AdapterLimits, fallback: number): number => {
     const value = raw[key];
     if (value === undefined) return fallback;
-    if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) bad(`limits.${key}`, "must be a positive integer");
+    if (typeof value !== "number" || !Number.isInteger(value) || value <= 0)
+      bad(`limits.${key}`, "must be a positive integer");
     if (value > MAX_LIMITS[key]) bad(`limits.${key}`, `must be at most ${MAX_LIMITS[key]}`);
     return value;
   };
@@ -181,10 +277,16 @@ function limitsOf(raw: JsonObject): AdapterLimits {
     max_manifest_bytes: read("max_manifest_bytes", DEFAULT_LIMITS.max_manifest_bytes),
     max_artifacts: read("max_artifacts", DEFAULT_LIMITS.max_artifacts),
     max_artifact_bytes: read("max_artifact_bytes", DEFAULT_LIMITS.max_artifact_bytes),
-    max_total_artifact_bytes: read("max_total_artifact_bytes", DEFAULT_LIMITS.max_total_artifact_bytes),
+    max_total_artifact_bytes: read(
+      "max_total_artifact_bytes",
+      DEFAULT_LIMITS.max_total_artifact_bytes,
+    ),
     hard_output_bytes: 0,
   };
-  limits.hard_output_bytes = read("hard_output_bytes", 4 * (limits.max_stdout_bytes + limits.max_stderr_bytes));
+  limits.hard_output_bytes = read(
+    "hard_output_bytes",
+    4 * (limits.max_stdout_bytes + limits.max_stderr_bytes),
+  );
   return limits;
 }
 
@@ -194,14 +296,17 @@ export function parseAdapterDefinition(doc: JsonValue, expectedId?: string): Ada
   onlyKeys(doc, [...TOP], "");
   if (doc.schema !== "adapter.v1") bad("schema", 'must be "adapter.v1"');
   const id = text(doc.id, "id");
-  if (!ADAPTER_ID.test(id) || id.includes("..")) bad("id", "must match ^[a-z0-9][a-z0-9._-]*$ without ..");
-  if (expectedId !== undefined && id !== expectedId) bad("id", `must equal the file name (${expectedId})`);
+  if (!ADAPTER_ID.test(id) || id.includes(".."))
+    bad("id", "must match ^[a-z0-9][a-z0-9._-]*$ without ..");
+  if (expectedId !== undefined && id !== expectedId)
+    bad("id", `must equal the file name (${expectedId})`);
   const command = mapping(doc.command, "command");
   onlyKeys(command, ["argv", "stdin", "append_packet_path"], "command");
   const argv = list(command.argv, "command.argv");
   checkCommand(argv, "command.argv");
   const stdin = command.stdin ?? "packet_json";
-  if (stdin !== "packet_json" && stdin !== "prompt_text" && stdin !== "none") bad("command.stdin", "must be packet_json, prompt_text or none");
+  if (stdin !== "packet_json" && stdin !== "prompt_text" && stdin !== "none")
+    bad("command.stdin", "must be packet_json, prompt_text or none");
   const lanes = list(doc.lanes, "lanes");
   if (lanes.length === 0) bad("lanes", "must name at least one lane");
   const maxAuthority = list(doc.max_authority, "max_authority");
@@ -222,7 +327,8 @@ export function parseAdapterDefinition(doc: JsonValue, expectedId?: string): Ada
   }
   const credentials = list(env.credentials, "env.credentials");
   credentials.forEach((name, i) => {
-    if (!ENV_NAME.test(name)) bad(`env.credentials[${i}]`, `${name} is not a credential reference name`);
+    if (!ENV_NAME.test(name))
+      bad(`env.credentials[${i}]`, `${name} is not a credential reference name`);
   });
   const workspace = mapping(doc.workspace, "workspace");
   onlyKeys(workspace, ["requires_worktree", "protected_branches", "branch_prefixes"], "workspace");
@@ -252,16 +358,25 @@ export function parseAdapterDefinition(doc: JsonValue, expectedId?: string): Ada
     id,
     version: text(doc.version, "version"),
     description: text(doc.description, "description", false),
-    command: { argv, stdin, append_packet_path: bool(command.append_packet_path, "command.append_packet_path", false) },
+    command: {
+      argv,
+      stdin,
+      append_packet_path: bool(command.append_packet_path, "command.append_packet_path", false),
+    },
     lanes,
     workflows: list(doc.workflows, "workflows"),
     max_authority: maxAuthority,
-    authority_translation: Object.fromEntries(Object.entries(translation).map(([k, v]) => [k, text(v, `authority_translation.${k}`)])),
+    authority_translation: Object.fromEntries(
+      Object.entries(translation).map(([k, v]) => [k, text(v, `authority_translation.${k}`)]),
+    ),
     env: { allow, values, credentials },
     limits: limitsOf(mapping(doc.limits, "limits")),
     workspace: {
       requires_worktree: bool(workspace.requires_worktree, "workspace.requires_worktree", false),
-      protected_branches: workspace.protected_branches === undefined ? [...DEFAULT_PROTECTED_BRANCHES] : list(workspace.protected_branches, "workspace.protected_branches"),
+      protected_branches:
+        workspace.protected_branches === undefined
+          ? [...DEFAULT_PROTECTED_BRANCHES]
+          : list(workspace.protected_branches, "workspace.protected_branches"),
       branch_prefixes: list(workspace.branch_prefixes, "workspace.branch_prefixes"),
     },
     tool_probe: probe,
@@ -271,7 +386,10 @@ export function parseAdapterDefinition(doc: JsonValue, expectedId?: string): Ada
 
 /** `refs/heads/x` and `origin/x` name the branch `x`. */
 export function normalizeBranch(branch: string): string {
-  return branch.replace(/^refs\/heads\//, "").replace(/^refs\/remotes\/[^/]+\//, "").replace(/^origin\//, "");
+  return branch
+    .replace(/^refs\/heads\//, "")
+    .replace(/^refs\/remotes\/[^/]+\//, "")
+    .replace(/^origin\//, "");
 }
 
 /** True when `branch` is protected (glob `*` at the end matches any suffix). */

@@ -3,7 +3,13 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
-import { adapterRuntime, adapterWorkspace, goodInputs, snapshot, writeAdapterSkill } from "./test-support.js";
+import {
+  adapterRuntime,
+  adapterWorkspace,
+  goodInputs,
+  snapshot,
+  writeAdapterSkill,
+} from "./test-support.js";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -30,7 +36,13 @@ function dispatchOf(envelope: SkillRunEnvelope): Dispatch {
 /** Runs the `dispatch` skill once; counts spawns through the runtime's spy. */
 async function run(
   root: string,
-  opts: { inputs?: Record<string, unknown>; allowSpawn?: boolean; secretEnv?: string[]; env?: Record<string, string>; skill?: string } = {},
+  opts: {
+    inputs?: Record<string, unknown>;
+    allowSpawn?: boolean;
+    secretEnv?: string[];
+    env?: Record<string, string>;
+    skill?: string;
+  } = {},
 ): Promise<{ envelope: SkillRunEnvelope; spawns: number }> {
   let spawns = 0;
   const runtime = adapterRuntime(root, { onAdapterSpawn: () => (spawns += 1) }, opts.env);
@@ -76,7 +88,13 @@ async function verifyAll(root: string): Promise<boolean> {
 }
 
 /** Files a refusal may touch: the receipt store, the state store, the package cache and the dispatch record. */
-const JOURNAL = [".runx/receipts", ".runx/state.sqlite", ".runx/state.sqlite-wal", ".runx/state.sqlite-shm", ".runx/cache"];
+const JOURNAL = [
+  ".runx/receipts",
+  ".runx/state.sqlite",
+  ".runx/state.sqlite-wal",
+  ".runx/state.sqlite-shm",
+  ".runx/cache",
+];
 
 function sentinelExists(root: string): boolean {
   const runs = join(root, ".runx", "runs");
@@ -87,7 +105,11 @@ function sentinelExists(root: string): boolean {
   });
 }
 
-async function expectRefusal(root: string, code: string, opts: Parameters<typeof run>[1] = {}): Promise<SkillRunEnvelope> {
+async function expectRefusal(
+  root: string,
+  code: string,
+  opts: Parameters<typeof run>[1] = {},
+): Promise<SkillRunEnvelope> {
   // Prime the package cache so the snapshot compares only what the attempt itself writes.
   const before = snapshot(root, JOURNAL);
   const { envelope, spawns } = await run(root, { allowSpawn: true, ...opts });
@@ -117,10 +139,19 @@ describe("adapter dispatch: admission refusals write nothing and spawn nothing",
   it("refuses after a transitively imported helper changed, but not after an unrelated adapter changed", async () => {
     const root = workspace();
     trust(root);
-    writeFileSync(join(root, "adapters", "other.yaml"), readFileSync(join(root, "adapters", "fake-local.yaml"), "utf8").replace("id: fake-local", "id: other"));
+    writeFileSync(
+      join(root, "adapters", "other.yaml"),
+      readFileSync(join(root, "adapters", "fake-local.yaml"), "utf8").replace(
+        "id: fake-local",
+        "id: other",
+      ),
+    );
     const { envelope } = await run(root, { inputs: { fixture_mode: "complete" } });
     expect(dispatchOf(envelope).status).toBe("dry_run");
-    writeFileSync(join(root, "adapters", "fake-local", "evidence.mjs"), "export function evidenceText() { return 'x'; }\n");
+    writeFileSync(
+      join(root, "adapters", "fake-local", "evidence.mjs"),
+      "export function evidenceText() { return 'x'; }\n",
+    );
     await expectRefusal(root, "adapter_digest_mismatch");
   });
 
@@ -139,7 +170,10 @@ describe("adapter dispatch: admission refusals write nothing and spawn nothing",
     trust(root);
     writeAdapterSkill(root, "lane", { lane: "omx-codex" });
     await expectRefusal(root, "unsupported_lane", { skill: "lane" });
-    writeAdapterSkill(root, "net", { authority: ["network_allowed"], ceiling: ["network_allowed"] });
+    writeAdapterSkill(root, "net", {
+      authority: ["network_allowed"],
+      ceiling: ["network_allowed"],
+    });
     await expectRefusal(root, "unsafe_scope", { skill: "net" });
     writeAdapterSkill(root, "edit", { authority: ["edit_worktree"] });
     await expectRefusal(root, "unsafe_scope", { skill: "edit" });
@@ -153,11 +187,18 @@ describe("adapter dispatch: dry run and approval", () => {
     const { envelope, spawns } = await run(root, { inputs: { allow_spawn: true } });
     expect(envelope.status).toBe("sealed");
     expect(envelope.closure?.disposition).toBe("closed");
-    expect(dispatchOf(envelope)).toMatchObject({ status: "dry_run", failure_code: "spawn_authority_missing" });
+    expect(dispatchOf(envelope)).toMatchObject({
+      status: "dry_run",
+      failure_code: "spawn_authority_missing",
+    });
     expect(spawns).toBe(0);
     expect(sentinelExists(root)).toBe(false);
     const [attempt] = await attempts(root, envelope.run_id);
-    expect(attempt?.dispatch.spawn_authority).toEqual({ granted: false, source: null, principal: null });
+    expect(attempt?.dispatch.spawn_authority).toEqual({
+      granted: false,
+      source: null,
+      principal: null,
+    });
     expect(validateAdaptersDispatchReceipt(attempt?.dispatch)).toBe(true);
   });
 
@@ -170,7 +211,13 @@ describe("adapter dispatch: dry run and approval", () => {
     });
     const secret = "tok_SUPERSECRET_123456";
     const env = { FAKE_TOKEN: secret };
-    const { envelope: paused, spawns } = await run(root, { skill: "cred", secretEnv: ["FAKE_TOKEN"], env, allowSpawn: true, inputs: { fixture_mode: "secret_echo" } });
+    const { envelope: paused, spawns } = await run(root, {
+      skill: "cred",
+      secretEnv: ["FAKE_TOKEN"],
+      env,
+      allowSpawn: true,
+      inputs: { fixture_mode: "secret_echo" },
+    });
     expect(paused.status).toBe("needs_approval");
     expect(spawns).toBe(0);
     const gate = paused.requests[0];
@@ -179,7 +226,11 @@ describe("adapter dispatch: dry run and approval", () => {
     const runtime = adapterRuntime(root, { onAdapterSpawn: () => (resumedSpawns += 1) }, env);
     let sealed: SkillRunEnvelope;
     try {
-      sealed = await runtime.resumeWith({ runId: paused.run_id, document: { approvals: { [gate!.id]: true } }, allowSpawn: true });
+      sealed = await runtime.resumeWith({
+        runId: paused.run_id,
+        document: { approvals: { [gate!.id]: true } },
+        allowSpawn: true,
+      });
     } finally {
       runtime.close();
     }
@@ -192,9 +243,17 @@ describe("adapter dispatch: dry run and approval", () => {
     expect(attempt?.dispatch.process.credential_refs).toEqual(["FAKE_TOKEN"]);
     // The credential, the bearer token and the workspace path never reach logs, receipts or records.
     const stored = [
-      ...readdirSync(join(root, ".runx", "receipts")).map((f) => readFileSync(join(root, ".runx", "receipts", f), "utf8")),
-      readFileSync(join(root, ".runx", "runs", paused.run_id, "dispatches", "dispatch-1.json"), "utf8"),
-      readFileSync(join(root, ".runx", "runs", paused.run_id, "dispatch", "dispatch", "1", "stdout.log"), "utf8"),
+      ...readdirSync(join(root, ".runx", "receipts")).map((f) =>
+        readFileSync(join(root, ".runx", "receipts", f), "utf8"),
+      ),
+      readFileSync(
+        join(root, ".runx", "runs", paused.run_id, "dispatches", "dispatch-1.json"),
+        "utf8",
+      ),
+      readFileSync(
+        join(root, ".runx", "runs", paused.run_id, "dispatch", "dispatch", "1", "stdout.log"),
+        "utf8",
+      ),
     ].join("\n");
     expect(stored).not.toContain(secret);
     expect(stored).not.toContain("abcdefghijklmnop1234");
@@ -203,13 +262,29 @@ describe("adapter dispatch: dry run and approval", () => {
     expect(await verifyAll(root)).toBe(true);
 
     // A second run: the adapter changes between approval and resume.
-    const { envelope: again } = await run(root, { skill: "cred", secretEnv: ["FAKE_TOKEN"], env, allowSpawn: true, inputs: { fixture_mode: "complete" } });
-    writeFileSync(join(root, "adapters", "fake-local", "evidence.mjs"), "export function evidenceText() { return 'y'; }\n");
+    const { envelope: again } = await run(root, {
+      skill: "cred",
+      secretEnv: ["FAKE_TOKEN"],
+      env,
+      allowSpawn: true,
+      inputs: { fixture_mode: "complete" },
+    });
+    writeFileSync(
+      join(root, "adapters", "fake-local", "evidence.mjs"),
+      "export function evidenceText() { return 'y'; }\n",
+    );
     trust(root);
     const runtime2 = adapterRuntime(root, {}, env);
     try {
-      const stale = await runtime2.resumeWith({ runId: again.run_id, document: { approvals: { [again.requests[0]!.id]: true } }, allowSpawn: true });
-      expect(dispatchOf(stale)).toMatchObject({ status: "rejected", failure_code: "approval_stale" });
+      const stale = await runtime2.resumeWith({
+        runId: again.run_id,
+        document: { approvals: { [again.requests[0]!.id]: true } },
+        allowSpawn: true,
+      });
+      expect(dispatchOf(stale)).toMatchObject({
+        status: "rejected",
+        failure_code: "approval_stale",
+      });
     } finally {
       runtime2.close();
     }
@@ -220,25 +295,57 @@ describe("adapter dispatch: launch and collection", () => {
   it("completes the golden path: evidence validated, parent commits the child, the tree verifies", async () => {
     const root = workspace();
     trust(root);
-    const { envelope, spawns } = await run(root, { allowSpawn: true, inputs: { fixture_mode: "complete" } });
+    const { envelope, spawns } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "complete" },
+    });
     expect(spawns).toBe(1);
     const dispatch = dispatchOf(envelope);
     expect(dispatch).toMatchObject({ status: "completed", failure_code: null });
     expect(dispatch.artifacts.map((a) => a.path)).toEqual(["evidence.txt"]);
     const [attempt] = await attempts(root, envelope.run_id);
     expect(attempt?.verified).toBe(true);
-    expect(attempt?.dispatch.process).toMatchObject({ spawned: true, exit_code: 0, process_boundary: "trusted_host_process" });
-    expect(attempt?.dispatch.boundary).toEqual({ proves_handoff_only: true, not_approval: true, not_correctness: true });
-    const parent = JSON.parse(readFileSync(join(root, ".runx", "receipts", readdirSync(join(root, ".runx", "receipts")).find((f) => f.includes(envelope.receipt_id!.slice(7, 20))) ?? "x"), "utf8")) as { lineage: { children: Array<{ uri: string }> } };
-    expect(parent.lineage.children.map((c) => c.uri)).toEqual([`runx:receipt:${dispatch.receipt_id}`]);
+    expect(attempt?.dispatch.process).toMatchObject({
+      spawned: true,
+      exit_code: 0,
+      process_boundary: "trusted_host_process",
+    });
+    expect(attempt?.dispatch.boundary).toEqual({
+      proves_handoff_only: true,
+      not_approval: true,
+      not_correctness: true,
+    });
+    const parent = JSON.parse(
+      readFileSync(
+        join(
+          root,
+          ".runx",
+          "receipts",
+          readdirSync(join(root, ".runx", "receipts")).find((f) =>
+            f.includes(envelope.receipt_id!.slice(7, 20)),
+          ) ?? "x",
+        ),
+        "utf8",
+      ),
+    ) as { lineage: { children: Array<{ uri: string }> } };
+    expect(parent.lineage.children.map((c) => c.uri)).toEqual([
+      `runx:receipt:${dispatch.receipt_id}`,
+    ]);
     expect(await verifyAll(root)).toBe(true);
   });
 
   it("delivers only PATH, the allowlist and literal values to the child", async () => {
     const root = workspace();
     trust(root);
-    const { envelope } = await run(root, { allowSpawn: true, inputs: { fixture_mode: "env_probe" }, env: { PARENT_SECRET: "hunter2hunter2" } });
-    const names = readFileSync(join(root, ".runx", "runs", envelope.run_id, "dispatch", "dispatch", "1", "out", "env.txt"), "utf8").split("\n");
+    const { envelope } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "env_probe" },
+      env: { PARENT_SECRET: "hunter2hunter2" },
+    });
+    const names = readFileSync(
+      join(root, ".runx", "runs", envelope.run_id, "dispatch", "dispatch", "1", "out", "env.txt"),
+      "utf8",
+    ).split("\n");
     expect(names).toContain("FAKE_LOCAL_GREETING");
     expect(names).not.toContain("PARENT_SECRET");
     expect(names).not.toContain("HOME");
@@ -263,7 +370,11 @@ describe("adapter dispatch: launch and collection", () => {
     const root = workspace();
     trust(root);
     const { envelope } = await run(root, { allowSpawn: true, inputs: { fixture_mode: mode } });
-    expect(dispatchOf(envelope)).toMatchObject({ status: "failed", failure_code: code, artifacts: [] });
+    expect(dispatchOf(envelope)).toMatchObject({
+      status: "failed",
+      failure_code: code,
+      artifacts: [],
+    });
     const [attempt] = await attempts(root, envelope.run_id);
     expect(attempt?.verified).toBe(true);
     expect(await verifyAll(root)).toBe(true);
@@ -272,7 +383,10 @@ describe("adapter dispatch: launch and collection", () => {
   it("lists undeclared outputs without promoting them", async () => {
     const root = workspace();
     trust(root);
-    const { envelope } = await run(root, { allowSpawn: true, inputs: { fixture_mode: "undeclared_file" } });
+    const { envelope } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "undeclared_file" },
+    });
     const [attempt] = await attempts(root, envelope.run_id);
     expect(attempt?.dispatch.status).toBe("completed");
     expect(attempt?.dispatch.undeclared_outputs).toEqual(["extra.txt"]);
@@ -282,7 +396,10 @@ describe("adapter dispatch: launch and collection", () => {
 
 function setLimits(root: string, limits: string): void {
   const file = join(root, "adapters", "fake-local.yaml");
-  writeFileSync(file, readFileSync(file, "utf8").replace(/limits:\n(  .*\n)+/, `limits:\n${limits}`));
+  writeFileSync(
+    file,
+    readFileSync(file, "utf8").replace(/limits:\n( {2}.*\n)+/, `limits:\n${limits}`),
+  );
   trust(root);
 }
 
@@ -291,19 +408,38 @@ describe("adapter dispatch: process supervision", () => {
     const root = workspace();
     setLimits(root, "  timeout_ms: 300\n  grace_ms: 400\n");
     const started = Date.now();
-    const { envelope } = await run(root, { allowSpawn: true, inputs: { fixture_mode: "ignore_sigterm" } });
+    const { envelope } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "ignore_sigterm" },
+    });
     expect(Date.now() - started).toBeLessThan(2000 + 300);
-    expect(dispatchOf(envelope)).toMatchObject({ status: "failed", failure_code: "runtime_timeout" });
+    expect(dispatchOf(envelope)).toMatchObject({
+      status: "failed",
+      failure_code: "runtime_timeout",
+    });
     const [attempt] = await attempts(root, envelope.run_id);
-    expect(attempt?.dispatch.process).toMatchObject({ timed_out: true, signal: "SIGKILL", kill_escalated: true, orphans_detected: false });
+    expect(attempt?.dispatch.process).toMatchObject({
+      timed_out: true,
+      signal: "SIGKILL",
+      kill_escalated: true,
+      orphans_detected: false,
+    });
   });
 
   it("kills the grandchild with the group", async () => {
     const root = workspace();
     setLimits(root, "  timeout_ms: 500\n  grace_ms: 200\n");
-    const { envelope } = await run(root, { allowSpawn: true, inputs: { fixture_mode: "spawn_grandchild_sleep" } });
+    const { envelope } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "spawn_grandchild_sleep" },
+    });
     expect(dispatchOf(envelope).failure_code).toBe("runtime_timeout");
-    const pid = Number(readFileSync(join(root, ".runx", "runs", envelope.run_id, "dispatch", "dispatch", "1", "grandchild.pid"), "utf8"));
+    const pid = Number(
+      readFileSync(
+        join(root, ".runx", "runs", envelope.run_id, "dispatch", "dispatch", "1", "grandchild.pid"),
+        "utf8",
+      ),
+    );
     // Gone, or a zombie waiting for a container init that does not reap: either way not running.
     let state = "gone";
     try {
@@ -316,8 +452,14 @@ describe("adapter dispatch: process supervision", () => {
 
   it("truncates logs at a line boundary with a marker and kills a flood", async () => {
     const root = workspace();
-    setLimits(root, "  timeout_ms: 10000\n  grace_ms: 200\n  max_stdout_bytes: 1000\n  max_stderr_bytes: 1000\n  hard_output_bytes: 200000\n");
-    const { envelope } = await run(root, { allowSpawn: true, inputs: { fixture_mode: "noisy_stdout:5000" } });
+    setLimits(
+      root,
+      "  timeout_ms: 10000\n  grace_ms: 200\n  max_stdout_bytes: 1000\n  max_stderr_bytes: 1000\n  hard_output_bytes: 200000\n",
+    );
+    const { envelope } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "noisy_stdout:5000" },
+    });
     const [attempt] = await attempts(root, envelope.run_id);
     const log = attempt?.dispatch.logs.find((l) => l.stream === "stdout");
     expect(log).toMatchObject({ truncated: true });
@@ -338,7 +480,11 @@ describe("adapter dispatch: process supervision", () => {
     while (runId === undefined && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
       const runs = join(root, ".runx", "runs");
-      runId = existsSync(runs) ? readdirSync(runs).find((r) => existsSync(join(runs, r, "dispatch", "dispatch", "1", "sentinel"))) : undefined;
+      runId = existsSync(runs)
+        ? readdirSync(runs).find((r) =>
+            existsSync(join(runs, r, "dispatch", "dispatch", "1", "sentinel")),
+          )
+        : undefined;
     }
     const runtime = adapterRuntime(root);
     try {
@@ -366,13 +512,24 @@ describe("adapter dispatch: static boundary", () => {
         }
         if (!/\.(ts|mjs)$/.test(entry.name) || entry.name.endsWith(".test.ts")) continue;
         const text = readFileSync(abs, "utf8");
-        if (/from "(node:)?child_process"/.test(text) && !abs.endsWith(join("process", "supervise.ts"))) offenders.push(abs);
-        if (abs.includes(`${join("src", "adapters")}`) && /from "(node:)?(http|https|net|dgram|tls)"/.test(text)) offenders.push(abs);
+        if (
+          /from "(node:)?child_process"/.test(text) &&
+          !abs.endsWith(join("process", "supervise.ts"))
+        )
+          offenders.push(abs);
+        if (
+          abs.includes(`${join("src", "adapters")}`) &&
+          /from "(node:)?(http|https|net|dgram|tls)"/.test(text)
+        )
+          offenders.push(abs);
       }
     };
     walk(src);
     expect(offenders).toEqual([]);
-    const fake = readFileSync(join(__dirname, "..", "..", "fixtures", "adapters", "fake-local", "fake-local.mjs"), "utf8");
+    const fake = readFileSync(
+      join(__dirname, "..", "..", "fixtures", "adapters", "fake-local", "fake-local.mjs"),
+      "utf8",
+    );
     expect(fake).not.toMatch(/node:(http|https|net|dgram|tls)|fetch\(|homedir|os"/);
   });
 });

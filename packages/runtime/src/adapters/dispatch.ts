@@ -24,7 +24,13 @@ import { checkWorkspace, probeTool, processProbeRunner } from "./preflight.js";
 import type { ProbeRecord, ProbeRunner } from "./preflight.js";
 import { AdapterLoadProblem, loadAdapter, readTrust } from "./trust.js";
 import type { LoadedAdapter } from "./trust.js";
-import { approvalRequired, authorityExcess, dispatchFailure, isAuthorityWord, WRITE_WORDS } from "./vocabulary.js";
+import {
+  approvalRequired,
+  authorityExcess,
+  dispatchFailure,
+  isAuthorityWord,
+  WRITE_WORDS,
+} from "./vocabulary.js";
 import type { DispatchFailure, DispatchStatus, FailureCode } from "./vocabulary.js";
 
 /** The adapter block of an `adapter` runner (or graph step). */
@@ -116,13 +122,23 @@ export interface DispatchReceiptBody {
   skill: { name: string; version: string | null; digest: string };
   adapter_id: string;
   runtime_backend: string | null;
-  adapter: { id: string; definition_digest: string | null; definition_path: string | null; tool_probe: ProbeRecord | null };
+  adapter: {
+    id: string;
+    definition_digest: string | null;
+    definition_path: string | null;
+    tool_probe: ProbeRecord | null;
+  };
   invoked_by: string;
   invoked_at: string;
   finished_at: string;
   duration_ms: number;
   spawn_authority: SpawnAuthority;
-  approval: { receipt_id: string; approver: string; bound_digest: string; expires_at: string } | null;
+  approval: {
+    receipt_id: string;
+    approver: string;
+    bound_digest: string;
+    expires_at: string;
+  } | null;
   authority: {
     requested: string[];
     granted: string[];
@@ -198,13 +214,18 @@ export function attemptDir(runId: string, stepId: string, attempt: number): stri
 export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOutcome> {
   const invokedAt = req.now();
   const rel = attemptDir(req.runId, req.stepId, req.attempt);
-  const scrub = (text: string): string => scrubText(text, req.taint, { root: req.root, home: req.home });
+  const scrub = (text: string): string =>
+    scrubText(text, req.taint, { root: req.root, home: req.home });
   let loaded: LoadedAdapter | undefined;
   let packet: WorkPacket | null = null;
   let probeRecord: ProbeRecord | null = null;
   const granted = (): string[] => (packet !== null ? packetAuthority(packet) : []);
 
-  const body = (status: DispatchReceiptBody["status"], failure: DispatchFailure | null, extra: Partial<DispatchReceiptBody> = {}): DispatchReceiptBody => {
+  const body = (
+    status: DispatchReceiptBody["status"],
+    failure: DispatchFailure | null,
+    extra: Partial<DispatchReceiptBody> = {},
+  ): DispatchReceiptBody => {
     const finished = req.now();
     const draft: Omit<DispatchReceiptBody, "receipt_id"> = {
       schema: "dispatch-receipt.v1",
@@ -289,7 +310,10 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   };
   const refuse = (code: FailureCode, message: string): DispatchOutcome => ({
     kind: "attempt",
-    body: body(code === "spawn_authority_missing" ? "dry_run" : "rejected", dispatchFailure(code, message)),
+    body: body(
+      code === "spawn_authority_missing" ? "dry_run" : "rejected",
+      dispatchFailure(code, message),
+    ),
     packet,
     questions: [],
   });
@@ -304,14 +328,25 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   }
   const { definition } = loaded;
   const trust = readTrust(req.runxDir)[definition.id];
-  if (trust === undefined) return refuse("adapter_not_trusted", `adapter ${definition.id} is not trusted here (runx adapter trust ${definition.id})`);
+  if (trust === undefined)
+    return refuse(
+      "adapter_not_trusted",
+      `adapter ${definition.id} is not trusted here (runx adapter trust ${definition.id})`,
+    );
   if (trust.definition_digest !== loaded.digest) {
-    return refuse("adapter_digest_mismatch", `adapter ${definition.id} changed since it was trusted (definition or payload files); review it and trust it again`);
+    return refuse(
+      "adapter_digest_mismatch",
+      `adapter ${definition.id} changed since it was trusted (definition or payload files); review it and trust it again`,
+    );
   }
 
   // 4. The packet is executable.
   const fixtureMode =
-    req.fixtureModes && definition.id === "fake-local" && typeof req.inputs.fixture_mode === "string" ? req.inputs.fixture_mode : null;
+    req.fixtureModes &&
+    definition.id === "fake-local" &&
+    typeof req.inputs.fixture_mode === "string"
+      ? req.inputs.fixture_mode
+      : null;
   packet = buildWorkPacket({
     packetId: `pkt_${req.runId}_${req.stepId.replace(/[^A-Za-z0-9_-]/g, "_")}_${req.attempt}`,
     runId: req.runId,
@@ -325,7 +360,11 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     adapterId: definition.id,
     requested: req.adapter.authority,
     commitPolicy: req.adapter.commit_policy,
-    workspace: { worktree_ref: req.adapter.workspace.worktree, branch: req.adapter.workspace.branch, base_commit: req.adapter.workspace.base_commit },
+    workspace: {
+      worktree_ref: req.adapter.workspace.worktree,
+      branch: req.adapter.workspace.branch,
+      base_commit: req.adapter.workspace.base_commit,
+    },
     outDir: `${rel}/out`,
     fixtureMode,
   });
@@ -333,19 +372,37 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   if (notExecutable !== undefined) return refuse("package_not_executable", notExecutable);
 
   // 5. Lane and workflow.
-  if (!definition.lanes.includes(packet.lane)) return refuse("unsupported_lane", `adapter ${definition.id} does not run lane ${packet.lane}`);
+  if (!definition.lanes.includes(packet.lane))
+    return refuse("unsupported_lane", `adapter ${definition.id} does not run lane ${packet.lane}`);
   if (packet.workflow !== null && !definition.workflows.includes(packet.workflow)) {
-    return refuse("unsupported_lane", `adapter ${definition.id} does not run workflow ${packet.workflow}`);
+    return refuse(
+      "unsupported_lane",
+      `adapter ${definition.id} does not run workflow ${packet.workflow}`,
+    );
   }
 
   // 6. Scope within the adapter maximum and the policy ceiling; credentials granted.
   const requested = packet.authority.requested.filter(isAuthorityWord);
   const excess = authorityExcess(requested, definition.max_authority, req.ceiling);
-  if (excess.overAdapter.length > 0) return refuse("unsafe_scope", `adapter ${definition.id} cannot honour ${excess.overAdapter.join(", ")}`);
-  if (excess.overCeiling.length > 0) return refuse("unsafe_scope", `the skill's policy does not allow ${excess.overCeiling.join(", ")}`);
-  const credentialRefs = requested.filter((w) => w.startsWith("credentials:")).map((w) => w.slice("credentials:".length));
+  if (excess.overAdapter.length > 0)
+    return refuse(
+      "unsafe_scope",
+      `adapter ${definition.id} cannot honour ${excess.overAdapter.join(", ")}`,
+    );
+  if (excess.overCeiling.length > 0)
+    return refuse(
+      "unsafe_scope",
+      `the skill's policy does not allow ${excess.overCeiling.join(", ")}`,
+    );
+  const credentialRefs = requested
+    .filter((w) => w.startsWith("credentials:"))
+    .map((w) => w.slice("credentials:".length));
   const ungranted = credentialRefs.filter((ref) => !definition.env.credentials.includes(ref));
-  if (ungranted.length > 0) return refuse("credential_not_granted", `adapter ${definition.id} is not granted credential ${ungranted.join(", ")}`);
+  if (ungranted.length > 0)
+    return refuse(
+      "credential_not_granted",
+      `adapter ${definition.id} is not granted credential ${ungranted.join(", ")}`,
+    );
 
   // 7. Approval where required, bound to this packet, adapter and authority.
   const authority = packetAuthority(packet);
@@ -361,25 +418,40 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
       limits: definition.limits,
       network: definition.network,
       credential_refs: credentialRefs,
-      expires_at: req.approval?.binding.expires_at ?? stamp(new Date(invokedAt.getTime() + APPROVAL_TTL_MS)),
+      expires_at:
+        req.approval?.binding.expires_at ?? stamp(new Date(invokedAt.getTime() + APPROVAL_TTL_MS)),
     };
     if (req.approval === null) return { kind: "needs_approval", binding, packet };
     if (!req.approval.approved) return refuse("missing_authority", "the approval was declined");
     if (bindingDigest(req.approval.binding) !== bindingDigest(binding)) {
-      return refuse("approval_stale", "the packet, adapter, authority or workspace changed since the approval");
+      return refuse(
+        "approval_stale",
+        "the packet, adapter, authority or workspace changed since the approval",
+      );
     }
-    if (Date.parse(req.approval.binding.expires_at) < invokedAt.getTime()) return refuse("approval_stale", "the approval has expired");
+    if (Date.parse(req.approval.binding.expires_at) < invokedAt.getTime())
+      return refuse("approval_stale", "the approval has expired");
   }
 
   // 8. Spawn authority, only from an operator-originated invocation.
   if (!req.spawnAuthority.granted) {
-    return refuse("spawn_authority_missing", "no --allow-spawn: recorded as a dry run, nothing was launched");
+    return refuse(
+      "spawn_authority_missing",
+      "no --allow-spawn: recorded as a dry run, nothing was launched",
+    );
   }
 
   // 9. Workspace, when required or when a write word is requested.
   const probe = req.probe ?? processProbeRunner(childPath(req.baseEnv));
-  const needsWorktree = definition.workspace.requires_worktree || authority.some((w) => WRITE_WORDS.has(w));
-  const ws = await checkWorkspace({ root: req.root, packet, definition, required: needsWorktree, run: probe });
+  const needsWorktree =
+    definition.workspace.requires_worktree || authority.some((w) => WRITE_WORDS.has(w));
+  const ws = await checkWorkspace({
+    root: req.root,
+    packet,
+    definition,
+    required: needsWorktree,
+    run: probe,
+  });
   if ("code" in ws) return refuse(ws.code, ws.message);
 
   // 10. Tool probe.
@@ -391,13 +463,18 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   const env: Record<string, string> = childPath(req.baseEnv);
   for (const name of definition.env.allow) {
     const value = req.baseEnv[name];
-    if (value === undefined) return refuse("missing_configuration", `environment variable ${name} is not set`);
+    if (value === undefined)
+      return refuse("missing_configuration", `environment variable ${name} is not set`);
     env[name] = value;
   }
   Object.assign(env, definition.env.values);
   for (const ref of credentialRefs) {
     const value = req.secrets[ref];
-    if (value === undefined) return refuse("missing_configuration", `credential ${ref} was not delivered (--secret-env ${ref})`);
+    if (value === undefined)
+      return refuse(
+        "missing_configuration",
+        `credential ${ref} was not delivered (--secret-env ${ref})`,
+      );
     env[ref] = value;
   }
 
@@ -407,7 +484,8 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     return refuse("path_unsafe", `${rel} already exists or .runx is a symlink`);
   }
   mkdirSync(join(absAttempt, "out"), { recursive: true, mode: 0o700 });
-  if (hasSymlinkComponent(req.root, join(absAttempt, "out"))) return refuse("path_unsafe", `${rel} is reached through a symlink`);
+  if (hasSymlinkComponent(req.root, join(absAttempt, "out")))
+    return refuse("path_unsafe", `${rel} is reached through a symlink`);
   const outDir = join(absAttempt, "out");
   env.RUNX_ADAPTER_OUT_DIR = outDir;
   env.RUNX_ADAPTER_PACKET_ID = packet.packet_id;
@@ -417,12 +495,22 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   const packetJson = JSON.stringify(packet);
   writeFileSync(join(absAttempt, "packet.json"), `${packetJson}\n`, { mode: 0o600, flag: "wx" });
   const stdin =
-    definition.command.stdin === "packet_json" ? packetJson : definition.command.stdin === "prompt_text" ? promptText(packet) : undefined;
-  const argv = [...loaded.launchArgv, ...(definition.command.append_packet_path ? [join(absAttempt, "packet.json")] : [])];
+    definition.command.stdin === "packet_json"
+      ? packetJson
+      : definition.command.stdin === "prompt_text"
+        ? promptText(packet)
+        : undefined;
+  const argv = [
+    ...loaded.launchArgv,
+    ...(definition.command.append_packet_path ? [join(absAttempt, "packet.json")] : []),
+  ];
   const cwd = ws.worktreePath ?? outDir;
   const processFacts = {
     spawned: true,
-    argv_redacted: [...definition.command.argv, ...(definition.command.append_packet_path ? [`${rel}/packet.json`] : [])].map(scrub),
+    argv_redacted: [
+      ...definition.command.argv,
+      ...(definition.command.append_packet_path ? [`${rel}/packet.json`] : []),
+    ].map(scrub),
     cwd_ref: ws.worktreePath !== null ? req.adapter.workspace.worktree : `${rel}/out`,
     env_keys: Object.keys(env).sort(),
     credential_refs: credentialRefs,
@@ -444,9 +532,13 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   } catch (error) {
     return {
       kind: "attempt",
-      body: body("failed", dispatchFailure("spawn_error", error instanceof Error ? error.message : String(error)), {
-        process: { ...body("failed", null).process, ...processFacts },
-      }),
+      body: body(
+        "failed",
+        dispatchFailure("spawn_error", error instanceof Error ? error.message : String(error)),
+        {
+          process: { ...body("failed", null).process, ...processFacts },
+        },
+      ),
       packet,
       questions: [],
     };
@@ -463,10 +555,18 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     cancelled: launched.cancelled,
     orphans_detected: launched.orphansDetected,
   };
-  const workspace = { ...body("failed", null).workspace, ...(ws.worktreePath !== null ? await workspaceAfter(ws.worktreePath, packet, probe) : {}) };
+  const workspace = {
+    ...body("failed", null).workspace,
+    ...(ws.worktreePath !== null ? await workspaceAfter(ws.worktreePath, packet, probe) : {}),
+  };
   const streams = { stdoutSha256: p.stdoutSha256, stderrSha256: p.stderrSha256 };
   const base = { process, logs, workspace };
-  const done = (status: DispatchReceiptBody["status"], failure: DispatchFailure | null, extra: Partial<DispatchReceiptBody> = {}, questions: Array<{ question_id: string; prompt: string; answer_schema?: unknown }> = []): DispatchOutcome => ({
+  const done = (
+    status: DispatchReceiptBody["status"],
+    failure: DispatchFailure | null,
+    extra: Partial<DispatchReceiptBody> = {},
+    questions: Array<{ question_id: string; prompt: string; answer_schema?: unknown }> = [],
+  ): DispatchOutcome => ({
     kind: "attempt",
     body: body(status, failure, { ...base, ...extra }),
     packet,
@@ -474,24 +574,58 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     questions,
   });
 
-  if (launched.cancelled) return done("cancelled", dispatchFailure("cancelled", "the dispatch was cancelled"));
-  if (p.timedOut) return done("failed", dispatchFailure("runtime_timeout", `the adapter ran past ${definition.limits.timeout_ms} ms`));
-  if (p.outputLimited) return done("failed", dispatchFailure("output_limit_exceeded", `the adapter wrote more than ${definition.limits.hard_output_bytes} bytes`));
-  if (p.signal !== null) return done("failed", dispatchFailure("runtime_signaled", `the adapter died from ${p.signal}`));
+  if (launched.cancelled)
+    return done("cancelled", dispatchFailure("cancelled", "the dispatch was cancelled"));
+  if (p.timedOut)
+    return done(
+      "failed",
+      dispatchFailure("runtime_timeout", `the adapter ran past ${definition.limits.timeout_ms} ms`),
+    );
+  if (p.outputLimited)
+    return done(
+      "failed",
+      dispatchFailure(
+        "output_limit_exceeded",
+        `the adapter wrote more than ${definition.limits.hard_output_bytes} bytes`,
+      ),
+    );
+  if (p.signal !== null)
+    return done("failed", dispatchFailure("runtime_signaled", `the adapter died from ${p.signal}`));
 
   // Collection: the manifest is the only status channel.
-  const collected = collectOutputs({ outDir, packetId: packet.packet_id, runId: req.runId, limits: definition.limits });
-  const manifestRecord = (status: string | null, sha: string | null): DispatchReceiptBody["output_manifest"] =>
+  const collected = collectOutputs({
+    outDir,
+    packetId: packet.packet_id,
+    runId: req.runId,
+    limits: definition.limits,
+  });
+  const manifestRecord = (
+    status: string | null,
+    sha: string | null,
+  ): DispatchReceiptBody["output_manifest"] =>
     sha === null ? null : { path: `${rel}/out/${MANIFEST_FILE}`, sha256: sha, status };
   if (p.exitCode !== 0) {
-    return done("failed", dispatchFailure("runtime_non_zero", `the adapter exited with status ${p.exitCode ?? "unknown"}`), {
-      output_manifest: manifestRecord(collected.manifest?.status ?? null, collected.manifestSha256 ?? null),
-      undeclared_outputs: collected.undeclared,
-    });
+    return done(
+      "failed",
+      dispatchFailure(
+        "runtime_non_zero",
+        `the adapter exited with status ${p.exitCode ?? "unknown"}`,
+      ),
+      {
+        output_manifest: manifestRecord(
+          collected.manifest?.status ?? null,
+          collected.manifestSha256 ?? null,
+        ),
+        undeclared_outputs: collected.undeclared,
+      },
+    );
   }
   if (!collected.ok) {
     return done("failed", dispatchFailure(collected.code, collected.message), {
-      output_manifest: manifestRecord(collected.manifest?.status ?? null, collected.manifestSha256 ?? null),
+      output_manifest: manifestRecord(
+        collected.manifest?.status ?? null,
+        collected.manifestSha256 ?? null,
+      ),
       undeclared_outputs: collected.undeclared,
     });
   }
@@ -504,34 +638,68 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     undeclared_outputs: collected.undeclared,
     questions: (manifest.questions ?? []).map((q) => ({ question_id: q.question_id })),
     summary: manifest.summary !== undefined ? scrub(manifest.summary) : null,
-    authority: { ...body("failed", null).authority, claimed_used: claimed.map(scrub), violations: violations.map(scrub) },
+    authority: {
+      ...body("failed", null).authority,
+      claimed_used: claimed.map(scrub),
+      violations: violations.map(scrub),
+    },
   };
   if (violations.length > 0) {
-    return done("failed", dispatchFailure("authority_violation", `the adapter claims authority it was not granted: ${violations.map(scrub).join(", ")}`), extra);
+    return done(
+      "failed",
+      dispatchFailure(
+        "authority_violation",
+        `the adapter claims authority it was not granted: ${violations.map(scrub).join(", ")}`,
+      ),
+      extra,
+    );
   }
   switch (manifest.status) {
     case "completed":
       return done("completed", null, extra);
     case "needs_input":
-      return done("blocked", null, extra, (manifest.questions ?? []).map((q) => ({ ...q, prompt: scrub(q.prompt) })));
+      return done(
+        "blocked",
+        null,
+        extra,
+        (manifest.questions ?? []).map((q) => ({ ...q, prompt: scrub(q.prompt) })),
+      );
     case "blocked":
-      return done("blocked", dispatchFailure("runtime_blocked", manifest.blocker !== undefined ? `${manifest.blocker.code}: ${manifest.blocker.message}` : "the adapter reported blocked"), extra);
+      return done(
+        "blocked",
+        dispatchFailure(
+          "runtime_blocked",
+          manifest.blocker !== undefined
+            ? `${manifest.blocker.code}: ${manifest.blocker.message}`
+            : "the adapter reported blocked",
+        ),
+        extra,
+      );
     default: {
       const code = manifest.failure?.code;
-      const portable: FailureCode = code === "prompt_not_accepted" || code === "verification_failed" ? code : "runtime_error";
-      return done("failed", dispatchFailure(portable, manifest.failure?.message ?? "the adapter reported failure"), extra);
+      const portable: FailureCode =
+        code === "prompt_not_accepted" || code === "verification_failed" ? code : "runtime_error";
+      return done(
+        "failed",
+        dispatchFailure(portable, manifest.failure?.message ?? "the adapter reported failure"),
+        extra,
+      );
     }
   }
 }
 
 /** `PATH` alone, with empty and relative entries removed. */
 function childPath(baseEnv: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const path = (baseEnv.PATH ?? "").split(":").filter((entry) => entry.startsWith("/")).join(":");
+  const path = (baseEnv.PATH ?? "")
+    .split(":")
+    .filter((entry) => entry.startsWith("/"))
+    .join(":");
   return path === "" ? {} : { PATH: path };
 }
 
 function promptText(packet: WorkPacket): string {
-  const list = (title: string, items: readonly string[]): string => (items.length > 0 ? `\n${title}:\n${items.map((i) => `- ${i}`).join("\n")}\n` : "");
+  const list = (title: string, items: readonly string[]): string =>
+    items.length > 0 ? `\n${title}:\n${items.map((i) => `- ${i}`).join("\n")}\n` : "";
   return `${packet.objective}\n${list("Acceptance criteria", packet.acceptance_criteria)}${list("Verification", packet.verification)}${list("Constraints", packet.constraints)}${list("Non-goals", packet.non_goals)}`;
 }
 

@@ -11,7 +11,14 @@ export type PathProblem = "outside" | "symlink" | "missing" | "not_file";
 
 /** True when `rel` is a plain relative path: no absolute, `..`, `.`-segments, NUL or backslash. */
 export function isPlainRelative(rel: string): boolean {
-  if (rel === "" || rel.includes("\0") || rel.includes("\\") || isAbsolute(rel) || /^[A-Za-z]:/.test(rel)) return false;
+  if (
+    rel === "" ||
+    rel.includes("\0") ||
+    rel.includes("\\") ||
+    isAbsolute(rel) ||
+    /^[A-Za-z]:/.test(rel)
+  )
+    return false;
   const parts = rel.split("/");
   return parts.every((part) => part !== "" && part !== "." && part !== "..");
 }
@@ -26,7 +33,11 @@ export function isInside(root: string, child: string): boolean {
  * Walks `rel` below `root` with lstat: undefined when every component exists and none is a
  * symlink (and the last is a regular file when `file` is set); otherwise the problem.
  */
-export function checkContained(root: string, rel: string, options: { file?: boolean } = {}): PathProblem | undefined {
+export function checkContained(
+  root: string,
+  rel: string,
+  options: { file?: boolean } = {},
+): PathProblem | undefined {
   if (!isPlainRelative(rel)) return "outside";
   let current = root;
   const parts = rel.split("/");

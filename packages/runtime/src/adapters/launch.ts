@@ -65,7 +65,11 @@ export async function launchAdapterProcess(spec: LaunchSpec): Promise<LaunchResu
       maxBytesPerStream: Math.max(spec.limits.max_stdout_bytes, spec.limits.max_stderr_bytes),
       hardOutputBytes: spec.limits.hard_output_bytes,
     });
-    return { process: result, cancelled: cancelled || result.interrupted, orphansDetected: groupAlive(result.pid) };
+    return {
+      process: result,
+      cancelled: cancelled || result.interrupted,
+      orphansDetected: groupAlive(result.pid),
+    };
   } finally {
     if (poll !== undefined) clearInterval(poll);
     spec.signal.removeEventListener("abort", onAbort);
@@ -106,12 +110,19 @@ const TOKEN_PATTERNS: readonly RegExp[] = [
  * Scrubs text before it is persisted: the run's taint set, well-known token shapes, and the
  * workspace root and home directory (so no absolute local path is recorded).
  */
-export function scrubText(text: string, taint: TaintSet, roots: { root: string; home?: string | undefined }): string {
+export function scrubText(
+  text: string,
+  taint: TaintSet,
+  roots: { root: string; home?: string | undefined },
+): string {
   let out = taint.redactText(text);
   for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, "[redacted-token]");
-  const paths = [roots.root, roots.home].filter((p): p is string => p !== undefined && p.length > 1);
+  const paths = [roots.root, roots.home].filter(
+    (p): p is string => p !== undefined && p.length > 1,
+  );
   paths.sort((a, b) => b.length - a.length);
-  for (const path of paths) out = out.split(path).join(path === roots.root ? "<workspace>" : "<home>");
+  for (const path of paths)
+    out = out.split(path).join(path === roots.root ? "<workspace>" : "<home>");
   return out;
 }
 
@@ -119,8 +130,13 @@ export function scrubText(text: string, taint: TaintSet, roots: { root: string; 
  * Keeps at most `cap` bytes, cut at the last newline inside the cap, then a marker naming
  * how much was kept. Returns the text to persist and whether it was cut.
  */
-export function boundLog(bytes: Buffer, total: number, cap: number): { text: string; truncated: boolean } {
-  if (total <= cap && bytes.length <= cap) return { text: bytes.toString("utf8"), truncated: false };
+export function boundLog(
+  bytes: Buffer,
+  total: number,
+  cap: number,
+): { text: string; truncated: boolean } {
+  if (total <= cap && bytes.length <= cap)
+    return { text: bytes.toString("utf8"), truncated: false };
   const window = bytes.subarray(0, Math.min(cap, bytes.length));
   const cut = window.lastIndexOf(0x0a);
   const kept = cut >= 0 ? window.subarray(0, cut + 1) : Buffer.alloc(0);

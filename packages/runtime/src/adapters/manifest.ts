@@ -23,7 +23,13 @@ export interface OutputManifest {
   adapter_id: string;
   status: "completed" | "needs_input" | "blocked" | "failed";
   summary?: string;
-  artifacts?: Array<{ role: string; path: string; sha256: string; bytes: number; media_type?: string }>;
+  artifacts?: Array<{
+    role: string;
+    path: string;
+    sha256: string;
+    bytes: number;
+    media_type?: string;
+  }>;
   questions?: Array<{ question_id: string; prompt: string; answer_schema?: unknown }>;
   blocker?: { code: string; message: string };
   failure?: { code: string; message: string };
@@ -50,7 +56,14 @@ export type Collection =
       artifacts: ArtifactRecord[];
       undeclared: string[];
     }
-  | { ok: false; code: FailureCode; message: string; manifest?: OutputManifest; manifestSha256?: string; undeclared: string[] };
+  | {
+      ok: false;
+      code: FailureCode;
+      message: string;
+      manifest?: OutputManifest;
+      manifestSha256?: string;
+      undeclared: string[];
+    };
 
 function listFiles(dir: string, base = dir): string[] {
   let entries;
@@ -67,7 +80,12 @@ function listFiles(dir: string, base = dir): string[] {
 }
 
 /** Validates the manifest and every artifact it declares. */
-export function collectOutputs(opts: { outDir: string; packetId: string; runId: string; limits: AdapterLimits }): Collection {
+export function collectOutputs(opts: {
+  outDir: string;
+  packetId: string;
+  runId: string;
+  limits: AdapterLimits;
+}): Collection {
   const { outDir, limits } = opts;
   const all = listFiles(outDir);
   const undeclaredOf = (declared: ReadonlySet<string>): string[] =>
@@ -77,13 +95,28 @@ export function collectOutputs(opts: { outDir: string; packetId: string; runId: 
   try {
     stat = lstatSync(manifestPath);
   } catch {
-    return { ok: false, code: "manifest_missing", message: `the adapter wrote no ${MANIFEST_FILE}`, undeclared: undeclaredOf(new Set()) };
+    return {
+      ok: false,
+      code: "manifest_missing",
+      message: `the adapter wrote no ${MANIFEST_FILE}`,
+      undeclared: undeclaredOf(new Set()),
+    };
   }
   if (stat.isSymbolicLink() || !stat.isFile()) {
-    return { ok: false, code: "manifest_invalid", message: `${MANIFEST_FILE} is not a regular file`, undeclared: undeclaredOf(new Set()) };
+    return {
+      ok: false,
+      code: "manifest_invalid",
+      message: `${MANIFEST_FILE} is not a regular file`,
+      undeclared: undeclaredOf(new Set()),
+    };
   }
   if (stat.size > limits.max_manifest_bytes) {
-    return { ok: false, code: "manifest_invalid", message: `${MANIFEST_FILE} is ${stat.size} bytes; the limit is ${limits.max_manifest_bytes}`, undeclared: undeclaredOf(new Set()) };
+    return {
+      ok: false,
+      code: "manifest_invalid",
+      message: `${MANIFEST_FILE} is ${stat.size} bytes; the limit is ${limits.max_manifest_bytes}`,
+      undeclared: undeclaredOf(new Set()),
+    };
   }
   const bytes = readFileSync(manifestPath);
   const manifestSha256 = sha256Prefixed(bytes);
@@ -91,7 +124,13 @@ export function collectOutputs(opts: { outDir: string; packetId: string; runId: 
   try {
     parsed = JSON.parse(bytes.toString("utf8"));
   } catch {
-    return { ok: false, code: "manifest_invalid", message: `${MANIFEST_FILE} is not valid JSON`, manifestSha256, undeclared: undeclaredOf(new Set()) };
+    return {
+      ok: false,
+      code: "manifest_invalid",
+      message: `${MANIFEST_FILE} is not valid JSON`,
+      manifestSha256,
+      undeclared: undeclaredOf(new Set()),
+    };
   }
   if (!validateAdaptersAdapterOutputManifest(parsed)) {
     const first = validateAdaptersAdapterOutputManifest.errors?.[0];
@@ -118,7 +157,11 @@ export function collectOutputs(opts: { outDir: string; packetId: string; runId: 
   const declared = manifest.artifacts ?? [];
   const names = new Set(declared.map((a) => a.path));
   if (declared.length > limits.max_artifacts) {
-    return fail("artifact_too_large", `the manifest declares ${declared.length} artifacts; the limit is ${limits.max_artifacts}`, names);
+    return fail(
+      "artifact_too_large",
+      `the manifest declares ${declared.length} artifacts; the limit is ${limits.max_artifacts}`,
+      names,
+    );
   }
   const realOut = realpathSync(outDir);
   const artifacts: ArtifactRecord[] = [];
@@ -126,22 +169,50 @@ export function collectOutputs(opts: { outDir: string; packetId: string; runId: 
   for (const artifact of declared) {
     const shown = JSON.stringify(artifact.path.slice(0, 200));
     if (!isPlainRelative(artifact.path)) {
-      return fail("artifact_outside_safe_roots", `artifact path ${shown} is not a plain relative path inside the output directory`, names);
+      return fail(
+        "artifact_outside_safe_roots",
+        `artifact path ${shown} is not a plain relative path inside the output directory`,
+        names,
+      );
     }
     const problem = checkContained(outDir, artifact.path, { file: true });
-    if (problem === "symlink") return fail("artifact_symlink", `artifact path ${shown} passes through a symlink`, names);
-    if (problem === "missing" || problem === "not_file") return fail("artifact_missing", `artifact ${shown} is not a regular file in the output directory`, names);
-    if (problem === "outside") return fail("artifact_outside_safe_roots", `artifact path ${shown} leaves the output directory`, names);
+    if (problem === "symlink")
+      return fail("artifact_symlink", `artifact path ${shown} passes through a symlink`, names);
+    if (problem === "missing" || problem === "not_file")
+      return fail(
+        "artifact_missing",
+        `artifact ${shown} is not a regular file in the output directory`,
+        names,
+      );
+    if (problem === "outside")
+      return fail(
+        "artifact_outside_safe_roots",
+        `artifact path ${shown} leaves the output directory`,
+        names,
+      );
     const abs = join(outDir, artifact.path);
-    if (!isInside(realOut, realpathSync(abs))) return fail("artifact_outside_safe_roots", `artifact ${shown} resolves outside the output directory`, names);
+    if (!isInside(realOut, realpathSync(abs)))
+      return fail(
+        "artifact_outside_safe_roots",
+        `artifact ${shown} resolves outside the output directory`,
+        names,
+      );
     const size = lstatSync(abs).size;
     total += size;
     if (size > limits.max_artifact_bytes || total > limits.max_total_artifact_bytes) {
-      return fail("artifact_too_large", `artifact ${shown} exceeds the artifact size limits`, names);
+      return fail(
+        "artifact_too_large",
+        `artifact ${shown} exceeds the artifact size limits`,
+        names,
+      );
     }
     const digest = sha256Prefixed(readFileSync(abs));
     if (digest !== artifact.sha256 || size !== artifact.bytes) {
-      return fail("artifact_digest_mismatch", `artifact ${shown} does not match its declared digest and size`, names);
+      return fail(
+        "artifact_digest_mismatch",
+        `artifact ${shown} does not match its declared digest and size`,
+        names,
+      );
     }
     artifacts.push({ role: artifact.role, path: artifact.path, sha256: digest, bytes: size });
   }

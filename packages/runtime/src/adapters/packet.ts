@@ -65,7 +65,11 @@ export interface PacketFacts {
 }
 
 const strings = (value: unknown): string[] =>
-  Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v.trim() !== "") : typeof value === "string" && value.trim() !== "" ? [value] : [];
+  Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === "string" && v.trim() !== "")
+    : typeof value === "string" && value.trim() !== ""
+      ? [value]
+      : [];
 
 function questionsOf(value: unknown): OpenQuestion[] {
   if (!Array.isArray(value)) return [];
@@ -83,7 +87,9 @@ function questionsOf(value: unknown): OpenQuestion[] {
 }
 
 /** The digest of a packet: canonical JSON without `packet_digest`. */
-export function packetDigest(packet: Omit<WorkPacket, "packet_digest"> & { packet_digest?: string }): string {
+export function packetDigest(
+  packet: Omit<WorkPacket, "packet_digest"> & { packet_digest?: string },
+): string {
   const body: Record<string, unknown> = { ...packet };
   delete body.packet_digest;
   return hashCanonical(body);
@@ -93,8 +99,15 @@ export function packetDigest(packet: Omit<WorkPacket, "packet_digest"> & { packe
 export function buildWorkPacket(facts: PacketFacts): WorkPacket {
   const answers = Array.isArray(facts.inputs.answers)
     ? (facts.inputs.answers as unknown[]).flatMap((a) =>
-        typeof a === "object" && a !== null && typeof (a as { question_id?: unknown }).question_id === "string"
-          ? [{ question_id: (a as { question_id: string }).question_id, value: (a as { value?: unknown }).value ?? null }]
+        typeof a === "object" &&
+        a !== null &&
+        typeof (a as { question_id?: unknown }).question_id === "string"
+          ? [
+              {
+                question_id: (a as { question_id: string }).question_id,
+                value: (a as { value?: unknown }).value ?? null,
+              },
+            ]
           : [],
       )
     : [];
@@ -143,7 +156,8 @@ export function notExecutableReason(packet: WorkPacket): string | undefined {
   if (packet.lane === "") missing.push("lane");
   if (missing.length > 0) return `the work packet is missing ${missing.join(", ")}`;
   const unknown = packet.authority.requested.filter((word) => !isAuthorityWord(word));
-  if (unknown.length > 0) return `the work packet's scope names unknown authority words: ${unknown.join(", ")}`;
+  if (unknown.length > 0)
+    return `the work packet's scope names unknown authority words: ${unknown.join(", ")}`;
   if (packet.authority.commit_policy !== "commit_forbidden") {
     return `the work packet's commit policy is ${packet.authority.commit_policy || "missing"}; an adapter never commits (commit_forbidden)`;
   }

@@ -20,7 +20,8 @@ export interface DispatchAttemptRecord {
 const RUN_ID = /^[A-Za-z0-9_-]+$/;
 
 function dispatchesDir(runxDir: string, runId: string): string {
-  if (!RUN_ID.test(runId)) throw new RuntimeError("RUN_NOT_FOUND", `no run ${runId}`, { run_id: runId });
+  if (!RUN_ID.test(runId))
+    throw new RuntimeError("RUN_NOT_FOUND", `no run ${runId}`, { run_id: runId });
   return join(runxDir, "runs", runId, "dispatches");
 }
 
@@ -43,7 +44,10 @@ export function writeAttemptRecord(runxDir: string, record: DispatchAttemptRecor
   const dir = dispatchesDir(runxDir, record.dispatch.run_id);
   mkdirSync(dir, { recursive: true });
   const name = `${safeStep(record.dispatch.step_id)}-${record.dispatch.attempt}.json`;
-  writeFileSync(join(dir, name), `${JSON.stringify(record, null, 2)}\n`, { flag: "wx", mode: 0o600 });
+  writeFileSync(join(dir, name), `${JSON.stringify(record, null, 2)}\n`, {
+    flag: "wx",
+    mode: 0o600,
+  });
   return `.runx/runs/${record.dispatch.run_id}/dispatches/${name}`;
 }
 
@@ -54,12 +58,17 @@ export function listAttemptRecords(runxDir: string, runId: string): DispatchAtte
   return readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as DispatchAttemptRecord)
-    .sort((a, b) => a.dispatch.invoked_at.localeCompare(b.dispatch.invoked_at) || a.dispatch.attempt - b.dispatch.attempt);
+    .sort(
+      (a, b) =>
+        a.dispatch.invoked_at.localeCompare(b.dispatch.invoked_at) ||
+        a.dispatch.attempt - b.dispatch.attempt,
+    );
 }
 
 /** Path of a run's cancel request. */
 export function cancelRequestPath(runxDir: string, runId: string): string {
-  if (!RUN_ID.test(runId)) throw new RuntimeError("RUN_NOT_FOUND", `no run ${runId}`, { run_id: runId });
+  if (!RUN_ID.test(runId))
+    throw new RuntimeError("RUN_NOT_FOUND", `no run ${runId}`, { run_id: runId });
   return join(runxDir, "runs", runId, "cancel-requested");
 }
 

@@ -1,5 +1,14 @@
 /** A temporary workspace with the fake-local adapter and an adapter skill, for adapter tests. */
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { createRuntime } from "../create-runtime.js";
@@ -20,12 +29,27 @@ export interface AdapterSkillOptions {
 }
 
 /** Writes `skills/<name>` with an adapter runner. */
-export function writeAdapterSkill(root: string, name: string, opts: AdapterSkillOptions = {}): void {
+export function writeAdapterSkill(
+  root: string,
+  name: string,
+  opts: AdapterSkillOptions = {},
+): void {
   const dir = join(root, "skills", name);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: Hands a packet to an adapter.\n---\nDispatch.\n`);
-  const ws = opts.workspace !== undefined ? `\n      workspace:\n${Object.entries(opts.workspace).map(([k, v]) => `        ${k}: "${v}"`).join("\n")}` : "";
-  const ceiling = opts.ceiling !== undefined ? `\n    policy:\n      authority_ceiling: [${opts.ceiling.map((w) => `"${w}"`).join(", ")}]` : "";
+  writeFileSync(
+    join(dir, "SKILL.md"),
+    `---\nname: ${name}\ndescription: Hands a packet to an adapter.\n---\nDispatch.\n`,
+  );
+  const ws =
+    opts.workspace !== undefined
+      ? `\n      workspace:\n${Object.entries(opts.workspace)
+          .map(([k, v]) => `        ${k}: "${v}"`)
+          .join("\n")}`
+      : "";
+  const ceiling =
+    opts.ceiling !== undefined
+      ? `\n    policy:\n      authority_ceiling: [${opts.ceiling.map((w) => `"${w}"`).join(", ")}]`
+      : "";
   writeFileSync(
     join(dir, "X.yaml"),
     `skill: ${name}
@@ -57,11 +81,20 @@ export function adapterWorkspace(): string {
 }
 
 /** A runtime over `root` with fixture modes on. */
-export function adapterRuntime(root: string, extra: Partial<RuntimeOptions> = {}, env: Record<string, string> = {}): Runtime {
+export function adapterRuntime(
+  root: string,
+  extra: Partial<RuntimeOptions> = {},
+  env: Record<string, string> = {},
+): Runtime {
   return createRuntime({
     workspaceRoot: root,
     runxHome: join(root, ".home"),
-    env: { PATH: process.env.PATH, RUNX_ADAPTER_FIXTURE_MODES: "1", HOME: join(root, ".home"), ...env },
+    env: {
+      PATH: process.env.PATH,
+      RUNX_ADAPTER_FIXTURE_MODES: "1",
+      HOME: join(root, ".home"),
+      ...env,
+    },
     ...extra,
   });
 }

@@ -65,7 +65,11 @@ function relativeSpecifiers(source: string): string[] {
   for (const pattern of IMPORT_PATTERNS) {
     for (const match of source.matchAll(pattern)) {
       const spec = match[1];
-      if (spec !== undefined && (spec.startsWith("./") || spec.startsWith("../") || spec.startsWith("/"))) out.push(spec);
+      if (
+        spec !== undefined &&
+        (spec.startsWith("./") || spec.startsWith("../") || spec.startsWith("/"))
+      )
+        out.push(spec);
     }
   }
   return out;
@@ -81,13 +85,26 @@ export function definitionPath(root: string, id: string): string | undefined {
   return undefined;
 }
 
-function payloadClosure(root: string, defDir: string, argv: readonly string[]): { files: string[]; launchArgv: string[] } {
+function payloadClosure(
+  root: string,
+  defDir: string,
+  argv: readonly string[],
+): { files: string[]; launchArgv: string[] } {
   const files = new Set<string>();
   const queue: string[] = [];
   const admit = (abs: string, via: string): void => {
-    if (!isInside(root, abs)) throw new AdapterLoadProblem("adapter_config_invalid", `payload ${via} lies outside the workspace`);
-    if (hasSymlinkComponent(root, abs)) throw new AdapterLoadProblem("adapter_config_invalid", `payload ${via} is reached through a symlink`);
-    if (!existsSync(abs)) throw new AdapterLoadProblem("adapter_config_invalid", `payload ${via} does not exist`);
+    if (!isInside(root, abs))
+      throw new AdapterLoadProblem(
+        "adapter_config_invalid",
+        `payload ${via} lies outside the workspace`,
+      );
+    if (hasSymlinkComponent(root, abs))
+      throw new AdapterLoadProblem(
+        "adapter_config_invalid",
+        `payload ${via} is reached through a symlink`,
+      );
+    if (!existsSync(abs))
+      throw new AdapterLoadProblem("adapter_config_invalid", `payload ${via} does not exist`);
     const rel = relative(root, abs).split(sep).join("/");
     if (!files.has(rel)) {
       files.add(rel);
@@ -97,11 +114,15 @@ function payloadClosure(root: string, defDir: string, argv: readonly string[]): 
   const launchArgv = argv.map((arg, i) => {
     const flag = /^--(?:import|require|loader|experimental-loader)=(.+)$/.exec(arg);
     const target = flag?.[1] ?? arg;
-    const local = target.startsWith("./") || target.startsWith("../") || (i === 0 && target.includes("/"));
+    const local =
+      target.startsWith("./") || target.startsWith("../") || (i === 0 && target.includes("/"));
     if (!local && !target.startsWith("/")) return arg;
     if (target.startsWith("/")) {
       if (i === 0) return arg; // an absolute executable outside the repo is an installed tool
-      throw new AdapterLoadProblem("adapter_config_invalid", `command.argv[${i}] is an absolute path; payloads are repo-relative`);
+      throw new AdapterLoadProblem(
+        "adapter_config_invalid",
+        `command.argv[${i}] is an absolute path; payloads are repo-relative`,
+      );
     }
     const abs = resolve(defDir, target);
     admit(abs, `command.argv[${i}]`);
@@ -121,27 +142,41 @@ function payloadClosure(root: string, defDir: string, argv: readonly string[]): 
 /** Loads and validates the definition of `id`, with its payload closure and digest. */
 export function loadAdapter(root: string, id: string): LoadedAdapter {
   const file = definitionPath(root, id);
-  if (file === undefined) throw new AdapterLoadProblem("unsupported_adapter", `no adapter definition ${ADAPTERS_DIR}/${id}.yaml`);
+  if (file === undefined)
+    throw new AdapterLoadProblem(
+      "unsupported_adapter",
+      `no adapter definition ${ADAPTERS_DIR}/${id}.yaml`,
+    );
   const rel = relative(root, file).split(sep).join("/");
-  if (hasSymlinkComponent(root, file)) throw new AdapterLoadProblem("adapter_config_invalid", `${rel} is reached through a symlink`);
+  if (hasSymlinkComponent(root, file))
+    throw new AdapterLoadProblem("adapter_config_invalid", `${rel} is reached through a symlink`);
   const bytes = readFileSync(file);
   let doc: JsonValue;
   try {
-    doc = file.endsWith(".json") ? (JSON.parse(bytes.toString("utf8")) as JsonValue) : parseStrictYaml(bytes.toString("utf8"), { file: rel }).value;
+    doc = file.endsWith(".json")
+      ? (JSON.parse(bytes.toString("utf8")) as JsonValue)
+      : parseStrictYaml(bytes.toString("utf8"), { file: rel }).value;
   } catch (error) {
-    throw new AdapterLoadProblem("adapter_config_invalid", `${rel}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new AdapterLoadProblem(
+      "adapter_config_invalid",
+      `${rel}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   let definition: AdapterDefinition;
   try {
     definition = parseAdapterDefinition(doc, id);
   } catch (error) {
-    if (error instanceof DefinitionProblem) throw new AdapterLoadProblem(error.code, `${rel}: ${error.message}`);
+    if (error instanceof DefinitionProblem)
+      throw new AdapterLoadProblem(error.code, `${rel}: ${error.message}`);
     throw error;
   }
   const { files, launchArgv } = payloadClosure(root, dirname(file), definition.command.argv);
   const digest = hashCanonical({
     definition: sha256Prefixed(bytes),
-    payload: files.map((path) => ({ path, sha256: sha256Prefixed(readFileSync(join(root, path))) })),
+    payload: files.map((path) => ({
+      path,
+      sha256: sha256Prefixed(readFileSync(join(root, path))),
+    })),
   });
   return { definition, file: rel, payloadFiles: files, digest, launchArgv };
 }
@@ -155,20 +190,36 @@ export function readTrust(runxDir: string): Record<string, TrustRecord> {
   const file = trustFile(runxDir);
   if (!existsSync(file)) return {};
   try {
-    const parsed = JSON.parse(readFileSync(file, "utf8")) as { adapters?: Record<string, TrustRecord> };
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as {
+      adapters?: Record<string, TrustRecord>;
+    };
     return parsed.adapters ?? {};
   } catch {
-    throw new RuntimeError("CONFIG_INVALID", ".runx/adapters/trust.json is not valid JSON; re-trust the adapters", { path: ".runx/adapters/trust.json" });
+    throw new RuntimeError(
+      "CONFIG_INVALID",
+      ".runx/adapters/trust.json is not valid JSON; re-trust the adapters",
+      { path: ".runx/adapters/trust.json" },
+    );
   }
 }
 
 /** Records trust in the current definition and payload of `id`; returns the record. */
-export function trustAdapter(root: string, runxDir: string, id: string, principal: string, now: Date): TrustRecord {
+export function trustAdapter(
+  root: string,
+  runxDir: string,
+  id: string,
+  principal: string,
+  now: Date,
+): TrustRecord {
   let loaded: LoadedAdapter;
   try {
     loaded = loadAdapter(root, id);
   } catch (error) {
-    if (error instanceof AdapterLoadProblem) throw new RuntimeError("POLICY_DENIED", `cannot trust adapter ${id}: ${error.message}`, { adapter_id: id, failure_code: error.code });
+    if (error instanceof AdapterLoadProblem)
+      throw new RuntimeError("POLICY_DENIED", `cannot trust adapter ${id}: ${error.message}`, {
+        adapter_id: id,
+        failure_code: error.code,
+      });
     throw error;
   }
   const first = loaded.definition.command.argv[0] ?? "";
@@ -179,7 +230,10 @@ export function trustAdapter(root: string, runxDir: string, id: string, principa
     payload_files: loaded.payloadFiles,
     executable_resolved: {
       basename: first.split("/").pop() ?? first,
-      sha256: repoExecutable !== undefined ? sha256Prefixed(readFileSync(join(root, repoExecutable))) : null,
+      sha256:
+        repoExecutable !== undefined
+          ? sha256Prefixed(readFileSync(join(root, repoExecutable)))
+          : null,
     },
     trusted_by: principal,
     trusted_at: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
@@ -189,7 +243,11 @@ export function trustAdapter(root: string, runxDir: string, id: string, principa
   const file = trustFile(runxDir);
   mkdirSync(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify({ schema: "runx.adapter-trust.v1", adapters: all }, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(
+    temp,
+    `${JSON.stringify({ schema: "runx.adapter-trust.v1", adapters: all }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
   renameSync(temp, file);
   return record;
 }

@@ -10,12 +10,19 @@ import type { AdapterRunner } from "../parser/runner-types.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Commitment, Receipt, Reference } from "../receipts/index.js";
 import { dispatchAttempt } from "../adapters/dispatch.js";
-import type { AdapterStepConfig, ApprovalBinding, DispatchOutcome, SpawnAuthority } from "../adapters/dispatch.js";
+import type { AdapterStepConfig, ApprovalBinding, DispatchOutcome } from "../adapters/dispatch.js";
 import { clearCancel, nextAttempt, writeAttemptRecord } from "../adapters/records.js";
 import { DEFAULT_CEILING } from "../adapters/vocabulary.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
-import { commitment, createRunRecord, idempotencyFor, receiptTimestamp, runMetadata, storeReceipt } from "./context.js";
+import {
+  commitment,
+  createRunRecord,
+  idempotencyFor,
+  receiptTimestamp,
+  runMetadata,
+  storeReceipt,
+} from "./context.js";
 import type { RunScope } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
 import type { Disposition, SkillRunEnvelope } from "./envelope.js";
@@ -34,27 +41,41 @@ export function adapterConfigOf(runner: AdapterRunner): AdapterStepConfig {
   const allowed = ["id", "lane", "workflow", "authority", "commit_policy", "workspace"];
   for (const key of Object.keys(block)) {
     if (!allowed.includes(key)) {
-      throw new RuntimeError("PACKAGE_INVALID", `runners.${runner.name}.adapter.${key}: unknown field`, { path: `runners.${runner.name}.adapter.${key}` });
+      throw new RuntimeError(
+        "PACKAGE_INVALID",
+        `runners.${runner.name}.adapter.${key}: unknown field`,
+        { path: `runners.${runner.name}.adapter.${key}` },
+      );
     }
   }
   const authority = block.authority ?? [];
   if (!Array.isArray(authority) || !authority.every((w) => typeof w === "string")) {
-    throw new RuntimeError("PACKAGE_INVALID", `runners.${runner.name}.adapter.authority: must be a list of authority words`, { path: `runners.${runner.name}.adapter.authority` });
+    throw new RuntimeError(
+      "PACKAGE_INVALID",
+      `runners.${runner.name}.adapter.authority: must be a list of authority words`,
+      { path: `runners.${runner.name}.adapter.authority` },
+    );
   }
   const ws = isJsonObject(block.workspace) ? block.workspace : {};
   return {
     id: str(block.id) ?? "",
     lane: str(block.lane) ?? "",
     workflow: str(block.workflow),
-    authority: authority as string[],
+    authority: authority,
     commit_policy: str(block.commit_policy) ?? "commit_forbidden",
-    workspace: { worktree: str(ws.worktree), branch: str(ws.branch), base_commit: str(ws.base_commit) },
+    workspace: {
+      worktree: str(ws.worktree),
+      branch: str(ws.branch),
+      base_commit: str(ws.base_commit),
+    },
   };
 }
 
 function ceilingOf(runner: AdapterRunner): string[] {
   const ceiling = runner.policy?.authority_ceiling;
-  return Array.isArray(ceiling) ? ceiling.filter((w): w is string => typeof w === "string") : [...DEFAULT_CEILING];
+  return Array.isArray(ceiling)
+    ? ceiling.filter((w): w is string => typeof w === "string")
+    : [...DEFAULT_CEILING];
 }
 
 function approvalRequestId(stepId: string): string {
@@ -68,7 +89,8 @@ async function attempt(
 ): Promise<DispatchOutcome> {
   const { deps, prep } = scope;
   const runner = prep.runner as AdapterRunner;
-  const fixtureModes = deps.receiptProfile?.kind === "harness" || deps.env.RUNX_ADAPTER_FIXTURE_MODES === "1";
+  const fixtureModes =
+    deps.receiptProfile?.kind === "harness" || deps.env.RUNX_ADAPTER_FIXTURE_MODES === "1";
   return dispatchAttempt({
     root: deps.paths.root,
     runxDir: deps.paths.runxDir,
@@ -88,7 +110,12 @@ async function attempt(
     approval:
       approval === null
         ? null
-        : { approved: approval.decision, binding: approval.binding, requestReceiptId: approval.receiptId, approver: LOCAL_OPERATOR },
+        : {
+            approved: approval.decision,
+            binding: approval.binding,
+            requestReceiptId: approval.receiptId,
+            approver: LOCAL_OPERATOR,
+          },
     ...(approval !== null ? { createdAt: approval.binding.created_at } : {}),
     fixtureModes,
     now: () => deps.now(),
@@ -100,7 +127,11 @@ async function attempt(
 }
 
 /** Runs the adapter step of a fresh run. */
-export async function runAdapterStep(scope: RunScope, inputs: Record<string, unknown>, start: StepStart): Promise<SkillRunEnvelope> {
+export async function runAdapterStep(
+  scope: RunScope,
+  inputs: Record<string, unknown>,
+  start: StepStart,
+): Promise<SkillRunEnvelope> {
   const outcome = await attempt(scope, inputs, null);
   return finish(scope, inputs, outcome, start);
 }
@@ -113,10 +144,15 @@ export async function resumeAdapterStep(
   previous: Reference,
 ): Promise<SkillRunEnvelope> {
   const request = checkpoint.requests[0];
-  if (request?.kind !== "approval") throw new RuntimeError("RESUME_REFUSED", "the adapter checkpoint holds no approval gate", {});
+  if (request?.kind !== "approval")
+    throw new RuntimeError("RESUME_REFUSED", "the adapter checkpoint holds no approval gate", {});
   const decision = answers.approvals[request.id];
   if (decision === undefined) {
-    throw new RuntimeError("ANSWERS_INVALID", `the dispatch waits for a human decision under approvals.${request.id}`, { path: `approvals.${request.id}` });
+    throw new RuntimeError(
+      "ANSWERS_INVALID",
+      `the dispatch waits for a human decision under approvals.${request.id}`,
+      { path: `approvals.${request.id}` },
+    );
   }
   const binding = request.gate.summary as ApprovalBinding;
   const outcome = await attempt(scope, checkpoint.inputs, {
@@ -176,7 +212,10 @@ async function finish(
     commitment("input", body.packet_digest ?? inputsDigest),
     commitment("output", hashCanonical(body)),
     ...(outcome.streams !== undefined
-      ? [commitment("stdout", outcome.streams.stdoutSha256), commitment("stderr", outcome.streams.stderrSha256)]
+      ? [
+          commitment("stdout", outcome.streams.stdoutSha256),
+          commitment("stderr", outcome.streams.stderrSha256),
+        ]
       : []),
   ];
   const reasonCode = body.failure?.code ?? `dispatch_${body.status}`;
@@ -187,7 +226,10 @@ async function finish(
       step: `${stepId}.dispatch-${body.attempt}`,
       createdAt,
       subjectKind: "agent_adapter_dispatch",
-      disposition: DISPOSITION[body.status] === "closed" && body.status === "dry_run" ? "declined" : disposition,
+      disposition:
+        DISPOSITION[body.status] === "closed" && body.status === "dry_run"
+          ? "declined"
+          : disposition,
       reasonCode,
       succeeded: body.status === "completed",
       sealSummary: summary,
@@ -199,9 +241,15 @@ async function finish(
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, child, () => {
-    if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-  }, { isChild: true });
+  await storeReceipt(
+    deps,
+    prep,
+    child,
+    () => {
+      if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
+    },
+    { isChild: true },
+  );
   writeAttemptRecord(deps.paths.runxDir, { receipt_id: child.id, dispatch: body });
   clearCancel(deps.paths.runxDir, prep.runId);
 
@@ -234,7 +282,9 @@ async function finish(
       children: [child],
       idempotency: idempotencyFor(prep, inputsDigest, undefined, start.previous),
       metadata: { ...runMetadata(deps, prep), dispatch_status: body.status },
-      ...(start.previous !== undefined ? { lineage: { previous: start.previous, resume_ref: start.previous } } : {}),
+      ...(start.previous !== undefined
+        ? { lineage: { previous: start.previous, resume_ref: start.previous } }
+        : {}),
     }),
     deps.signer(),
     { children: [child] },
