@@ -41,6 +41,15 @@ import type { StateStore } from "./store/types.js";
 import type { HarnessReport } from "./harness/index.js";
 import type { CaseResult } from "./harness/run-case.js";
 import { displayPath, workspacePaths } from "./workspace.js";
+import type { ProbeRunner } from "./adapters/preflight.js";
+import type { TrustRecord } from "./adapters/trust.js";
+import {
+  cancelDispatch,
+  dispatchAttempts,
+  listAdapters,
+  trust as trustAdapter,
+} from "./services/adapters.js";
+import type { AdapterListing, DispatchAttemptView } from "./services/adapters.js";
 import type { WorkspacePaths } from "./workspace.js";
 
 /** The runtime release identity; part of every execution-closure digest. */
@@ -61,6 +70,10 @@ export interface RuntimeOptions {
   receiptProfile?: ReceiptProfile;
   /** Harness fixture lanes for native tools (never set for a live run). */
   toolLanes?: ToolLanes;
+  /** Replacement adapter preflight probe runner (tests only). */
+  adapterProbe?: ProbeRunner;
+  /** Spy called right before an adapter process spawns (tests only). */
+  onAdapterSpawn?: () => void;
 }
 
 /** The runtime's public surface. */
@@ -78,12 +91,14 @@ export interface Runtime {
       source: string;
       packageDigest?: string;
       executionClosureDigest?: string;
+      /** `--allow-spawn`: adapter dispatches continued by this resume may launch. */
+      allowSpawn?: boolean;
     },
     options?: { signal?: AbortSignal },
   ): Promise<SkillRunEnvelope>;
   /** Continues a paused run with an already parsed resume document (the harness's path). */
   resumeWith(
-    request: { runId: string; document: unknown },
+    request: { runId: string; document: unknown; allowSpawn?: boolean },
     options?: { signal?: AbortSignal },
   ): Promise<SkillRunEnvelope>;
   /** Tree-mode verification of the receipt store. */
@@ -115,6 +130,15 @@ export interface Runtime {
   listSkills(): Promise<{ items: SkillListItem[] }>;
   /** Creates `.runx/` (or `$RUNX_HOME` with `global`). */
   init(options?: { global?: boolean }): Promise<InitResult>;
+  /** Adapter definitions, trust, dispatch attempts and cancellation (issue 8). */
+  adapters: {
+    list(): AdapterListing[];
+    trust(id: string): TrustRecord;
+    /** A run's dispatch attempts, oldest first, each checked against its signed receipt. */
+    attempts(runId: string): Promise<DispatchAttemptView[]>;
+    /** Asks the running dispatch of a run (in any process) to stop. */
+    cancel(runId: string): { run_id: string; requested: true };
+  };
   /** Releases the state store. */
   close(): void;
 }
@@ -180,6 +204,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     readStdin,
     ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
     ...(options.toolLanes !== undefined ? { toolLanes: options.toolLanes } : {}),
+    ...(options.adapterProbe !== undefined ? { adapterProbe: options.adapterProbe } : {}),
+    ...(options.onAdapterSpawn !== undefined ? { onAdapterSpawn: options.onAdapterSpawn } : {}),
     agentConfig: async () => {
       // Loaded on demand: only agent runs read the user's agent configuration.
       const { loadAgentSettings } = await import("./agents/config.js");
@@ -215,6 +241,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           ...(request.executionClosureDigest !== undefined
             ? { executionClosureDigest: request.executionClosureDigest }
             : {}),
+          ...(request.allowSpawn === true ? { allowSpawn: true } : {}),
         },
         opts.signal ?? new AbortController().signal,
       );
@@ -222,6 +249,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async resumeWith(request, opts = {}) {
       const { resumeRun } = await import("./run/resume.js");
       return resumeRun(runDeps, request, opts.signal ?? new AbortController().signal);
+    },
+    adapters: {
+      list: () => listAdapters(paths.root, paths.runxDir),
+      trust: (id) =>
+        trustAdapter(paths.root, paths.runxDir, id, "runx:principal:local_operator", now()),
+      attempts: (runId) => dispatchAttempts(paths.runxDir, getReceipts(), runId),
+      cancel: (runId) => cancelDispatch(paths.runxDir, runId, now()),
     },
     verifyStore(opts = {}) {
       return verifyReceiptStore({

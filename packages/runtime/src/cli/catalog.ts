@@ -37,6 +37,7 @@ export const COMMANDS: CommandHelp[] = [
         "deliver env var NAME to the skill as a secret (redacted everywhere)",
       ],
       ["--package-digest <sha256:…>", "refuse to run unless the package digest matches"],
+      ["--allow-spawn", "let adapter runners launch their process (else a dry-run receipt)"],
       JSON_OPT,
       RECEIPT_DIR_OPT,
     ],
@@ -57,6 +58,7 @@ export const COMMANDS: CommandHelp[] = [
         "--execution-closure-digest <sha256:…>",
         "refuse unless the run is bound to this closure digest",
       ],
+      ["--allow-spawn", "let a resumed adapter dispatch launch its process"],
       JSON_OPT,
       RECEIPT_DIR_OPT,
     ],
@@ -191,6 +193,20 @@ export const COMMANDS: CommandHelp[] = [
       "Kinds: parser.validateSkillMarkdown (markdown), parser.validateRunnerManifestYaml (yaml), parser.validateGraphYaml (yaml), parser.validateSkillInstall (markdown, origin).",
       'Answer: {"status": "success", "result": {"kind": "output", "value": ...}}; with returnErrors each value is {status: success, value} or {status: failure, error: {code, message}}.',
       "Error codes: parse_error, validation_error, invalid_input, invalid_document. Exit status: 0 answered, 1 the request failed, 64 usage.",
+    ],
+  },
+  {
+    name: "adapter",
+    summary: "list and trust adapter definitions; show or cancel a run's dispatch attempts",
+    usage: [
+      "runx adapter list [options]",
+      "runx adapter trust <id> [options]",
+      "runx adapter attempts <run-id> [options]",
+      "runx adapter cancel <run-id> [options]",
+    ],
+    options: [JSON_OPT],
+    notes: [
+      "Definitions live in adapters/<id>.yaml; trust is local (.runx/adapters/trust.json) and pins the definition and payload digest.",
     ],
   },
   {

@@ -21,6 +21,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   harness: () => import("./commands/harness.js"),
   kernel: () => import("./commands/kernel.js"),
   parser: () => import("./commands/parser.js"),
+  adapter: () => import("./commands/adapter.js"),
 };
 
 const INTERRUPT_EXIT = 130;

@@ -19,7 +19,8 @@ export type RunnerType =
   | "harness-hook"
   | "http"
   | "external-adapter"
-  | "thread-outbox-provider";
+  | "thread-outbox-provider"
+  | "adapter";
 
 /** A declared output: a bare type name or a mapping with `type`, `description`, `required`, ... */
 export interface OutputDeclaration {
@@ -127,6 +128,15 @@ export interface AgentRunner extends RunnerCommon {
   type: "agent";
 }
 
+/**
+ * Hands a work packet to an external agent runtime through a trusted adapter definition
+ * (issue 8). `adapter` is the step's block: id, lane, workflow, authority, workspace.
+ */
+export interface AdapterRunner extends RunnerCommon {
+  type: "adapter";
+  adapter: JsonObject;
+}
+
 /** Human approval gate. */
 export interface ApprovalRunner extends RunnerCommon {
   type: "approval";
@@ -152,4 +162,5 @@ export type RunnerDefinition =
   | AgentTaskRunner
   | AgentRunner
   | ApprovalRunner
+  | AdapterRunner
   | GenericRunner;

@@ -55,6 +55,7 @@ export const SOURCE_FIELDS: ReadonlySet<string> = new Set([
   "external_adapter",
   "thread_outbox_provider",
   "act",
+  "adapter",
 ]);
 
 const REQUIRED_BY_TYPE: Readonly<Record<RunnerType, readonly string[]>> = {
@@ -71,6 +72,7 @@ const REQUIRED_BY_TYPE: Readonly<Record<RunnerType, readonly string[]>> = {
   http: ["url"],
   "external-adapter": ["external_adapter"],
   "thread-outbox-provider": ["thread_outbox_provider"],
+  adapter: ["adapter"],
 };
 
 const strings = (value: JsonValue | undefined): string[] =>
@@ -329,6 +331,11 @@ export function normalizeRunner(
     case "agent":
     case "approval":
       return { ...common, type };
+    case "adapter": {
+      const block = obj(source.adapter);
+      if (block === undefined) fail([...sourcePath, "adapter"], "adapter must be a mapping");
+      return { ...common, type, adapter: block };
+    }
     default:
       return { ...common, type };
   }

@@ -40,6 +40,8 @@ export const DEFAULT_LOCAL_SOURCE_TYPES: readonly string[] = [
   "a2a",
   "catalog",
   "graph",
+  // runx-ts: the adapter runner has its own deny-by-default gate (src/adapters/dispatch.ts).
+  "adapter",
 ];
 
 /** Default cap on a source's `timeout_seconds`. */

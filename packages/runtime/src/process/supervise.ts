@@ -42,6 +42,8 @@ export interface SuperviseOptions {
   signal?: AbortSignal | undefined;
   /** Bytes retained per stream (default 8 MiB); the full stream is still hashed and counted. */
   maxBytesPerStream?: number | undefined;
+  /** Combined bytes of both streams past which the group is terminated (`outputLimited`). */
+  hardOutputBytes?: number | undefined;
 }
 
 /** How a supervised process ended and what it wrote. */
@@ -51,6 +53,8 @@ export interface SupervisedProcessResult {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   interrupted: boolean;
+  /** The combined output passed `hardOutputBytes` and the group was terminated. */
+  outputLimited: boolean;
   stdout: Buffer;
   stderr: Buffer;
   /** Total bytes the child wrote, including any beyond the retention bound. */
@@ -182,6 +186,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
     let terminating = false;
     let timedOut = false;
     let interrupted = false;
+    let outputLimited = false;
     let leaderExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
 
@@ -222,6 +227,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
         signal: leaderExit.signal,
         timedOut,
         interrupted,
+        outputLimited,
         stdout: stdout.bytes(),
         stderr: stderr.bytes(),
         stdoutBytes: stdout.total,
@@ -235,8 +241,20 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
       });
     };
 
-    child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const overHardLimit = (): void => {
+      if (opts.hardOutputBytes === undefined || outputLimited || leaderExit !== undefined) return;
+      if (stdout.total + stderr.total <= opts.hardOutputBytes) return;
+      outputLimited = true;
+      terminate(opts.graceMs ?? DEFAULT_GRACE_MS);
+    };
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout.push(chunk);
+      overHardLimit();
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr.push(chunk);
+      overHardLimit();
+    });
 
     child.once("error", (error) => {
       if (settled) return;

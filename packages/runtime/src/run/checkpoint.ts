@@ -13,7 +13,7 @@ import type { RunRequest } from "./envelope.js";
 export interface Checkpoint {
   version: "runx.checkpoint.v1";
   /** What the run is waiting for. */
-  kind: "inputs" | "agent" | "graph";
+  kind: "inputs" | "agent" | "graph" | "adapter";
   /** Workspace-relative package directory. */
   skill_ref: string;
   runner: string;

@@ -17,6 +17,8 @@ import type {
   SkillReceiptFacts,
 } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
+import type { SpawnAuthority } from "../adapters/dispatch.js";
+import type { ProbeRunner } from "../adapters/preflight.js";
 import type { Resolver } from "../tools/net-guard.js";
 import type { HttpTransport, ProviderDriver } from "../tools/types.js";
 import type { StateStore } from "../store/types.js";
@@ -46,6 +48,10 @@ export interface RunSkillDeps {
   agentConfig?(): Promise<ManagedAgentSettings | undefined>;
   /** Replacement tool transports (harness fixture lanes only; live runs never set them). */
   toolLanes?: ToolLanes;
+  /** Replacement probe runner for adapter preflight (git, tool version); tests only. */
+  adapterProbe?: ProbeRunner;
+  /** Called right before an adapter process is spawned; tests spy on spawns with it. */
+  onAdapterSpawn?: () => void;
 }
 
 /**
@@ -116,6 +122,8 @@ export interface RunScope {
   signal: AbortSignal;
   /** Set while a nested graph runs as one step of an enclosing graph. */
   nest?: NestedGraphScope;
+  /** Spawn authority of an operator-originated invocation (`--allow-spawn`); never from inputs. */
+  spawnAuthority?: SpawnAuthority;
 }
 
 /** Where a nested graph runs: the step path from the root graph, and the graphs above it. */

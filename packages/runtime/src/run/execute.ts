@@ -10,14 +10,14 @@ import type { RunnerDisposition, RunnerReasonCode } from "../runners/outcome.js"
 const STREAM_TAIL_BYTES = 64 * 1024;
 
 /** Runner types `runx skill` executes in this release. */
-const SUPPORTED = new Set(["cli-tool", "javascript", "agent-task", "agent", "graph"]);
+const SUPPORTED = new Set(["cli-tool", "javascript", "agent-task", "agent", "graph", "adapter"]);
 
 /** Refuses runner types this release cannot execute, before anything runs. */
 export function assertRunnerSupported(runner: RunnerDefinition): void {
   if (!SUPPORTED.has(runner.type)) {
     throw new RuntimeError(
       "RUNNER_UNSUPPORTED",
-      `runner '${runner.name}' has type ${runner.type}; runx skill executes cli-tool, javascript, agent-task, agent and graph runners`,
+      `runner '${runner.name}' has type ${runner.type}; runx skill executes cli-tool, javascript, agent-task, agent, graph and adapter runners`,
       { runner: runner.name, type: runner.type },
     );
   }

@@ -14,7 +14,13 @@ import type { SkillRunEnvelope } from "./envelope.js";
 import { checkAgentAnswers, resumeAgentTask } from "./agent-step.js";
 import { checkGraphAnswers, resumeGraphRun } from "./graph-run.js";
 import { prepareRun } from "./prepare.js";
-import { admitPolicy, continueWithInputs, deliverSecrets, withRefusal } from "./run-skill.js";
+import {
+  admitPolicy,
+  continueWithInputs,
+  deliverSecrets,
+  spawnAuthorityOf,
+  withRefusal,
+} from "./run-skill.js";
 
 /** What the caller asks for. */
 export interface ResumeRequest {
@@ -23,6 +29,8 @@ export interface ResumeRequest {
   document: unknown;
   packageDigest?: string;
   executionClosureDigest?: string;
+  /** `--allow-spawn` given to this resume. */
+  allowSpawn?: boolean;
 }
 
 /** Continues a paused run (input, agent or graph pause). */
@@ -91,7 +99,14 @@ export async function resumeRun(
     state.updateRun(run.id, { status: "running" });
   });
 
-  const scope: RunScope = { deps, prep, secrets: {}, taint: createTaintSet([]), signal };
+  const scope: RunScope = {
+    deps,
+    prep,
+    secrets: {},
+    taint: createTaintSet([]),
+    signal,
+    spawnAuthority: spawnAuthorityOf(request.allowSpawn),
+  };
   const previous = {
     type: "receipt",
     uri: `runx:receipt:${checkpoint.paused_receipt.id}`,
@@ -132,6 +147,11 @@ export async function resumeRun(
       if (checkpoint.kind === "graph") {
         stage("resume");
         return await resumeGraphRun(scope, checkpoint, answers, previous);
+      }
+      if (checkpoint.kind === "adapter") {
+        stage("resume");
+        const { resumeAdapterStep } = await import("./adapter-step.js");
+        return await resumeAdapterStep(scope, checkpoint, answers, previous);
       }
       throw new RuntimeError("RESUME_REFUSED", "the checkpoint names an unknown pause kind", {
         run_id: run.id,

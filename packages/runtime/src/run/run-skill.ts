@@ -46,6 +46,8 @@ export interface SkillRequest {
   packageDigest?: string;
   /** Refuse to run unless the execution-closure digest equals this. */
   executionClosureDigest?: string;
+  /** `--allow-spawn`: the operator allows adapter dispatches of this run to launch. */
+  allowSpawn?: boolean;
 }
 
 /** Runs a skill to a sealed, paused or refused envelope. */
@@ -64,7 +66,14 @@ export async function runSkill(
     },
   });
   const taint = createTaintSet([]);
-  const scope: RunScope = { deps, prep, secrets: {}, taint, signal };
+  const scope: RunScope = {
+    deps,
+    prep,
+    secrets: {},
+    taint,
+    signal,
+    spawnAuthority: spawnAuthorityOf(request.allowSpawn),
+  };
   return withRefusal(scope, async (stage) => {
     stage("admit_secrets");
     scope.secrets = deliverSecrets(deps, request.secretEnv, taint);
@@ -111,6 +120,10 @@ export async function continueWithInputs(
     const { runGraph } = await import("./graph-run.js");
     return runGraph(scope, values, start);
   }
+  if (type === "adapter") {
+    const { runAdapterStep } = await import("./adapter-step.js");
+    return runAdapterStep(scope, values, start);
+  }
   return runSingleStep(scope, values, start);
 }
 
@@ -135,6 +148,13 @@ function pauseForInputs(
       .map((m) => `--${m.id.replaceAll("_", "-")} <${m.type}>`)
       .join(" ")}   (or: runx resume ${prep.runId} <answers.json>)`,
   });
+}
+
+/** Spawn authority from the operator's own flag; graph inputs and model output never grant it. */
+export function spawnAuthorityOf(allowSpawn: boolean | undefined): RunScope["spawnAuthority"] {
+  return allowSpawn === true
+    ? { granted: true, source: "cli", principal: "runx:principal:local_operator" }
+    : { granted: false, source: null, principal: null };
 }
 
 /** Reads `--secret-env` variables, adding each value to the taint set. */

@@ -1,7 +1,7 @@
 /** `runx resume <run-id> <answers.json|->`: parse → one runtime call → render. */
 import { RuntimeError } from "../../errors.js";
 import { envelopeExitCode } from "../../run/envelope.js";
-import { flagValue, parseArgs } from "../args.js";
+import { flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
 import { renderEnvelope } from "../render.js";
@@ -17,6 +17,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         "package-digest": { value: true },
         "execution-closure-digest": { value: true },
         "non-interactive": {},
+        "allow-spawn": {},
       },
       { command: "resume" },
     );
@@ -39,6 +40,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           source,
           ...(packageDigest !== undefined ? { packageDigest } : {}),
           ...(closureDigest !== undefined ? { executionClosureDigest: closureDigest } : {}),
+          ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
         },
         { signal: ctx.signal },
       );

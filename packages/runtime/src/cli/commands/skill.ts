@@ -2,7 +2,7 @@
 import { RuntimeError } from "../../errors.js";
 import { parseInputFlags } from "../../parser/inputs.js";
 import { envelopeExitCode } from "../../run/envelope.js";
-import { flagValue, parseArgs } from "../args.js";
+import { flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
 import { renderEnvelope } from "../render.js";
@@ -19,6 +19,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         "package-digest": { value: true },
         "execution-closure-digest": { value: true },
         "non-interactive": {},
+        "allow-spawn": {},
       },
       { passThrough: true, command: "skill" },
     );
@@ -48,6 +49,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ...(parsed.inputsFile !== undefined ? { inputsFile: parsed.inputsFile } : {}),
           secretEnv: Array.isArray(secretEnv) ? secretEnv : [],
           ...(packageDigest !== undefined ? { packageDigest } : {}),
+          ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
         },
         { signal: ctx.signal },
       );

@@ -1,0 +1,214 @@
+/**
+ * Preflight checks run right before spawn (open-scaffold §5.6 steps 9–10): the isolated
+ * worktree and its branch and base commit, then the tool probe. Commands go through an
+ * injected runner so the whole gate can be tested without git or the tool installed; the
+ * default runner uses the process supervisor (no shell, short timeout).
+ */
+import { existsSync, realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { superviseProcess } from "../process/supervise.js";
+import { isProtectedBranch, normalizeBranch } from "./definition.js";
+import type { AdapterDefinition } from "./definition.js";
+import { isInside } from "./fs-safety.js";
+import type { WorkPacket } from "./packet.js";
+import type { FailureCode } from "./vocabulary.js";
+
+/** Runs one probe command; resolves with its exit code and stdout, or null when it cannot start. */
+export type ProbeRunner = (
+  argv: readonly string[],
+  cwd: string,
+) => Promise<{ exitCode: number | null; stdout: string } | null>;
+
+/** The default probe runner: supervised, no shell, 10 s limit. */
+export function processProbeRunner(env: Readonly<Record<string, string>>): ProbeRunner {
+  return async (argv, cwd) => {
+    const [command, ...args] = argv;
+    try {
+      const r = await superviseProcess({
+        command: command ?? "",
+        args,
+        cwd,
+        env,
+        timeoutMs: 10_000,
+        graceMs: 500,
+        maxBytesPerStream: 64 * 1024,
+      });
+      return { exitCode: r.exitCode, stdout: r.stdout.toString("utf8") };
+    } catch {
+      return null;
+    }
+  };
+}
+
+/** A preflight refusal. */
+export interface PreflightProblem {
+  code: FailureCode;
+  message: string;
+}
+
+/** What the workspace looked like at preflight. */
+export interface WorkspaceFacts {
+  worktreePath: string | null;
+}
+
+/** Checks the worktree, branch and base commit; returns the worktree's absolute path. */
+export async function checkWorkspace(opts: {
+  root: string;
+  packet: WorkPacket;
+  definition: AdapterDefinition;
+  required: boolean;
+  run: ProbeRunner;
+}): Promise<PreflightProblem | WorkspaceFacts> {
+  const { packet, definition } = opts;
+  if (!opts.required) return { worktreePath: null };
+  const ref = packet.workspace.worktree_ref;
+  if (ref === null || ref === "")
+    return {
+      code: "missing_worktree",
+      message: "a write-capable dispatch needs an isolated worktree (workspace.worktree)",
+    };
+  const path = resolve(opts.root, ref);
+  if (!existsSync(path))
+    return { code: "missing_worktree", message: `worktree ${ref} does not exist` };
+  const real = realpathSync(path);
+  const rootReal = realpathSync(opts.root);
+  if (isInside(rootReal, real) || isInside(real, rootReal)) {
+    return {
+      code: "worktree_not_isolated",
+      message: `worktree ${ref} is the primary checkout or nested in it`,
+    };
+  }
+  const top = await opts.run(
+    ["git", "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir"],
+    real,
+  );
+  const lines = top?.exitCode === 0 ? top.stdout.trim().split("\n") : [];
+  if (
+    lines.length < 3 ||
+    realpathSync(lines[0] ?? "/") !== real ||
+    resolve(real, lines[1] ?? "") === resolve(real, lines[2] ?? "")
+  ) {
+    return {
+      code: "worktree_not_isolated",
+      message: `worktree ${ref} is not a linked git worktree of its own`,
+    };
+  }
+  const wanted = packet.workspace.branch;
+  if (wanted === null || wanted === "")
+    return { code: "branch_mismatch", message: "the packet names no branch for the worktree" };
+  if (isProtectedBranch(wanted, definition.workspace.protected_branches)) {
+    return { code: "protected_branch", message: `branch ${normalizeBranch(wanted)} is protected` };
+  }
+  const prefixes = definition.workspace.branch_prefixes;
+  if (prefixes.length > 0 && !prefixes.some((p) => normalizeBranch(wanted).startsWith(p))) {
+    return {
+      code: "protected_branch",
+      message: `branch ${normalizeBranch(wanted)} does not start with an allowed prefix`,
+    };
+  }
+  const head = await opts.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], real);
+  if (head?.exitCode !== 0)
+    return {
+      code: "branch_mismatch",
+      message: "git could not read the worktree's branch (check failed)",
+    };
+  if (head.stdout.trim() !== normalizeBranch(wanted)) {
+    return {
+      code: "branch_mismatch",
+      message: `the worktree is on ${head.stdout.trim()}, not ${normalizeBranch(wanted)}`,
+    };
+  }
+  if (packet.workspace.base_commit !== null) {
+    const commit = await opts.run(["git", "rev-parse", "HEAD"], real);
+    if (commit?.exitCode !== 0 || commit.stdout.trim() !== packet.workspace.base_commit) {
+      return {
+        code: "base_commit_mismatch",
+        message: "the worktree's HEAD is not the packet's base commit",
+      };
+    }
+  }
+  return { worktreePath: real };
+}
+
+/** `1.2.3-rc.1` → [1,2,3] and the prerelease tag. */
+function parseVersion(text: string): { parts: number[]; prerelease: boolean } | undefined {
+  const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?/.exec(text.trim());
+  if (match === null) return undefined;
+  return {
+    parts: [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)],
+    prerelease: match[4] !== undefined,
+  };
+}
+
+function atLeast(a: number[], b: number[]): boolean {
+  for (let i = 0; i < 3; i++) {
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  }
+  return true;
+}
+
+/** The tool probe's record for the receipt. */
+export interface ProbeRecord {
+  argv: string[];
+  detected_version: string | null;
+  min_version: string;
+  ok: boolean;
+}
+
+/** Runs the tool probe: the binary exists, its version parses, is new enough and not a prerelease. */
+export async function probeTool(
+  definition: AdapterDefinition,
+  cwd: string,
+  run: ProbeRunner,
+): Promise<{ record: ProbeRecord | null; problem?: PreflightProblem }> {
+  const probe = definition.tool_probe;
+  if (probe === null) return { record: null };
+  const record: ProbeRecord = {
+    argv: [...probe.argv],
+    detected_version: null,
+    min_version: probe.min_version,
+    ok: false,
+  };
+  const result = await run(probe.argv, cwd);
+  if (result === null)
+    return {
+      record,
+      problem: { code: "missing_tool", message: `${probe.argv[0] ?? ""} is not installed` },
+    };
+  const match = new RegExp(probe.version_regex).exec(result.stdout);
+  const text = match?.[1] ?? match?.[0];
+  const version = text !== undefined ? parseVersion(text) : undefined;
+  const minimum = parseVersion(probe.min_version);
+  if (
+    result.exitCode !== 0 ||
+    text === undefined ||
+    version === undefined ||
+    minimum === undefined
+  ) {
+    return {
+      record,
+      problem: {
+        code: "tool_version_unsupported",
+        message: `the version of ${probe.argv[0] ?? ""} could not be read`,
+      },
+    };
+  }
+  record.detected_version = text;
+  if (version.prerelease && !probe.allow_prerelease) {
+    return {
+      record,
+      problem: { code: "tool_version_unsupported", message: `${text} is a prerelease` },
+    };
+  }
+  if (!atLeast(version.parts, minimum.parts)) {
+    return {
+      record,
+      problem: {
+        code: "tool_version_unsupported",
+        message: `${text} is older than ${probe.min_version}`,
+      },
+    };
+  }
+  record.ok = true;
+  return { record };
+}
