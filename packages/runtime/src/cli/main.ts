@@ -21,6 +21,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   harness: () => import("./commands/harness.js"),
   kernel: () => import("./commands/kernel.js"),
   parser: () => import("./commands/parser.js"),
+  operator: () => import("./commands/operator.js"),
 };
 
 const INTERRUPT_EXIT = 130;
