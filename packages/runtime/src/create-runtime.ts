@@ -4,6 +4,8 @@
  * module-level singleton; expensive parts (SQLite, signer validation) are created on first use.
  */
 import { randomBytes } from "node:crypto";
+import { createConsoleServices } from "./console/index.js";
+import type { ConsoleServices } from "./console/index.js";
 import { readProjectConfig } from "./config.js";
 import { isRuntimeError } from "./errors.js";
 import type { ProjectConfig } from "./config.js";
@@ -32,6 +34,7 @@ import type { InitResult } from "./services/init.js";
 import type { SkillListItem } from "./services/list-skills.js";
 import {
   verificationPolicy,
+  verifyEvidenceBundle,
   verifyReceiptDocument,
   verifyReceiptStore,
 } from "./services/verify.js";
@@ -139,6 +142,13 @@ export interface Runtime {
     /** Asks the running dispatch of a run (in any process) to stop. */
     cancel(runId: string): { run_id: string; requested: true };
   };
+  /** Operator console services: operators, runs, approvals, receipt DAGs, evidence. */
+  readonly console: ConsoleServices;
+  /** Verifies a `runx.evidence_bundle.v1` document offline (`runx verify --bundle`). */
+  verifyBundle(
+    text: string,
+    options: { label: string; allowLocalDevelopment?: boolean },
+  ): StoreVerification;
   /** Releases the state store. */
   close(): void;
 }
@@ -218,8 +228,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
   };
 
+  let consoleServices: ConsoleServices | undefined;
+
   return {
     paths,
+    get console() {
+      return (consoleServices ??= createConsoleServices({ runDeps, readPolicy }));
+    },
+    verifyBundle(text, opts) {
+      return verifyEvidenceBundle(text, {
+        label: opts.label,
+        policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+      });
+    },
     runSkill(request, opts = {}) {
       return runSkill(runDeps, request, opts.signal ?? new AbortController().signal);
     },

@@ -50,3 +50,22 @@ export { openStateStore } from "./store/open.js";
 export type { StateStore, RunRecord, StepRecord } from "./store/types.js";
 export type { StoreVerification } from "./services/verify.js";
 export type { HistoryListing, HistoryDetail } from "./services/history.js";
+export type {
+  ConsoleServices,
+  ApprovalServices,
+  DagEdge,
+  DagNode,
+  DecideResult,
+  DecisionView,
+  EvidenceBundle,
+  GatePolicy,
+  Operator,
+  PendingApproval,
+  RunDetail,
+  RunSummary,
+  ConsoleInputName,
+  ConsoleInputs,
+} from "./console/index.js";
+export { consoleInput, roleAtLeast } from "./console/index.js";
+export type { OperatorRole } from "./store/console-store.js";
+export type { SkillListItem } from "./services/list-skills.js";

@@ -94,6 +94,7 @@ export const COMMANDS: CommandHelp[] = [
         "--allow-local-development-signatures",
         "accept sig: pseudo signatures when a production verifier is configured",
       ],
+      ["--bundle <file>", "verify a console evidence bundle (runx.evidence_bundle.v1) offline"],
       JSON_OPT,
       RECEIPT_DIR_OPT,
     ],
@@ -214,6 +215,13 @@ export const COMMANDS: CommandHelp[] = [
     summary: "create the project's .runx/ state directory and skills/",
     usage: ["runx init [-g|--global] [options]"],
     options: [["-g, --global", "initialise $RUNX_HOME instead of the project"], JSON_OPT],
+  },
+  {
+    name: "operator",
+    summary: "create an operator account for the console (password read from stdin)",
+    usage: ["runx operator add <username> --role <viewer|approver|admin> [options]"],
+    options: [["--role <role>", "viewer, approver or admin"], JSON_OPT],
+    notes: ["The password is one line on stdin (12+ characters); it is never echoed."],
   },
 ];
 

@@ -22,6 +22,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   kernel: () => import("./commands/kernel.js"),
   parser: () => import("./commands/parser.js"),
   adapter: () => import("./commands/adapter.js"),
+  operator: () => import("./commands/operator.js"),
 };
 
 const INTERRUPT_EXIT = 130;

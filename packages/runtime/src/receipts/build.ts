@@ -6,6 +6,7 @@
 import { hashCanonical, RECEIPT_CANONICALIZATION, sha256Prefixed } from "./canonical.js";
 import { childReceiptReference } from "./identity.js";
 import type {
+  AuthorityTerm,
   ClosureDisposition,
   Commitment,
   CriterionBinding,
@@ -97,6 +98,8 @@ export interface SkillReceiptFacts {
   lineage?: LineageExtras;
   /** A refusal before execution; stored as `metadata.failure`. */
   failure?: RefusalFailure;
+  /** Signed authority terms, e.g. host-attested human approvals that released this work. */
+  authorityTerms?: readonly AuthorityTerm[];
 }
 
 /** The step identity (`subject.ref.locator`): status, claimed outputs and child ids. */
@@ -116,6 +119,7 @@ export function stepIdentityDigest(input: {
 }
 
 function authorityOf(facts: {
+  authorityTerms?: readonly AuthorityTerm[];
   grantRefs?: readonly Reference[];
   scopeRefs?: readonly Reference[];
   executionBoundary?: ExecutionBoundaryKind;
@@ -126,7 +130,7 @@ function authorityOf(facts: {
     scope_refs: [...(facts.scopeRefs ?? [])],
     authority_proof_refs: [],
     attenuation: { parent_authority_ref: null, subset_proof: null },
-    terms: [],
+    terms: [...(facts.authorityTerms ?? [])],
     enforcement: {
       profile_hash: DEFAULT_ENFORCEMENT_PROFILE_HASH,
       ...(facts.executionBoundary === undefined
@@ -284,6 +288,8 @@ export interface GraphReceiptFacts {
   /** Live-run idempotency commitments (placeholders otherwise, as upstream's harness pins). */
   idempotency?: Receipt["idempotency"];
   lineage?: LineageExtras;
+  /** Signed authority terms (host-attested human approvals). */
+  authorityTerms?: readonly AuthorityTerm[];
 }
 
 /** An unsealed graph receipt: no acts, children committed by id (locator) and digest (lineage). */
@@ -304,7 +310,9 @@ export function buildGraphReceipt(facts: GraphReceiptFacts): UnsealedReceipt {
       },
       commitments: [],
     },
-    authority: authorityOf({}),
+    authority: authorityOf(
+      facts.authorityTerms === undefined ? {} : { authorityTerms: facts.authorityTerms },
+    ),
     signals: [],
     decisions: [],
     acts: [],

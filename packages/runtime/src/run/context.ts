@@ -8,6 +8,7 @@ import type { LoadedSkillPackage } from "../packages/resolve.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
 import { hashCanonical, receiptBodyDigest } from "../receipts/index.js";
 import type {
+  AuthorityTerm,
   Commitment,
   ExecutionBoundaryKind,
   Receipt,
@@ -52,6 +53,11 @@ export interface RunSkillDeps {
   adapterProbe?: ProbeRunner;
   /** Called right before an adapter process is spawned; tests spy on spawns with it. */
   onAdapterSpawn?: () => void;
+  /**
+   * Host-attested human approvals that released this continuation (set only by the console's
+   * decide path, never from a resume document): signed into every receipt it seals.
+   */
+  attestedApprovals?: readonly AuthorityTerm[];
 }
 
 /**
@@ -85,14 +91,21 @@ export interface ProfiledFacts {
  */
 export function profiled(deps: RunSkillDeps, facts: ProfiledFacts): SkillFactsProfile {
   const profile = deps.receiptProfile;
-  if (profile === undefined || profile.kind === "live") return facts as SkillFactsProfile;
+  if (profile === undefined || profile.kind === "live") {
+    return deps.attestedApprovals === undefined || deps.attestedApprovals.length === 0
+      ? (facts as SkillFactsProfile)
+      : ({ ...facts, authorityTerms: deps.attestedApprovals } as SkillFactsProfile);
+  }
   return { name: profile.name, createdAt: profile.createdAt };
 }
 
 /** The profile-dependent part of a receipt builder's facts. */
 export type SkillFactsProfile = Pick<SkillReceiptFacts, "name" | "createdAt"> &
   Partial<
-    Pick<SkillReceiptFacts, "commitments" | "executionBoundary" | "idempotency" | "metadata">
+    Pick<
+      SkillReceiptFacts,
+      "commitments" | "executionBoundary" | "idempotency" | "metadata" | "authorityTerms"
+    >
   >;
 
 /** Managed agent settings (provider, model, key, endpoint). */

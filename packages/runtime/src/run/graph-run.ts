@@ -334,6 +334,7 @@ async function sealGraph(
           createdAt: facts.createdAt,
           ...(facts.idempotency !== undefined ? { idempotency: facts.idempotency } : {}),
           ...(facts.metadata !== undefined ? { metadata: facts.metadata } : {}),
+          ...(facts.authorityTerms !== undefined ? { authorityTerms: facts.authorityTerms } : {}),
         };
       })(),
       children,

@@ -287,6 +287,14 @@ function toolInput(
   return out;
 }
 
+/** Who decided a gate: the console's authenticated operators, else the local CLI operator. */
+function attestedApprover(scope: RunScope, gateId: string): string {
+  const term = scope.deps.attestedApprovals?.find((t) => t.term_id === `approval:${gateId}`);
+  if (term === undefined) return "local-operator (host-attested via runx resume)";
+  const names = term.approvals.map((a) => a.approved_by_ref?.label ?? "unknown").join(", ");
+  return `${names} (host-attested via the runx console)`;
+}
+
 /** Runs one planned step. Refusals (scope, input, containment) become blocked step receipts. */
 export async function executeGraphStep(
   scope: RunScope,
@@ -332,7 +340,7 @@ export async function executeGraphStep(
           metadata: {
             approval_gate: action.approval.gateId,
             approval_decision: action.approval.approved ? "approved" : "denied",
-            approver: "local-operator (host-attested via runx resume)",
+            approver: attestedApprover(scope, action.approval.gateId),
             ...(action.approval.reason !== undefined
               ? { approval_reason: action.approval.reason }
               : {}),

@@ -48,6 +48,8 @@ export interface SkillRequest {
   executionClosureDigest?: string;
   /** `--allow-spawn`: the operator allows adapter dispatches of this run to launch. */
   allowSpawn?: boolean;
+  /** A run id minted by the caller (the console records the initiator before the run starts). */
+  runId?: string;
 }
 
 /** Runs a skill to a sealed, paused or refused envelope. */
@@ -59,6 +61,7 @@ export async function runSkill(
   const prep = await prepareRun(deps, {
     ref: request.ref,
     ...(request.runner !== undefined ? { runner: request.runner } : {}),
+    ...(request.runId !== undefined ? { runId: request.runId } : {}),
     contextExtras: {
       supplied_input_keys: Object.keys(request.inputs).sort(),
       inputs_document: request.inputsFile !== undefined,

@@ -1,12 +1,16 @@
 /** Verification services behind `runx verify`: tree mode over a store, or one receipt. */
+import { RuntimeError } from "../errors.js";
+import { receiptIdFromFileName } from "../receipts/store-files.js";
 import {
   localDevelopmentPolicy,
+  parseReceiptDocument,
   productionPolicy,
   receiptVerdict,
   ReceiptStore,
   verifyTree,
 } from "../receipts/index.js";
 import type {
+  Receipt,
   ReceiptVerifier,
   SignatureMode,
   SignaturePolicy,
@@ -76,4 +80,84 @@ export function verifyReceiptDocument(
     ...(opts.verifier !== undefined ? { verifier: opts.verifier } : {}),
     allowLocalDevelopment: opts.allowLocalDevelopment || opts.verifier === undefined,
   });
+}
+
+/**
+ * Verifies a `runx.evidence_bundle.v1` document offline: every receipt is filed under its
+ * own id, the index lists exactly the bundled receipts, and the tree rooted at
+ * `root_receipt_id` verifies (ids, digests, signatures, child commitments).
+ */
+export function verifyEvidenceBundle(
+  text: string,
+  opts: { label: string; policy: SignaturePolicy },
+): StoreVerification {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new RuntimeError("INPUT_INVALID", "the evidence bundle is not valid JSON", {
+      file: opts.label,
+    });
+  }
+  const bundle = doc as {
+    schema?: unknown;
+    root_receipt_id?: unknown;
+    receipts?: unknown;
+    index?: { entries?: unknown };
+  };
+  if (
+    bundle === null ||
+    typeof bundle !== "object" ||
+    bundle.schema !== "runx.evidence_bundle.v1" ||
+    typeof bundle.root_receipt_id !== "string" ||
+    bundle.receipts === null ||
+    typeof bundle.receipts !== "object" ||
+    !Array.isArray(bundle.index?.entries)
+  ) {
+    throw new RuntimeError(
+      "INPUT_INVALID",
+      "not a runx.evidence_bundle.v1 document (schema, root_receipt_id, receipts, index.entries)",
+      { file: opts.label, path: "schema" },
+    );
+  }
+  const receipts: Receipt[] = [];
+  const unreadable: StoreVerification["unreadable_files"] = [];
+  const files = Object.entries(bundle.receipts as Record<string, unknown>);
+  for (const [fileName, body] of files) {
+    const parsed = parseReceiptDocument(typeof body === "string" ? body : JSON.stringify(body));
+    if ("error" in parsed) unreadable.push({ file_name: fileName, message: parsed.error });
+    else if (receiptIdFromFileName(fileName) !== parsed.receipt.id) {
+      unreadable.push({ file_name: fileName, message: "file name does not match the receipt id" });
+    } else receipts.push(parsed.receipt);
+  }
+  const listed = new Set(
+    (bundle.index?.entries as Array<{ file_name?: unknown }>).map((e) => String(e.file_name)),
+  );
+  for (const [fileName] of files) {
+    if (!listed.has(fileName))
+      unreadable.push({ file_name: fileName, message: "not in the index" });
+  }
+  for (const name of listed) {
+    if (!files.some(([f]) => f === name)) {
+      unreadable.push({ file_name: name, message: "indexed but missing from the bundle" });
+    }
+  }
+  const reports = verifyTree(receipts, { policy: opts.policy, rootId: bundle.root_receipt_id });
+  const trees = reports.map((tree) => {
+    const root = receipts.find((r) => r.id === tree.root_receipt_id);
+    const real = root !== undefined && !root.signature.value.startsWith("sig:");
+    const status: "verified" | "unverified" | "invalid" = !tree.valid
+      ? "invalid"
+      : real && opts.policy.verifier !== undefined
+        ? "verified"
+        : "unverified";
+    return { ...tree, status };
+  });
+  return {
+    receipt_dir: opts.label,
+    signature_mode: opts.policy.mode,
+    trees,
+    unreadable_files: unreadable,
+    valid: unreadable.length === 0 && trees.length > 0 && trees.every((t) => t.valid),
+  };
 }

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -14,6 +14,12 @@ import { sampleRun, tempDir } from "./test-support/fixtures.js";
 import type { TempDir } from "./test-support/fixtures.js";
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** Every migration committed under drizzle/ (one row each in drizzle's bookkeeping table). */
+const COMMITTED_MIGRATIONS = (
+  JSON.parse(readFileSync(join(packageRoot, "drizzle", "meta", "_journal.json"), "utf8")) as {
+    entries: unknown[];
+  }
+).entries.length;
 
 let tmp: TempDir;
 let child: BundledChild;
@@ -51,7 +57,7 @@ describe("openStateStore", () => {
     tmp = tempDir();
     const store = openStateStore({ path: tmp.dbPath });
     store.close();
-    expect(migrationRows(tmp.dbPath)).toHaveLength(1);
+    expect(migrationRows(tmp.dbPath)).toHaveLength(COMMITTED_MIGRATIONS);
     const raw = new Database(tmp.dbPath, { readonly: true });
     const tables = raw
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -89,7 +95,7 @@ describe("openStateStore", () => {
     const store = openStateStore({ path });
     store.createRun(sampleRun("run_default_0000000000000002"));
     store.close();
-    expect(migrationRows(path)).toHaveLength(1);
+    expect(migrationRows(path)).toHaveLength(COMMITTED_MIGRATIONS);
   });
 
   it("leaves the database in WAL journal mode", () => {
@@ -121,7 +127,7 @@ describe("openStateStore", () => {
         ["open", tmp.dbPath, "run_default_00000000000000a2"],
       ]);
       expect(results).toEqual([{ ok: true }, { ok: true }]);
-      expect(migrationRows(tmp.dbPath)).toHaveLength(1);
+      expect(migrationRows(tmp.dbPath)).toHaveLength(COMMITTED_MIGRATIONS);
       const store = openStateStore({ path: tmp.dbPath });
       expect(
         store

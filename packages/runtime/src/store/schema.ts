@@ -7,7 +7,15 @@
  * and committing the new migration under `packages/runtime/drizzle/`.
  */
 import { sql } from "drizzle-orm";
-import { check, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import {
+  check,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 
 /** Every status a run can be in; `running` until it seals, pauses or fails. */
 export const RUN_STATUSES = [
@@ -113,4 +121,96 @@ export const runLedger = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.runId, t.idx] })],
+);
+
+/** Operator roles, least to most privileged. */
+export const OPERATOR_ROLES = ["viewer", "approver", "admin"] as const;
+
+/**
+ * A person who signs in to the console. The password is stored only as a scrypt hash with
+ * its own salt and cost parameters, so parameters can be raised later without a rehash pass.
+ */
+export const operators = sqliteTable(
+  "operators",
+  {
+    id: text("id").primaryKey(),
+    username: text("username").notNull(),
+    role: text("role", { enum: OPERATOR_ROLES }).notNull(),
+    passwordHash: text("password_hash").notNull(),
+    passwordSalt: text("password_salt").notNull(),
+    /** JSON `{N, r, p, keylen}` of the scrypt call that produced `password_hash`. */
+    passwordParams: text("password_params").notNull(),
+    disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("operators_username_idx").on(t.username),
+    check("operators_role_check", sql`${t.role} in ('viewer', 'approver', 'admin')`),
+  ],
+);
+
+/** Automation tokens; only the sha256 of the token is kept (the token is shown once). */
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: text("created_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_tokens_token_hash_idx").on(t.tokenHash)],
+);
+
+/** Who started a run through the console or API (separation of duties needs it). */
+export const runInitiators = sqliteTable("run_initiators", {
+  runId: text("run_id").primaryKey(),
+  operatorId: text("operator_id").notNull(),
+  username: text("username").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/**
+ * Approval policy as data: the first matching row (skill and gate, `*` = any) decides how
+ * many distinct approvals a gate needs and whether the run's initiator may approve it.
+ */
+export const gatePolicies = sqliteTable(
+  "gate_policies",
+  {
+    skillName: text("skill_name").notNull(),
+    gateId: text("gate_id").notNull(),
+    requiredApprovals: integer("required_approvals").notNull().default(1),
+    forbidInitiator: integer("forbid_initiator", { mode: "boolean" }).notNull().default(true),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.skillName, t.gateId] })],
+);
+
+/** One authenticated human decision on one gate of one paused run. */
+export const approvalDecisions = sqliteTable(
+  "approval_decisions",
+  {
+    id: text("id").primaryKey(),
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    gateId: text("gate_id").notNull(),
+    operatorId: text("operator_id").notNull(),
+    username: text("username").notNull(),
+    decision: text("decision", { enum: ["approve", "deny"] }).notNull(),
+    reason: text("reason").notNull(),
+    decidedAt: text("decided_at").notNull(),
+    /** The bindings the decision was made against (the run's checkpoint at decision time). */
+    packageDigest: text("package_digest").notNull(),
+    executionClosureDigest: text("execution_closure_digest").notNull(),
+    /** The receipt the decision was sealed into, once the run continued. */
+    sealedReceiptId: text("sealed_receipt_id"),
+  },
+  (t) => [
+    uniqueIndex("approval_decisions_vote_idx").on(t.runId, t.gateId, t.operatorId),
+    index("approval_decisions_run_idx").on(t.runId, t.gateId),
+  ],
 );

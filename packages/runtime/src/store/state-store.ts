@@ -9,6 +9,7 @@ import type { SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
+import { createConsoleStore } from "./console-store.js";
 import { receiptIndex, runLedger, runs, steps } from "./schema.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
 import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
@@ -72,8 +73,14 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
   const ledgerRows = (runId: string) =>
     db.select().from(runLedger).where(eq(runLedger.runId, runId));
 
+  let consoleStore: ReturnType<typeof createConsoleStore> | undefined;
+
   return {
     label,
+
+    get console() {
+      return (consoleStore ??= createConsoleStore(db, guard, label));
+    },
 
     createRun(run) {
       return guard("create run", () => {

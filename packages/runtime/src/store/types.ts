@@ -2,6 +2,7 @@
  * Records, inputs and the `StateStore` port of the run state store. Row types are derived
  * from the drizzle schema, so a schema change shows up here (and in every caller) at once.
  */
+import type { ConsoleStore } from "./console-store.js";
 import type { RUN_STATUSES, receiptIndex, runs, steps } from "./schema.js";
 
 /**
@@ -116,6 +117,8 @@ export interface LedgerAppend {
 export interface StateStore {
   /** Store name used in messages (never an absolute path). */
   readonly label: string;
+  /** The console's tables (operators, tokens, decisions, gate policies, initiators). */
+  readonly console: ConsoleStore;
   /** Inserts a run; an existing id is STORE_ERROR (`details.reason: "run_exists"`). */
   createRun(run: NewRun): RunRecord;
   /** Applies a patch and bumps `updatedAt`; RUN_NOT_FOUND when absent. */

@@ -11,23 +11,29 @@ import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
 /** `verify --receipt` input cap (spec §10.6). */
 const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
 
-async function readCapped(source: string, ctx: CommandContext): Promise<string> {
+/** `verify --bundle` input cap. */
+const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+
+async function readCapped(
+  source: string,
+  ctx: CommandContext,
+  cap = MAX_RECEIPT_BYTES,
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   if (source === "-") {
     for await (const chunk of ctx.stdin as AsyncIterable<Buffer | string>) {
       const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       size += b.length;
-      if (size > MAX_RECEIPT_BYTES)
-        throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt on stdin exceeds 10 MiB");
+      if (size > cap) throw new RuntimeError("INPUTS_TOO_LARGE", "the input on stdin is too large");
       chunks.push(b);
     }
     return Buffer.concat(chunks).toString("utf8");
   }
   try {
     const data = await readFile(resolve(ctx.env.workspaceRoot, source));
-    if (data.length > MAX_RECEIPT_BYTES)
-      throw new RuntimeError("INPUTS_TOO_LARGE", "the receipt file exceeds 10 MiB", {
+    if (data.length > cap)
+      throw new RuntimeError("INPUTS_TOO_LARGE", "the file is too large", {
         file: source,
       });
     return data.toString("utf8");
@@ -42,7 +48,12 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
   return guard(ctx, async () => {
     const args = parseArgs(
       tokens,
-      { ...COMMON_FLAGS, receipt: { value: true }, "allow-local-development-signatures": {} },
+      {
+        ...COMMON_FLAGS,
+        receipt: { value: true },
+        bundle: { value: true },
+        "allow-local-development-signatures": {},
+      },
       { command: "verify" },
     );
     expectPositionals(args, 1, "verify");
@@ -67,10 +78,17 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       return verdict.valid ? 0 : 3;
     }
     const rootId = args.positionals[0];
-    const report = await runtime.verifyStore({
-      allowLocalDevelopment,
-      ...(rootId !== undefined ? { rootId } : {}),
-    });
+    const bundle = flagValue(args, "bundle");
+    const report =
+      bundle !== undefined
+        ? runtime.verifyBundle(await readCapped(bundle, ctx, MAX_BUNDLE_BYTES), {
+            label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
+            allowLocalDevelopment,
+          })
+        : await runtime.verifyStore({
+            allowLocalDevelopment,
+            ...(rootId !== undefined ? { rootId } : {}),
+          });
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
       ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);

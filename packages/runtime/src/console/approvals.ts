@@ -1,0 +1,369 @@
+/**
+ * The approval inbox: pending gates with the runtime-built summary and the digests they are
+ * bound to (stale when the package or execution closure changed since the pause), gate
+ * policy as data (N distinct approvals, approver ≠ initiator), authenticated decisions, and
+ * the release that resumes the run with the decisions signed into its receipts as a
+ * host-attested authority term.
+ */
+import { RuntimeError } from "../errors.js";
+import { hashCanonical } from "../receipts/index.js";
+import type { AuthorityTerm } from "../receipts/index.js";
+import { readCheckpoint } from "../run/checkpoint.js";
+import type { Checkpoint } from "../run/checkpoint.js";
+import type { RunSkillDeps } from "../run/context.js";
+import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
+import { prepareRun } from "../run/prepare.js";
+import type { ApprovalDecisionRecord, ConsoleStore } from "../store/console-store.js";
+import type { RunRecord } from "../store/types.js";
+import type { Operator } from "./operators.js";
+import { roleAtLeast } from "./operators.js";
+import { decisionView } from "./runs.js";
+import type { DecisionView } from "./runs.js";
+import type { ConsoleInputs } from "./validate.js";
+
+/** How many approvals a gate needs and whether the initiator may give one. */
+export interface GatePolicy {
+  requiredApprovals: number;
+  forbidInitiator: boolean;
+}
+
+/** Applies when no policy row matches: one approval, never the initiator's own. */
+export const DEFAULT_GATE_POLICY: Readonly<GatePolicy> = Object.freeze({
+  requiredApprovals: 1,
+  forbidInitiator: true,
+});
+
+/** One pending gate as the inbox shows it. */
+export interface PendingApproval {
+  runId: string;
+  skill: string;
+  gateId: string;
+  reason: string;
+  gateType: string | null;
+  /** The runtime-built effect summary (provider, operation, target, scopes, payload/plan digests, amount). */
+  summary: unknown;
+  requestedAt: string;
+  boundPackageDigest: string;
+  boundExecutionClosureDigest: string;
+  currentPackageDigest: string | null;
+  currentExecutionClosureDigest: string | null;
+  /** True when the package or closure changed since the pause: approving would be refused. */
+  stale: boolean;
+  staleReason: string | null;
+  policy: GatePolicy;
+  initiator: string | null;
+  decisions: DecisionView[];
+}
+
+/** What a decision did. */
+export interface DecideResult {
+  decision: DecisionView;
+  approvals: number;
+  required: number;
+  /** True when the gate is now decided (quorum reached or denied): call `release`. */
+  releasable: boolean;
+}
+
+type ApprovalRequest = Extract<RunRequest, { kind: "approval" }>;
+
+/** The human principal a decision is attributed to. */
+export function operatorPrincipalUri(username: string): string {
+  return `runx:principal:operator:${username}`;
+}
+
+/** The signed authority term recording every decision on one gate (host-attested). */
+export function approvalTerm(
+  runId: string,
+  gateId: string,
+  checkpoint: Pick<Checkpoint, "package_digest" | "execution_closure_digest">,
+  decisions: readonly ApprovalDecisionRecord[],
+  policy: GatePolicy,
+): AuthorityTerm {
+  const denied = decisions.some((d) => d.decision === "deny");
+  return {
+    term_id: `approval:${gateId}`,
+    principal_ref: { type: "principal", uri: "runx:principal:local_runtime" },
+    resource_ref: {
+      type: "approval_gate",
+      uri: `runx:approval_gate:${runId}/${gateId}`,
+      locator: hashCanonical({
+        package_digest: checkpoint.package_digest,
+        execution_closure_digest: checkpoint.execution_closure_digest,
+      }),
+    },
+    resource_family: "approval_gate",
+    verbs: [denied ? "deny" : "release"],
+    bounds: {},
+    conditions: [
+      {
+        condition_id: "bound_digests",
+        predicate: "package_and_execution_closure_digests_unchanged",
+        parameters: {
+          package_digest: checkpoint.package_digest,
+          execution_closure_digest: checkpoint.execution_closure_digest,
+        },
+      },
+      {
+        condition_id: "gate_policy",
+        predicate: "distinct_authenticated_approvers",
+        parameters: {
+          required_approvals: policy.requiredApprovals,
+          forbid_initiator: policy.forbidInitiator,
+        },
+      },
+    ],
+    approvals: decisions.map((d) => ({
+      approval_ref: {
+        type: "approval",
+        uri: `runx:approval:${d.id}`,
+        locator: hashCanonical({
+          id: d.id,
+          run_id: d.runId,
+          gate_id: d.gateId,
+          operator_id: d.operatorId,
+          decision: d.decision,
+          reason: d.reason,
+          decided_at: d.decidedAt,
+        }),
+        label: `${d.decision}: ${d.reason}`,
+      },
+      approved_by_ref: {
+        type: "principal",
+        uri: operatorPrincipalUri(d.username),
+        label: d.username,
+      },
+      approved_at: d.decidedAt,
+    })),
+    capabilities: [],
+    issued_by_ref: {
+      type: "principal",
+      uri: "runx:principal:console_host",
+      label: "host-attested human approval (authenticated console session)",
+    },
+  };
+}
+
+function approvalRequests(run: RunRecord): ApprovalRequest[] {
+  if (run.status !== "needs_approval" && run.status !== "needs_agent") return [];
+  const requests = (run.requestsJson === null ? [] : JSON.parse(run.requestsJson)) as RunRequest[];
+  return requests.filter((r): r is ApprovalRequest => r.kind === "approval");
+}
+
+/** Approval inbox services. */
+export function approvalServices(deps: {
+  runDeps: RunSkillDeps;
+  store: () => ConsoleStore;
+  now: () => Date;
+  randomHex: (bytes: number) => string;
+}) {
+  const state = () => deps.runDeps.state();
+
+  const policyFor = (skill: string, gateId: string): GatePolicy => {
+    const row = deps.store().findGatePolicy(skill, gateId);
+    return row === undefined
+      ? { ...DEFAULT_GATE_POLICY }
+      : { requiredApprovals: row.requiredApprovals, forbidInitiator: row.forbidInitiator };
+  };
+
+  /** Recomputes the bindings a resume would enforce now. */
+  const currentBindings = async (
+    run: RunRecord,
+    checkpoint: Checkpoint,
+  ): Promise<{ pkg: string | null; closure: string | null; staleReason: string | null }> => {
+    try {
+      const prep = await prepareRun(deps.runDeps, {
+        ref: checkpoint.skill_ref,
+        runner: checkpoint.runner,
+        runId: run.id,
+      });
+      const reasons: string[] = [];
+      if (prep.packageDigest !== checkpoint.package_digest) reasons.push("the package changed");
+      if (prep.closureDigest !== checkpoint.execution_closure_digest) {
+        reasons.push("the execution closure (child packages or runtime release) changed");
+      }
+      return {
+        pkg: prep.packageDigest,
+        closure: prep.closureDigest,
+        staleReason: reasons.length === 0 ? null : `${reasons.join("; ")}: re-approval needed`,
+      };
+    } catch {
+      return { pkg: null, closure: null, staleReason: "the package can no longer be resolved" };
+    }
+  };
+
+  const findGate = (runId: string, gateId: string) => {
+    const run = state().getRun(runId);
+    const request = approvalRequests(run).find((r) => r.id === gateId);
+    if (request === undefined) {
+      throw new RuntimeError(
+        "APPROVAL_NOT_FOUND",
+        `run ${runId} has no pending approval ${gateId}`,
+        {
+          runId,
+          gateId,
+        },
+      );
+    }
+    return { run, request, checkpoint: readCheckpoint(state(), runId) };
+  };
+
+  const tally = (decisions: readonly ApprovalDecisionRecord[]) => ({
+    approvals: decisions.filter((d) => d.decision === "approve").length,
+    denied: decisions.some((d) => d.decision === "deny"),
+  });
+
+  return {
+    policyFor,
+
+    setPolicy(input: ConsoleInputs["approvals-set-policy"]): GatePolicy {
+      const row = deps.store().upsertGatePolicy({
+        skillName: input.skill,
+        gateId: input.gateId,
+        requiredApprovals: input.requiredApprovals,
+        forbidInitiator: input.forbidInitiator,
+        updatedAt: deps.now().toISOString(),
+      });
+      return { requiredApprovals: row.requiredApprovals, forbidInitiator: row.forbidInitiator };
+    },
+
+    /** Every pending gate, newest run first (capped at 500 runs per status). */
+    async pending(): Promise<PendingApproval[]> {
+      const out: PendingApproval[] = [];
+      for (const status of ["needs_approval", "needs_agent"] as const) {
+        for (const run of deps.store().listRunsFiltered({ limit: 500, status }).runs) {
+          const gates = approvalRequests(run);
+          if (gates.length === 0) continue;
+          const checkpoint = readCheckpoint(state(), run.id);
+          const now = await currentBindings(run, checkpoint);
+          const initiator = deps.store().getInitiator(run.id)?.username ?? null;
+          for (const gate of gates) {
+            out.push({
+              runId: run.id,
+              skill: run.skillName,
+              gateId: gate.id,
+              reason: gate.gate.reason,
+              gateType: gate.gate.type ?? null,
+              summary: gate.gate.summary ?? null,
+              requestedAt: run.updatedAt,
+              boundPackageDigest: checkpoint.package_digest,
+              boundExecutionClosureDigest: checkpoint.execution_closure_digest,
+              currentPackageDigest: now.pkg,
+              currentExecutionClosureDigest: now.closure,
+              stale: now.staleReason !== null,
+              staleReason: now.staleReason,
+              policy: policyFor(run.skillName, gate.id),
+              initiator,
+              decisions: deps.store().listDecisions(run.id, gate.id).map(decisionView),
+            });
+          }
+        }
+      }
+      return out.sort((a, b) => (a.requestedAt < b.requestedAt ? 1 : -1));
+    },
+
+    /**
+     * Records one authenticated decision. Refused for a viewer (FORBIDDEN), an unknown gate
+     * (APPROVAL_NOT_FOUND), a stale binding (APPROVAL_STALE), the run's own initiator when
+     * policy forbids it, or a second vote by the same operator (POLICY_DENIED).
+     */
+    async decide(
+      input: ConsoleInputs["approvals-decide"],
+      operator: Operator,
+    ): Promise<DecideResult> {
+      if (!roleAtLeast(operator.role, "approver")) {
+        throw new RuntimeError(
+          "FORBIDDEN",
+          `operator ${operator.username} may not decide approvals`,
+          {
+            role: operator.role,
+          },
+        );
+      }
+      const { run, checkpoint } = findGate(input.runId, input.gateId);
+      const now = await currentBindings(run, checkpoint);
+      if (now.staleReason !== null) {
+        throw new RuntimeError("APPROVAL_STALE", `gate ${input.gateId}: ${now.staleReason}`, {
+          runId: run.id,
+          gateId: input.gateId,
+          boundPackageDigest: checkpoint.package_digest,
+          currentPackageDigest: now.pkg,
+        });
+      }
+      const policy = policyFor(run.skillName, input.gateId);
+      const initiator = deps.store().getInitiator(run.id);
+      if (policy.forbidInitiator && initiator?.operatorId === operator.id) {
+        throw new RuntimeError(
+          "POLICY_DENIED",
+          `the gate policy forbids ${operator.username} from deciding a run they started`,
+          { reason: "separation_of_duties", runId: run.id, gateId: input.gateId },
+        );
+      }
+      const row = deps.store().insertDecision({
+        id: `dec_${deps.randomHex(8)}`,
+        runId: run.id,
+        gateId: input.gateId,
+        operatorId: operator.id,
+        username: operator.username,
+        decision: input.decision,
+        reason: input.reason,
+        decidedAt: deps.now().toISOString(),
+        packageDigest: checkpoint.package_digest,
+        executionClosureDigest: checkpoint.execution_closure_digest,
+        sealedReceiptId: null,
+      });
+      const { approvals, denied } = tally(deps.store().listDecisions(run.id, input.gateId));
+      return {
+        decision: decisionView(row),
+        approvals,
+        required: policy.requiredApprovals,
+        releasable: denied || approvals >= policy.requiredApprovals,
+      };
+    },
+
+    /**
+     * Resumes the run once the gate is decided (quorum or a denial), signing every decision
+     * into the receipts the continuation seals; marks the decisions sealed.
+     */
+    async release(
+      request: { runId: string; gateId: string },
+      signal: AbortSignal = new AbortController().signal,
+    ): Promise<SkillRunEnvelope> {
+      const { run, checkpoint } = findGate(request.runId, request.gateId);
+      const decisions = deps.store().listDecisions(run.id, request.gateId);
+      const policy = policyFor(run.skillName, request.gateId);
+      const { approvals, denied } = tally(decisions);
+      if (!denied && approvals < policy.requiredApprovals) {
+        throw new RuntimeError(
+          "RESUME_REFUSED",
+          `gate ${request.gateId} has ${approvals} of ${policy.requiredApprovals} required approvals`,
+          { reason: "quorum_not_met", runId: run.id, gateId: request.gateId },
+        );
+      }
+      const counted = denied ? decisions.filter((d) => d.decision === "deny") : decisions;
+      const term = approvalTerm(run.id, request.gateId, checkpoint, counted, policy);
+      const { resumeRun } = await import("../run/resume.js");
+      const envelope = await resumeRun(
+        { ...deps.runDeps, attestedApprovals: [term] },
+        {
+          runId: run.id,
+          document: {
+            approvals: {
+              [request.gateId]: {
+                approved: !denied,
+                reason: counted.map((d) => `${d.username}: ${d.reason}`).join("; "),
+              },
+            },
+          },
+        },
+        signal,
+      );
+      if (envelope.receipt_id !== null) {
+        deps.store().markDecisionsSealed(run.id, request.gateId, envelope.receipt_id);
+      }
+      return envelope;
+    },
+  };
+}
+
+/** The approval services' surface. */
+export type ApprovalServices = ReturnType<typeof approvalServices>;

@@ -1,0 +1,203 @@
+/**
+ * Operator accounts and API tokens. Passwords are hashed with scrypt (node:crypto) under a
+ * per-user random salt, and the cost parameters are stored beside the hash. API tokens are
+ * random, shown once, and stored only as their sha256. A failed sign-in never says whether
+ * the user exists.
+ */
+import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
+import { RuntimeError } from "../errors.js";
+import type { ConsoleStore, OperatorRecord, OperatorRole } from "../store/console-store.js";
+
+/** What callers see of an operator (never the hash). */
+export interface Operator {
+  id: string;
+  username: string;
+  role: OperatorRole;
+  disabled: boolean;
+  createdAt: string;
+}
+
+/** scrypt cost of new hashes (16 MiB, ~50 ms); stored per user so it can be raised later. */
+export const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1, keylen: 64 } as const;
+
+interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+  keylen: number;
+}
+
+const ROLE_RANK: Record<OperatorRole, number> = { viewer: 0, approver: 1, admin: 2 };
+
+/** True when `role` is at least `required`. */
+export function roleAtLeast(role: OperatorRole, required: OperatorRole): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[required];
+}
+
+function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(
+      password.normalize("NFC"),
+      salt,
+      params.keylen,
+      { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r },
+      (err, key) => (err === null ? resolve(key) : reject(err)),
+    );
+  });
+}
+
+/** Hashes a password with a fresh salt; returns the columns to store. */
+export async function hashPassword(
+  password: string,
+): Promise<Pick<OperatorRecord, "passwordHash" | "passwordSalt" | "passwordParams">> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, SCRYPT_PARAMS);
+  return {
+    passwordHash: key.toString("base64"),
+    passwordSalt: salt.toString("base64"),
+    passwordParams: JSON.stringify(SCRYPT_PARAMS),
+  };
+}
+
+/** Checks a password against stored columns in constant time. */
+export async function checkPassword(
+  password: string,
+  stored: Pick<OperatorRecord, "passwordHash" | "passwordSalt" | "passwordParams">,
+): Promise<boolean> {
+  const params = JSON.parse(stored.passwordParams) as ScryptParams;
+  const expected = Buffer.from(stored.passwordHash, "base64");
+  const key = await derive(password, Buffer.from(stored.passwordSalt, "base64"), params);
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/** sha256 of an API token (what the store keeps). */
+export function tokenDigest(token: string): string {
+  return `sha256:${createHash("sha256").update(token, "utf8").digest("hex")}`;
+}
+
+/** The public view of a stored operator. */
+export function operatorView(row: OperatorRecord): Operator {
+  return {
+    id: row.id,
+    username: row.username,
+    role: row.role,
+    disabled: row.disabled,
+    createdAt: row.createdAt,
+  };
+}
+
+const unauthenticated = (message = "invalid username or password"): RuntimeError =>
+  new RuntimeError("UNAUTHENTICATED", message);
+
+/** A hash to compare against when the user does not exist, so timing does not tell. */
+let decoy:
+  Promise<Pick<OperatorRecord, "passwordHash" | "passwordSalt" | "passwordParams">> | undefined;
+
+/** Operator and token services over the console store. */
+export function operatorServices(deps: {
+  store: () => ConsoleStore;
+  now: () => Date;
+  randomHex: (bytes: number) => string;
+}) {
+  let bootstrapToken: string | undefined;
+
+  async function add(input: { username: string; role: OperatorRole; password: string }) {
+    const hashed = await hashPassword(input.password);
+    const row = deps.store().insertOperator({
+      id: `op_${deps.randomHex(8)}`,
+      username: input.username,
+      role: input.role,
+      disabled: false,
+      createdAt: deps.now().toISOString(),
+      ...hashed,
+    });
+    return operatorView(row);
+  }
+
+  return {
+    add,
+    list(): Operator[] {
+      return deps.store().listOperators().map(operatorView);
+    },
+    count(): number {
+      return deps.store().countOperators();
+    },
+    /** Verifies a username and password; UNAUTHENTICATED on any mismatch or a disabled account. */
+    async authenticate(username: string, password: string): Promise<Operator> {
+      const row = deps.store().findOperatorByName(username);
+      if (row === undefined) {
+        await checkPassword(password, await (decoy ??= hashPassword("decoy-password")));
+        throw unauthenticated();
+      }
+      if (!(await checkPassword(password, row)) || row.disabled) throw unauthenticated();
+      return operatorView(row);
+    },
+    /** The current state of a signed-in operator (a session outlives nothing it should not). */
+    current(id: string): Operator {
+      const row = deps.store().getOperator(id);
+      if (row === undefined || row.disabled) {
+        throw unauthenticated("the session's operator no longer exists or is disabled");
+      }
+      return operatorView(row);
+    },
+    setDisabled(username: string, disabled: boolean): Operator {
+      const row = deps.store().findOperatorByName(username);
+      if (row === undefined) {
+        throw new RuntimeError("OPERATOR_NOT_FOUND", `no operator ${username}`, { username });
+      }
+      return operatorView(deps.store().setOperatorDisabled(row.id, disabled) ?? row);
+    },
+    /** Creates an API token for `operatorId`; the token is returned once and never stored. */
+    createToken(operatorId: string, name: string): { id: string; token: string; name: string } {
+      const token = `runx_${randomBytes(32).toString("base64url")}`;
+      const id = `tok_${deps.randomHex(8)}`;
+      deps.store().insertApiToken({
+        id,
+        operatorId,
+        name,
+        tokenHash: tokenDigest(token),
+        createdAt: deps.now().toISOString(),
+        revokedAt: null,
+      });
+      return { id, token, name };
+    },
+    /** The operator an API token belongs to; UNAUTHENTICATED when unknown, revoked or disabled. */
+    authenticateToken(token: string): Operator {
+      const row = deps.store().findApiToken(tokenDigest(token));
+      if (row === undefined) throw unauthenticated("invalid API token");
+      const op = deps.store().getOperator(row.operatorId);
+      if (op === undefined || op.disabled) throw unauthenticated("invalid API token");
+      return operatorView(op);
+    },
+    /**
+     * A one-time token that lets the first admin be created; null once any operator exists.
+     * It lives only in this process's memory and is spent by `redeemBootstrap`.
+     */
+    bootstrapToken(): string | null {
+      if (deps.store().countOperators() > 0) return null;
+      return (bootstrapToken ??= randomBytes(24).toString("base64url"));
+    },
+    /** Creates the first admin with the bootstrap token (refused once any operator exists). */
+    async redeemBootstrap(input: {
+      token: string;
+      username: string;
+      password: string;
+    }): Promise<Operator> {
+      const expected = bootstrapToken;
+      const given = Buffer.from(input.token);
+      if (
+        expected === undefined ||
+        deps.store().countOperators() > 0 ||
+        given.length !== Buffer.byteLength(expected) ||
+        !timingSafeEqual(given, Buffer.from(expected))
+      ) {
+        throw unauthenticated("the bootstrap token is invalid or already used");
+      }
+      bootstrapToken = undefined;
+      return add({ username: input.username, role: "admin", password: input.password });
+    },
+  };
+}
+
+/** The operator services' surface. */
+export type OperatorServices = ReturnType<typeof operatorServices>;

@@ -1,0 +1,199 @@
+/** The console's run browser: filtered keyset listing and one run in detail. */
+import { RuntimeError } from "../errors.js";
+import { readCheckpoint } from "../run/checkpoint.js";
+import type { RunRequest } from "../run/envelope.js";
+import type { ApprovalDecisionRecord, ConsoleStore } from "../store/console-store.js";
+import type { RunRecord, StateStore } from "../store/types.js";
+import type { ConsoleInputs } from "./validate.js";
+
+/** One row of the run list. */
+export interface RunSummary {
+  id: string;
+  skill: string;
+  runner: string;
+  status: RunRecord["status"];
+  disposition: string | null;
+  receiptId: string | null;
+  packageDigest: string;
+  executionClosureDigest: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** What a paused run waits for. */
+  waitingFor: "approval" | "agent" | null;
+}
+
+/** One authenticated decision as the console shows it. */
+export interface DecisionView {
+  id: string;
+  gateId: string;
+  username: string;
+  decision: "approve" | "deny";
+  reason: string;
+  decidedAt: string;
+  packageDigest: string;
+  executionClosureDigest: string;
+  sealedReceiptId: string | null;
+}
+
+/** A run in detail. */
+export interface RunDetail {
+  run: RunSummary & { inputsDigest: string; initiator: string | null };
+  /** Admitted inputs as the checkpoint holds them (already redacted); null when none is kept. */
+  inputs: Record<string, unknown> | null;
+  /** The sealed result (redacted at write). */
+  result: unknown;
+  error: unknown;
+  steps: Array<{
+    stepId: string;
+    status: string;
+    attempt: number;
+    receiptId: string | null;
+    output: unknown;
+    startedAt: string | null;
+    finishedAt: string | null;
+  }>;
+  /** Pending human gates (resolved only through approvals.decide). */
+  pendingApprovals: Array<Extract<RunRequest, { kind: "approval" }>>;
+  /** Pending agent/input requests (answered through runs.answer, never approvals). */
+  pendingRequests: Array<Exclude<RunRequest, { kind: "approval" }>>;
+  receipts: Array<{
+    receiptId: string;
+    skill: string;
+    disposition: string;
+    createdAt: string;
+    isChild: boolean;
+  }>;
+  decisions: DecisionView[];
+}
+
+const parse = (text: string | null): unknown =>
+  text === null ? null : (JSON.parse(text) as unknown);
+
+/** Projects a run row for the list. */
+export function runSummary(run: RunRecord): RunSummary {
+  return {
+    id: run.id,
+    skill: run.skillName,
+    runner: run.runner,
+    status: run.status,
+    disposition: run.disposition,
+    receiptId: run.receiptId,
+    packageDigest: run.packageDigest,
+    executionClosureDigest: run.executionClosureDigest,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    waitingFor:
+      run.status === "needs_approval" ? "approval" : run.status === "needs_agent" ? "agent" : null,
+  };
+}
+
+/** Projects a decision row. */
+export function decisionView(row: ApprovalDecisionRecord): DecisionView {
+  return {
+    id: row.id,
+    gateId: row.gateId,
+    username: row.username,
+    decision: row.decision,
+    reason: row.reason,
+    decidedAt: row.decidedAt,
+    packageDigest: row.packageDigest,
+    executionClosureDigest: row.executionClosureDigest,
+    sealedReceiptId: row.sealedReceiptId,
+  };
+}
+
+function millis(text: string | undefined, path: string): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw new RuntimeError("INPUT_INVALID", `${path}: not a time`, { path });
+  return ms;
+}
+
+/** Run browser services. */
+export function runServices(deps: { state: () => StateStore; store: () => ConsoleStore }) {
+  return {
+    /** Newest first, keyset-paginated (opaque cursor), filtered. */
+    list(input: ConsoleInputs["runs-list"]): { items: RunSummary[]; nextCursor: string | null } {
+      let status = input.status;
+      if (input.waitingForApproval === true) {
+        if (status !== undefined && status !== "needs_approval") {
+          throw new RuntimeError(
+            "INPUT_INVALID",
+            "status: contradicts waitingForApproval (which means status needs_approval)",
+            { path: "status" },
+          );
+        }
+        status = "needs_approval";
+      }
+      const fromMs = millis(input.from, "from");
+      const toMs = millis(input.to, "to");
+      const page = deps.store().listRunsFiltered({
+        limit: input.limit ?? 50,
+        ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
+        ...(status !== undefined ? { status } : {}),
+        ...(input.skill !== undefined ? { skillName: input.skill } : {}),
+        ...(fromMs !== undefined ? { fromMs } : {}),
+        ...(toMs !== undefined ? { toMs } : {}),
+      });
+      return { items: page.runs.map(runSummary), nextCursor: page.nextCursor };
+    },
+
+    /** One run: step timeline, redacted inputs/outputs, receipts, pending requests, decisions. */
+    detail(runId: string): RunDetail {
+      const state = deps.state();
+      const run = state.getRun(runId);
+      let inputs: Record<string, unknown> | null = null;
+      if (state.getLedgerTail(runId) !== undefined) {
+        try {
+          inputs = readCheckpoint(state, runId).inputs;
+        } catch {
+          inputs = null; // no pause checkpoint: the run never paused
+        }
+      }
+      const requests =
+        run.status === "needs_agent" || run.status === "needs_approval"
+          ? ((parse(run.requestsJson) as RunRequest[] | null) ?? [])
+          : [];
+      const initiator = deps.store().getInitiator(runId);
+      return {
+        run: {
+          ...runSummary(run),
+          inputsDigest: run.inputsDigest,
+          initiator: initiator?.username ?? null,
+        },
+        inputs,
+        result: parse(run.resultJson),
+        error: parse(run.errorJson),
+        steps: state.listSteps(runId).map((s) => ({
+          stepId: s.stepId,
+          status: s.status,
+          attempt: s.attempt,
+          receiptId: s.receiptId,
+          output: parse(s.outputJson),
+          startedAt: s.startedAt,
+          finishedAt: s.finishedAt,
+        })),
+        pendingApprovals: requests.filter(
+          (r): r is Extract<RunRequest, { kind: "approval" }> => r.kind === "approval",
+        ),
+        pendingRequests: requests.filter(
+          (r): r is Exclude<RunRequest, { kind: "approval" }> => r.kind !== "approval",
+        ),
+        receipts: deps
+          .store()
+          .listRunReceipts(runId)
+          .map((r) => ({
+            receiptId: r.receiptId,
+            skill: r.skillName,
+            disposition: r.disposition,
+            createdAt: r.createdAt,
+            isChild: r.isChild,
+          })),
+        decisions: deps.store().listDecisions(runId).map(decisionView),
+      };
+    },
+  };
+}
+
+/** The run services' surface. */
+export type RunServices = ReturnType<typeof runServices>;

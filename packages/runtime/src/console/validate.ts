@@ -1,0 +1,100 @@
+/**
+ * The console's input contracts: one precompiled JSON Schema per operation
+ * (schemas/console/*.schema.json). `consoleInput` returns the value typed, or raises
+ * INPUT_INVALID naming the offending field (never its value).
+ */
+import type { ValidateFunction } from "ajv";
+import { RuntimeError } from "../errors.js";
+import { validateConsoleApprovalsDecide } from "../generated/validate-console-approvals-decide.js";
+import { validateConsoleApprovalsSetPolicy } from "../generated/validate-console-approvals-set-policy.js";
+import { validateConsoleAuthBootstrap } from "../generated/validate-console-auth-bootstrap.js";
+import { validateConsoleAuthCreateToken } from "../generated/validate-console-auth-create-token.js";
+import { validateConsoleAuthLogin } from "../generated/validate-console-auth-login.js";
+import { validateConsoleOperatorAdd } from "../generated/validate-console-operator-add.js";
+import { validateConsoleOperatorSetDisabled } from "../generated/validate-console-operator-set-disabled.js";
+import { validateConsoleReceiptRef } from "../generated/validate-console-receipt-ref.js";
+import { validateConsoleRunRef } from "../generated/validate-console-run-ref.js";
+import { validateConsoleRunsAnswer } from "../generated/validate-console-runs-answer.js";
+import { validateConsoleRunsList } from "../generated/validate-console-runs-list.js";
+import { validateConsoleRunsStart } from "../generated/validate-console-runs-start.js";
+import { validateConsoleSkillsSearch } from "../generated/validate-console-skills-search.js";
+import type { OperatorRole } from "../store/console-store.js";
+import type { RunStatus } from "../store/types.js";
+
+/** The typed value of each console input contract. */
+export interface ConsoleInputs {
+  "auth-login": { username: string; password: string };
+  "auth-bootstrap": { token: string; username: string; password: string };
+  "auth-create-token": { name: string };
+  "operator-add": { username: string; role: OperatorRole; password: string };
+  "operator-set-disabled": { username: string; disabled: boolean };
+  "runs-list": {
+    limit?: number;
+    cursor?: string | null;
+    status?: RunStatus;
+    skill?: string;
+    from?: string;
+    to?: string;
+    waitingForApproval?: boolean;
+  };
+  "run-ref": { runId: string };
+  "runs-start": { skill: string; runner?: string; inputs: Record<string, unknown> };
+  "runs-answer": { runId: string; answers: Record<string, unknown> };
+  "approvals-decide": {
+    runId: string;
+    gateId: string;
+    decision: "approve" | "deny";
+    reason: string;
+  };
+  "approvals-set-policy": {
+    skill: string;
+    gateId: string;
+    requiredApprovals: number;
+    forbidInitiator: boolean;
+  };
+  "receipt-ref": { receiptId: string };
+  "skills-search": { query?: string; limit?: number };
+}
+
+/** A console input contract name. */
+export type ConsoleInputName = keyof ConsoleInputs;
+
+const VALIDATORS: Record<ConsoleInputName, ValidateFunction> = {
+  "auth-login": validateConsoleAuthLogin,
+  "auth-bootstrap": validateConsoleAuthBootstrap,
+  "auth-create-token": validateConsoleAuthCreateToken,
+  "operator-add": validateConsoleOperatorAdd,
+  "operator-set-disabled": validateConsoleOperatorSetDisabled,
+  "runs-list": validateConsoleRunsList,
+  "run-ref": validateConsoleRunRef,
+  "runs-start": validateConsoleRunsStart,
+  "runs-answer": validateConsoleRunsAnswer,
+  "approvals-decide": validateConsoleApprovalsDecide,
+  "approvals-set-policy": validateConsoleApprovalsSetPolicy,
+  "receipt-ref": validateConsoleReceiptRef,
+  "skills-search": validateConsoleSkillsSearch,
+};
+
+/** Checks `value` against the named contract; INPUT_INVALID names the first bad field. */
+export function consoleInput<N extends ConsoleInputName>(
+  name: N,
+  value: unknown,
+): ConsoleInputs[N] {
+  const validate = VALIDATORS[name];
+  if (validate(value ?? {})) return (value ?? {}) as ConsoleInputs[N];
+  const first = validate.errors?.[0];
+  const base = (first?.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".");
+  const params = (first?.params ?? {}) as { additionalProperty?: string; missingProperty?: string };
+  const field = params.additionalProperty ?? params.missingProperty;
+  const path = [base, field].filter((p) => p !== undefined && p !== "").join(".");
+  const message =
+    params.additionalProperty !== undefined
+      ? `unknown field "${params.additionalProperty}"`
+      : params.missingProperty !== undefined
+        ? "is required"
+        : (first?.message ?? "is invalid");
+  throw new RuntimeError("INPUT_INVALID", `${path === "" ? "input" : path}: ${message}`, {
+    path: path === "" ? "$" : path,
+    contract: `console/${name}`,
+  });
+}

@@ -1,0 +1,274 @@
+/**
+ * The console's tables (operators, API tokens, run initiators, gate policies, approval
+ * decisions) and the filtered run listing. Like `state-store.ts`, the only code that talks
+ * to them; callers see plain records and RuntimeError.
+ */
+import { and, asc, count, desc, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
+import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { RuntimeError } from "../errors.js";
+import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
+import {
+  apiTokens,
+  approvalDecisions,
+  gatePolicies,
+  operators,
+  receiptIndex,
+  runInitiators,
+  runs,
+} from "./schema.js";
+import type { OPERATOR_ROLES } from "./schema.js";
+import { sqliteFailure } from "./store-errors.js";
+import { MAX_PAGE_SIZE } from "./types.js";
+import type { ReceiptIndexRecord, RunPage, RunStatus } from "./types.js";
+
+/** viewer < approver < admin. */
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+/** One row of `operators` (includes the password hash: never hand it to a caller). */
+export type OperatorRecord = typeof operators.$inferSelect;
+/** One row of `api_tokens`. */
+export type ApiTokenRecord = typeof apiTokens.$inferSelect;
+/** One row of `approval_decisions`. */
+export type ApprovalDecisionRecord = typeof approvalDecisions.$inferSelect;
+/** One row of `gate_policies`. */
+export type GatePolicyRecord = typeof gatePolicies.$inferSelect;
+/** One row of `run_initiators`. */
+export type RunInitiatorRecord = typeof runInitiators.$inferSelect;
+
+/** Filters of the console's run listing. */
+export interface RunFilter {
+  limit: number;
+  cursor?: string | null;
+  status?: RunStatus;
+  skillName?: string;
+  /** Inclusive lower bound on `created_ms`. */
+  fromMs?: number;
+  /** Exclusive upper bound on `created_ms`. */
+  toMs?: number;
+}
+
+/** The console's tables. Every method is synchronous. */
+export interface ConsoleStore {
+  countOperators(): number;
+  insertOperator(row: OperatorRecord): OperatorRecord;
+  findOperatorByName(username: string): OperatorRecord | undefined;
+  getOperator(id: string): OperatorRecord | undefined;
+  listOperators(): OperatorRecord[];
+  setOperatorDisabled(id: string, disabled: boolean): OperatorRecord | undefined;
+  insertApiToken(row: ApiTokenRecord): ApiTokenRecord;
+  findApiToken(tokenHash: string): ApiTokenRecord | undefined;
+  recordInitiator(row: RunInitiatorRecord): void;
+  getInitiator(runId: string): RunInitiatorRecord | undefined;
+  upsertGatePolicy(row: GatePolicyRecord): GatePolicyRecord;
+  /** The most specific policy for (skill, gate): exact, skill+*, *+gate, *+*. */
+  findGatePolicy(skillName: string, gateId: string): GatePolicyRecord | undefined;
+  insertDecision(row: ApprovalDecisionRecord): ApprovalDecisionRecord;
+  listDecisions(runId: string, gateId?: string): ApprovalDecisionRecord[];
+  markDecisionsSealed(runId: string, gateId: string, receiptId: string): void;
+  /** Receipts indexed for a run (steps, pauses and the run's own), oldest first. */
+  listRunReceipts(runId: string): ReceiptIndexRecord[];
+  /** Runs newest first with the console filters, keyset-paginated like `listRuns`. */
+  listRunsFiltered(filter: RunFilter): RunPage;
+}
+
+type Guard = <T>(action: string, fn: () => T) => T;
+
+/** Builds the console store over the state store's drizzle handle and failure guard. */
+export function createConsoleStore(
+  db: BetterSQLite3Database,
+  guard: Guard,
+  label: string,
+): ConsoleStore {
+  const conflict = (err: unknown, message: string, reason: string): never => {
+    const code = sqliteFailure(err)?.code;
+    if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+      throw new RuntimeError(
+        reason === "operator_exists" ? "OPERATOR_EXISTS" : "POLICY_DENIED",
+        message,
+        {
+          label,
+          reason,
+        },
+      );
+    }
+    throw err;
+  };
+  return {
+    countOperators() {
+      return guard(
+        "count operators",
+        () => db.select({ n: count() }).from(operators).get()?.n ?? 0,
+      );
+    },
+    insertOperator(row) {
+      return guard("create operator", () => {
+        try {
+          return db.insert(operators).values(row).returning().get();
+        } catch (err) {
+          return conflict(err, `operator ${row.username} already exists`, "operator_exists");
+        }
+      });
+    },
+    findOperatorByName(username) {
+      return guard("read operator", () =>
+        db.select().from(operators).where(eq(operators.username, username)).get(),
+      );
+    },
+    getOperator(id) {
+      return guard("read operator", () =>
+        db.select().from(operators).where(eq(operators.id, id)).get(),
+      );
+    },
+    listOperators() {
+      return guard("list operators", () =>
+        db.select().from(operators).orderBy(asc(operators.username)).all(),
+      );
+    },
+    setOperatorDisabled(id, disabled) {
+      return guard("update operator", () =>
+        db.update(operators).set({ disabled }).where(eq(operators.id, id)).returning().get(),
+      );
+    },
+    insertApiToken(row) {
+      return guard("create api token", () => db.insert(apiTokens).values(row).returning().get());
+    },
+    findApiToken(tokenHash) {
+      return guard("read api token", () =>
+        db
+          .select()
+          .from(apiTokens)
+          .where(and(eq(apiTokens.tokenHash, tokenHash), isNull(apiTokens.revokedAt)))
+          .get(),
+      );
+    },
+    recordInitiator(row) {
+      guard("record initiator", () =>
+        db.insert(runInitiators).values(row).onConflictDoNothing().run(),
+      );
+    },
+    getInitiator(runId) {
+      return guard("read initiator", () =>
+        db.select().from(runInitiators).where(eq(runInitiators.runId, runId)).get(),
+      );
+    },
+    upsertGatePolicy(row) {
+      return guard("write gate policy", () =>
+        db
+          .insert(gatePolicies)
+          .values(row)
+          .onConflictDoUpdate({
+            target: [gatePolicies.skillName, gatePolicies.gateId],
+            set: {
+              requiredApprovals: row.requiredApprovals,
+              forbidInitiator: row.forbidInitiator,
+              updatedAt: row.updatedAt,
+            },
+          })
+          .returning()
+          .get(),
+      );
+    },
+    findGatePolicy(skillName, gateId) {
+      const rows = guard("read gate policy", () =>
+        db
+          .select()
+          .from(gatePolicies)
+          .where(
+            sql`${gatePolicies.skillName} in (${skillName}, '*') and ${gatePolicies.gateId} in (${gateId}, '*')`,
+          )
+          .all(),
+      );
+      const rank = (r: GatePolicyRecord): number =>
+        (r.skillName === "*" ? 2 : 0) + (r.gateId === "*" ? 1 : 0);
+      return rows.sort((a, b) => rank(a) - rank(b))[0];
+    },
+    insertDecision(row) {
+      return guard("record decision", () => {
+        try {
+          return db.insert(approvalDecisions).values(row).returning().get();
+        } catch (err) {
+          return conflict(
+            err,
+            `${row.username} has already decided gate ${row.gateId} of run ${row.runId}`,
+            "already_decided",
+          );
+        }
+      });
+    },
+    listDecisions(runId, gateId) {
+      const where = [eq(approvalDecisions.runId, runId)];
+      if (gateId !== undefined) where.push(eq(approvalDecisions.gateId, gateId));
+      return guard("list decisions", () =>
+        db
+          .select()
+          .from(approvalDecisions)
+          .where(and(...where))
+          .orderBy(asc(approvalDecisions.decidedAt), asc(approvalDecisions.id))
+          .all(),
+      );
+    },
+    markDecisionsSealed(runId, gateId, receiptId) {
+      guard("seal decisions", () =>
+        db
+          .update(approvalDecisions)
+          .set({ sealedReceiptId: receiptId })
+          .where(
+            and(
+              eq(approvalDecisions.runId, runId),
+              eq(approvalDecisions.gateId, gateId),
+              isNull(approvalDecisions.sealedReceiptId),
+            ),
+          )
+          .run(),
+      );
+    },
+    listRunReceipts(runId) {
+      return guard("list run receipts", () =>
+        db
+          .select()
+          .from(receiptIndex)
+          .where(eq(receiptIndex.runId, runId))
+          .orderBy(asc(receiptIndex.createdAt), asc(receiptIndex.receiptId))
+          .all(),
+      );
+    },
+    listRunsFiltered(filter) {
+      if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > MAX_PAGE_SIZE) {
+        throw new RuntimeError("USAGE", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
+          path: "limit",
+        });
+      }
+      const after =
+        filter.cursor === undefined || filter.cursor === null
+          ? undefined
+          : decodeRunCursor(filter.cursor);
+      const where: SQL[] = [];
+      if (filter.status !== undefined) where.push(eq(runs.status, filter.status));
+      if (filter.skillName !== undefined) where.push(eq(runs.skillName, filter.skillName));
+      if (filter.fromMs !== undefined) where.push(gte(runs.createdMs, filter.fromMs));
+      if (filter.toMs !== undefined) where.push(lt(runs.createdMs, filter.toMs));
+      // Row-value comparison seeks straight into the (…, created_ms, id) indexes.
+      if (after !== undefined) {
+        where.push(sql`(${runs.createdMs}, ${runs.id}) < (${after.createdMs}, ${after.id})`);
+      }
+      const rows = guard("list runs", () =>
+        db
+          .select()
+          .from(runs)
+          .where(and(...where))
+          .orderBy(desc(runs.createdMs), desc(runs.id))
+          .limit(filter.limit + 1)
+          .all(),
+      );
+      const page = rows.slice(0, filter.limit);
+      const last = page[page.length - 1];
+      return {
+        runs: page,
+        nextCursor:
+          rows.length > filter.limit && last !== undefined
+            ? encodeRunCursor({ createdMs: last.createdMs, id: last.id })
+            : null,
+      };
+    },
+  };
+}
