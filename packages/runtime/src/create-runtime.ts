@@ -41,6 +41,9 @@ import type { StateStore } from "./store/types.js";
 import type { HarnessReport } from "./harness/index.js";
 import type { CaseResult } from "./harness/run-case.js";
 import { displayPath, workspacePaths } from "./workspace.js";
+import { LocalRegistry, registryRoot } from "./registry/local.js";
+import type { Prepared } from "./run/context.js";
+import { prepareRun } from "./run/prepare.js";
 import type { WorkspacePaths } from "./workspace.js";
 
 /** The runtime release identity; part of every execution-closure digest. */
@@ -61,6 +64,8 @@ export interface RuntimeOptions {
   receiptProfile?: ReceiptProfile;
   /** Harness fixture lanes for native tools (never set for a live run). */
   toolLanes?: ToolLanes;
+  /** Explicit local registry directory (`--registry-dir`); else RUNX_REGISTRY_DIR, else $RUNX_HOME/registry. */
+  registryDir?: string | undefined;
 }
 
 /** The runtime's public surface. */
@@ -115,6 +120,13 @@ export interface Runtime {
   listSkills(): Promise<{ items: SkillListItem[] }>;
   /** Creates `.runx/` (or `$RUNX_HOME` with `global`). */
   init(options?: { global?: boolean }): Promise<InitResult>;
+  /** The local skill registry (package, publish, search, read, add). */
+  registry(): LocalRegistry;
+  /**
+   * Resolves a skill reference (path, name or registry ref) to its package, selected runner and
+   * package/closure digests without running it (what `runx mcp serve` binds at start-up).
+   */
+  prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
   /** Releases the state store. */
   close(): void;
 }
@@ -160,6 +172,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
   const getState = (): StateStore =>
     (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  let registry: LocalRegistry | undefined;
+  const getRegistry = (): LocalRegistry =>
+    (registry ??= new LocalRegistry({
+      root: registryRoot({
+        explicit: options.registryDir,
+        env,
+        runxHome: options.runxHome,
+        workspaceRoot: paths.root,
+      }),
+      workspaceRoot: paths.root,
+      runxDir: paths.runxDir,
+      runxHome: options.runxHome,
+      env,
+      now,
+    }));
   const getReceipts = (): ReceiptStore =>
     (receipts ??= new ReceiptStore({
       dir: paths.receiptDir,
@@ -178,6 +205,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     now,
     randomHex,
     readStdin,
+    registry: getRegistry,
     ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
     ...(options.toolLanes !== undefined ? { toolLanes: options.toolLanes } : {}),
     agentConfig: async () => {
@@ -293,6 +321,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     init(opts = {}) {
       return opts.global === true ? initGlobal(options.runxHome) : initProject(paths);
+    },
+    registry: getRegistry,
+    prepareSkill(request) {
+      return prepareRun(runDeps, request);
     },
     close() {
       state?.close();

@@ -21,6 +21,9 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   harness: () => import("./commands/harness.js"),
   kernel: () => import("./commands/kernel.js"),
   parser: () => import("./commands/parser.js"),
+  registry: () => import("./commands/registry.js"),
+  add: () => import("./commands/add.js"),
+  mcp: () => import("./commands/mcp.js"),
 };
 
 const INTERRUPT_EXIT = 130;

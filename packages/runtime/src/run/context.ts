@@ -46,6 +46,18 @@ export interface RunSkillDeps {
   agentConfig?(): Promise<ManagedAgentSettings | undefined>;
   /** Replacement tool transports (harness fixture lanes only; live runs never set them). */
   toolLanes?: ToolLanes;
+  /** The local skill registry (registry refs in `runx skill` and graph `skill:` steps). */
+  registry?(): RegistryResolver;
+}
+
+/** What a run needs from the registry: a verified package materialised for execution. */
+export interface RegistryResolver {
+  /** The registry root directory (context skills read records from it). */
+  readonly root: string;
+  materializeForRun(
+    ref: string,
+    options?: { digest?: string },
+  ): { packageDir: string; record: { package_digest: string } };
 }
 
 /**

@@ -46,6 +46,8 @@ export interface SkillRequest {
   packageDigest?: string;
   /** Refuse to run unless the execution-closure digest equals this. */
   executionClosureDigest?: string;
+  /** For a registry ref (`owner/name@version`): the expected package digest (`--digest`). */
+  registryDigest?: string;
 }
 
 /** Runs a skill to a sealed, paused or refused envelope. */
@@ -57,6 +59,7 @@ export async function runSkill(
   const prep = await prepareRun(deps, {
     ref: request.ref,
     ...(request.runner !== undefined ? { runner: request.runner } : {}),
+    ...(request.registryDigest !== undefined ? { registryDigest: request.registryDigest } : {}),
     contextExtras: {
       supplied_input_keys: Object.keys(request.inputs).sort(),
       inputs_document: request.inputsFile !== undefined,
