@@ -27,7 +27,7 @@ import { RuntimeError, isRuntimeError } from "../errors.js";
 import { inputsJsonSchema, resolveInputs } from "../parser/inputs.js";
 import type { InputDeclaration, SuppliedInput } from "../parser/inputs.js";
 import { isJsonObject } from "../parser/json.js";
-import type { JsonObject, JsonValue } from "../parser/json.js";
+import type { JsonObject } from "../parser/json.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
 
@@ -88,12 +88,17 @@ function invalidParams(message: string, data?: unknown): McpError {
 
 /** Checks call arguments against the runner's declarations; malformed ones are invalid params. */
 function checkArguments(tool: McpTool, args: unknown): Record<string, SuppliedInput> {
-  if (args !== undefined && !isJsonObject(args as JsonValue)) {
+  if (args !== undefined && !isJsonObject(args)) {
     throw invalidParams(`${tool.name}: arguments must be a JSON object`);
   }
   const supplied = Object.fromEntries(
-    Object.entries((args ?? {}) as JsonObject).map(([k, value]) => [k, { value }]),
+    Object.entries(args ?? {}).map(([k, value]) => [k, { value }]),
   );
+  const unknown = Object.keys(supplied).filter((k) => tool.inputs[k] === undefined);
+  if (unknown.length > 0) {
+    // The advertised schema allows no additional properties, also for runners without inputs.
+    throw invalidParams(`${tool.name}: unknown argument(s): ${unknown.join(", ")}`, { unknown });
+  }
   let missing: string[];
   try {
     missing = resolveInputs(tool.inputs, supplied).missing.map((m) => m.id);

@@ -458,7 +458,10 @@ export class LocalRegistry {
           if (ref.skillId.includes(needle)) {
             refused.push({
               skill_id: ref.skillId,
-              version: String(error.details.ref ?? "").split("@")[1] ?? "",
+              version:
+                typeof error.details.ref === "string"
+                  ? (error.details.ref.split("@")[1] ?? "")
+                  : "",
               code: error.code,
               reason: error.message,
             });

@@ -192,7 +192,7 @@ function decodeFiles(doc: JsonObject, label: string): RecordFile[] {
     if (item.type !== undefined && item.type !== "file") {
       throw new RuntimeError(
         "REGISTRY_INVALID",
-        `${label}: package entry ${entryPath} is a ${String(item.type)}; registry packages hold regular files only (no symlinks)`,
+        `${label}: package entry ${entryPath} is a ${JSON.stringify(item.type)} entry; registry packages hold regular files only (no symlinks)`,
         { ref: label, path: `${at}.type` },
       );
     }

@@ -7,7 +7,7 @@ import { REGISTRY_FLAGS, cliRuntime, registryDirFlag } from "../runtime.js";
 
 /** Runs `runx add`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
-  return guard(ctx, async () => {
+  return guard(ctx, () => {
     const args = parseArgs(
       tokens,
       {
@@ -49,6 +49,6 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         ? `${JSON.stringify(result)}\n`
         : `${result.status} ${result.skill_id}@${result.version} (${result.trust_tier}) → ${result.destination}\nrun it: runx skill ${result.destination}\n`,
     );
-    return 0;
+    return Promise.resolve(0);
   });
 }
