@@ -50,3 +50,11 @@ export { openStateStore } from "./store/open.js";
 export type { StateStore, RunRecord, StepRecord } from "./store/types.js";
 export type { StoreVerification } from "./services/verify.js";
 export type { HistoryListing, HistoryDetail } from "./services/history.js";
+export type {
+  InstallResult,
+  LocalRegistry,
+  PackageProjection,
+  PublishResult,
+  SearchItem,
+  SearchResult,
+} from "./registry/local.js";

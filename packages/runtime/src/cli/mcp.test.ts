@@ -140,14 +140,14 @@ describe("runx mcp serve", () => {
     children.push(child);
     let stderr = "";
     child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
-    const url = await pollUntil(
-      () => /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1],
-      {
-        timeoutMs: 15_000,
-        what: "the MCP HTTP server",
+    const [url, token] = await pollUntil(
+      () => {
+        const listening = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr)?.[1];
+        const bearer = /requires: Authorization: Bearer (\S+)/.exec(stderr)?.[1];
+        return listening !== undefined && bearer !== undefined ? [listening, bearer] : undefined;
       },
+      { timeoutMs: 15_000, what: "the MCP HTTP server" },
     );
-    const token = /bearer token: (\S+)/.exec(stderr)![1]!;
 
     const denied = await fetch(url, { method: "POST", body: "{}" });
     expect(denied.status).toBe(401);

@@ -145,6 +145,14 @@ describe("registry round trip", () => {
     expect(envelope.result).toEqual({ message: "yo" });
     const receipt = ws.read(`.runx/receipts/sha256-${envelope.receipt_id.slice(7)}.json`);
     expect(receipt).toContain(packaged.package_digest);
+    // `registry:` without a version runs the latest; an unprefixed ref needs @version, so a
+    // mistyped path is still reported as a missing package.
+    const latest = await runx(ws, ["skill", "registry:acme/echo", "--message", "l", "--json"], {
+      env,
+    });
+    expect(latest.json()).toMatchObject({ status: "sealed", result: { message: "l" } });
+    const typo = await runx(ws, ["skill", "skills/ech", "--json"], { env });
+    expect(typo.json<Failure>().error.reason).toBe("PACKAGE_NOT_FOUND");
   });
 
   it("runs registry: graph steps and reads registry: context skills", async () => {

@@ -13,11 +13,14 @@ import type { RunSkillDeps } from "./context.js";
 
 /**
  * True when a top-level skill ref names a registry package: an explicit `registry:` prefix, or
- * `owner/name[@version]` that is not an existing workspace path.
+ * `owner/name@version` that is not an existing workspace path. Without the prefix the version
+ * is required, so a mistyped relative path (`skills/ech`) is reported as a missing package
+ * rather than looked up in the registry; `registry:owner/name` asks for the latest version.
  */
 export function isRegistrySkillRef(ref: string, workspaceRoot: string): boolean {
   if (hasRegistryPrefix(ref)) return true;
-  return tryParseRegistryRef(ref) !== undefined && !existsSync(resolve(workspaceRoot, ref));
+  const parsed = tryParseRegistryRef(ref);
+  return parsed?.version !== undefined && !existsSync(resolve(workspaceRoot, ref));
 }
 
 /** Materialises a registry ref for a run and returns the package directory. */
