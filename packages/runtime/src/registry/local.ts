@@ -633,7 +633,16 @@ function materialize(
         { ref: label },
       );
     }
-    renameSync(tmp, destination);
+    try {
+      renameSync(tmp, destination);
+    } catch (error) {
+      // Another process materialised the same package first: identical content is fine.
+      if (existsSync(destination) && safeDigest(destination) === record.package_digest) {
+        rmSync(tmp, { recursive: true, force: true });
+        return "unchanged";
+      }
+      throw error;
+    }
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
     throw error;
