@@ -53,6 +53,9 @@ import {
   trust as trustAdapter,
 } from "./services/adapters.js";
 import type { AdapterListing, DispatchAttemptView } from "./services/adapters.js";
+import { LocalRegistry, registryRoot } from "./registry/local.js";
+import type { Prepared } from "./run/context.js";
+import { prepareRun } from "./run/prepare.js";
 import type { WorkspacePaths } from "./workspace.js";
 
 /** The runtime release identity; part of every execution-closure digest. */
@@ -77,6 +80,8 @@ export interface RuntimeOptions {
   adapterProbe?: ProbeRunner;
   /** Spy called right before an adapter process spawns (tests only). */
   onAdapterSpawn?: () => void;
+  /** Explicit local registry directory (`--registry-dir`); else RUNX_REGISTRY_DIR, else $RUNX_HOME/registry. */
+  registryDir?: string | undefined;
 }
 
 /** The runtime's public surface. */
@@ -149,6 +154,13 @@ export interface Runtime {
     text: string,
     options: { label: string; allowLocalDevelopment?: boolean },
   ): StoreVerification;
+  /** The local skill registry (package, publish, search, read, add). */
+  registry(): LocalRegistry;
+  /**
+   * Resolves a skill reference (path, name or registry ref) to its package, selected runner and
+   * package/closure digests without running it (what `runx mcp serve` binds at start-up).
+   */
+  prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
   /** Releases the state store. */
   close(): void;
 }
@@ -194,6 +206,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
   const getState = (): StateStore =>
     (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  let registry: LocalRegistry | undefined;
+  const getRegistry = (): LocalRegistry =>
+    (registry ??= new LocalRegistry({
+      root: registryRoot({
+        explicit: options.registryDir,
+        env,
+        runxHome: options.runxHome,
+        workspaceRoot: paths.root,
+      }),
+      workspaceRoot: paths.root,
+      runxDir: paths.runxDir,
+      runxHome: options.runxHome,
+      env,
+      now,
+    }));
   const getReceipts = (): ReceiptStore =>
     (receipts ??= new ReceiptStore({
       dir: paths.receiptDir,
@@ -212,6 +239,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     now,
     randomHex,
     readStdin,
+    registry: getRegistry,
     ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
     ...(options.toolLanes !== undefined ? { toolLanes: options.toolLanes } : {}),
     ...(options.adapterProbe !== undefined ? { adapterProbe: options.adapterProbe } : {}),
@@ -348,6 +376,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     init(opts = {}) {
       return opts.global === true ? initGlobal(options.runxHome) : initProject(paths);
+    },
+    registry: getRegistry,
+    prepareSkill(request) {
+      return prepareRun(runDeps, request);
     },
     close() {
       state?.close();

@@ -86,6 +86,12 @@ export const ERROR_CODES = [
   "RETRY_REFUSED",
   // deterministic evaluation services
   "KERNEL_EVALUATION_FAILED",
+  // skill registry
+  "REGISTRY_NOT_FOUND",
+  "REGISTRY_INVALID",
+  "REGISTRY_DIGEST_MISMATCH",
+  "REGISTRY_SIGNATURE_INVALID",
+  "REGISTRY_CONFLICT",
 ] as const;
 
 /** A stable runtime error code. */
@@ -217,6 +223,11 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   GRAPH_STATE_INVALID: "resume_error",
   RETRY_REFUSED: "operator_context_blocked",
   KERNEL_EVALUATION_FAILED: "kernel.fixture.evaluation_failed",
+  REGISTRY_NOT_FOUND: "registry_error",
+  REGISTRY_INVALID: "registry_error",
+  REGISTRY_DIGEST_MISMATCH: "registry_error",
+  REGISTRY_SIGNATURE_INVALID: "registry_error",
+  REGISTRY_CONFLICT: "registry_error",
 };
 
 /** CLI exit code for a failure raised with this code (spec §8.3). */
@@ -291,4 +302,9 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   GRAPH_STATE_INVALID: 1,
   RETRY_REFUSED: 1,
   KERNEL_EVALUATION_FAILED: 1,
+  REGISTRY_NOT_FOUND: 1,
+  REGISTRY_INVALID: 1,
+  REGISTRY_DIGEST_MISMATCH: 1,
+  REGISTRY_SIGNATURE_INVALID: 1,
+  REGISTRY_CONFLICT: 1,
 };

@@ -69,3 +69,11 @@ export type {
 export { consoleInput, roleAtLeast } from "./console/index.js";
 export type { OperatorRole } from "./store/console-store.js";
 export type { SkillListItem } from "./services/list-skills.js";
+export type {
+  InstallResult,
+  LocalRegistry,
+  PackageProjection,
+  PublishResult,
+  SearchItem,
+  SearchResult,
+} from "./registry/local.js";

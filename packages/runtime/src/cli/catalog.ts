@@ -23,7 +23,10 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "skill",
     summary: "run a skill package and seal a receipt",
-    usage: ["runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]"],
+    usage: [
+      "runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]",
+      "runx skill <owner/name@version> [runner] [--digest sha256:…] [--registry-dir dir] ...",
+    ],
     options: [
       ["-i, --input <key=value>", "an input; the value is parsed as JSON when it parses"],
       ["--input-json <key=json>", "an input whose value must be valid JSON"],
@@ -38,10 +41,13 @@ export const COMMANDS: CommandHelp[] = [
       ],
       ["--package-digest <sha256:…>", "refuse to run unless the package digest matches"],
       ["--allow-spawn", "let adapter runners launch their process (else a dry-run receipt)"],
+      ["--digest <sha256:…>", "registry refs: refuse unless the published package digest matches"],
+      ["--registry-dir <dir>", "registry root for owner/name@version refs"],
       JSON_OPT,
       RECEIPT_DIR_OPT,
     ],
     notes: [
+      "Registry refs are verified (digests, publisher signature, trust tier) and materialised under .runx/registry-step-skills/ before they run.",
       "Exit status: 0 sealed and closed, 1 failed or refused, 2 paused (needs input/agent/approval), 130 interrupted.",
     ],
   },
@@ -222,6 +228,76 @@ export const COMMANDS: CommandHelp[] = [
     usage: ["runx operator add <username> --role <viewer|approver|admin> [options]"],
     options: [["--role <role>", "viewer, approver or admin"], JSON_OPT],
     notes: ["The password is one line on stdin (12+ characters); it is never echoed."],
+  },
+  {
+    name: "registry",
+    summary: "package, publish, search and read skills in the local registry",
+    usage: [
+      "runx registry package <dir> [--owner o] [--version v] [options]",
+      "runx registry publish <dir> --owner <o> [--version v] [--trust-tier t] [--upsert] [options]",
+      "runx registry search <query> [--limit n] [options]",
+      "runx registry read|resolve <owner/name[@version]> [options]",
+      "runx registry install <owner/name@version> [--to dir] [--digest sha256:…] [options]",
+    ],
+    options: [
+      ["--registry-dir <dir>", "registry root (also --registry <path|file://…>)"],
+      ["--owner <o>", "publisher owner slug (lowercase letters, digits, -)"],
+      [
+        "--version <v>",
+        "version (default: X.yaml version, else sha-<12 hex of the package digest>)",
+      ],
+      [
+        "--trust-tier <t>",
+        "community (default), verified or first_party; the key must be trusted for it",
+      ],
+      ["--upsert", "replace a published version whose content changed"],
+      ["--limit <n>", "search: at most n results (default 20)"],
+      JSON_OPT,
+    ],
+    notes: [
+      "Registry root: --registry-dir > RUNX_REGISTRY_DIR > $RUNX_HOME/registry; records live at <root>/<owner>/<name>/<version>.json.",
+      "package prints the exact file set and digests and writes nothing. publish signs with the publisher key (RUNX_REGISTRY_PUBLISHER_KID + RUNX_REGISTRY_PUBLISHER_ED25519_SEED_BASE64, else $RUNX_HOME/keys/registry-publisher.json, created on first publish).",
+      "Readers accept signatures from RUNX_REGISTRY_TRUSTED_KEYS (<kid>:<public key base64>[:tier], comma-separated) and the local publisher key (community).",
+      "Refused with nothing written: tampered content (digest mismatch), unsigned or unknown-key records, tiers above the key's trust, entries with .., absolute paths or symlinks, secret-looking files.",
+    ],
+  },
+  {
+    name: "add",
+    summary: "materialise a verified registry package into a skills folder",
+    usage: ["runx add <owner/name@version> [--to dir] [--digest sha256:…] [options]"],
+    options: [
+      ["--to <dir>", "destination root (default <workspace>/skills); writes <dir>/<owner>/<name>/"],
+      ["--digest <sha256:…>", "refuse unless the package digest equals this"],
+      ["--version <v>", "the version, when the ref has none"],
+      [
+        "--registry-dir <dir>",
+        "registry root (default RUNX_REGISTRY_DIR, else $RUNX_HOME/registry)",
+      ],
+      JSON_OPT,
+    ],
+    notes: [
+      "An existing destination with the same package digest is left alone (status unchanged); different content is refused.",
+    ],
+  },
+  {
+    name: "mcp",
+    summary: "serve skills as MCP tools over stdio or streamable HTTP",
+    usage: ["runx mcp serve <skill-ref>... [--runner r] [--http [--host h] [--port n]] [options]"],
+    options: [
+      ["--runner <r>", "the runner every served skill uses (default: each package's default)"],
+      ["--http", "serve streamable HTTP at /mcp instead of stdio"],
+      ["--host <h>", "HTTP host (default 127.0.0.1; non-loopback needs --allow-non-loopback)"],
+      ["--port <n>", "HTTP port (default 8765; 0 picks a free port)"],
+      ["--allow-non-loopback", "allow a non-loopback --host"],
+      ["--registry-dir <dir>", "registry root for owner/name@version refs"],
+      RECEIPT_DIR_OPT,
+    ],
+    notes: [
+      "One tool per skill; its input schema comes from the runner's inputs. Results carry the run envelope in structuredContent.runx.",
+      "Every call runs through the same runtime as runx skill, pinned to the package and closure digests bound at start-up, and seals receipts.",
+      "A paused run returns its requests; approvals are never resolved through MCP (use runx resume).",
+      "HTTP prints a random bearer token on stderr; every request needs Authorization: Bearer <token>.",
+    ],
   },
 ];
 

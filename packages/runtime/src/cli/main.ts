@@ -23,6 +23,9 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   parser: () => import("./commands/parser.js"),
   adapter: () => import("./commands/adapter.js"),
   operator: () => import("./commands/operator.js"),
+  registry: () => import("./commands/registry.js"),
+  add: () => import("./commands/add.js"),
+  mcp: () => import("./commands/mcp.js"),
 };
 
 const INTERRUPT_EXIT = 130;

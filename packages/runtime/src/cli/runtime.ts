@@ -5,14 +5,34 @@ import type { FlagSpec } from "./args.js";
 import type { CommandContext } from "./context.js";
 
 /** A runtime for this invocation (optionally with an explicit receipt directory). */
-export function cliRuntime(ctx: CommandContext, receiptDir?: string): Runtime {
+export function cliRuntime(
+  ctx: CommandContext,
+  receiptDir?: string,
+  registryDir?: string,
+): Runtime {
   return createRuntime({
     workspaceRoot: ctx.env.workspaceRoot,
     runxHome: ctx.env.runxHome,
     receiptDir,
+    registryDir,
     env: ctx.env.processEnv,
     readStdin: () => ctx.stdin as AsyncIterable<Uint8Array | string>,
   });
+}
+
+/** `--registry-dir <dir>` and its `--registry <path|file://…>` spelling (§7.2). */
+export const REGISTRY_FLAGS: Record<string, FlagSpec> = {
+  "registry-dir": { value: true },
+  registry: { value: true },
+};
+
+/** The registry directory the flags name, if any (`--registry-dir` wins). */
+export function registryDirFlag(flags: ReadonlyMap<string, string[] | true>): string | undefined {
+  const pick = (name: string): string | undefined => {
+    const v = flags.get(name);
+    return Array.isArray(v) ? v[0] : undefined;
+  };
+  return pick("registry-dir") ?? pick("registry");
 }
 
 /** The shared `--json` and `--receipt-dir` flag specs. */

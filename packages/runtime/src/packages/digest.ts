@@ -78,18 +78,35 @@ function collect(root: string, dir: string, prefix: string, out: PackageFile[]):
 
 /** The digest over a file set (sorted by path bytes). The reads are synchronous on purpose. */
 function digestFiles(files: PackageFile[]): string {
-  const keyed = files.map((file) => ({ ...file, key: Buffer.from(file.relative, "utf8") }));
+  return digestEntries(
+    files.map((file) => ({ path: file.relative, read: () => readFileSync(file.absolute) })),
+  );
+}
+
+function digestEntries(entries: Array<{ path: string; read: () => Uint8Array }>): string {
+  const keyed = entries.map((entry) => ({ ...entry, key: Buffer.from(entry.path, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const hash = createHash("sha256");
   hash.update(DOMAIN);
-  for (const file of keyed) {
-    const content = readFileSync(file.absolute);
-    hash.update(u64(file.key.length));
-    hash.update(file.key);
+  for (const entry of keyed) {
+    const content = entry.read();
+    hash.update(u64(entry.key.length));
+    hash.update(entry.key);
     hash.update(u64(content.length));
     hash.update(content);
   }
   return `sha256:${hash.digest("hex")}`;
+}
+
+/**
+ * The package digest of an in-memory file set (`/`-separated relative paths), equal to
+ * {@link computePackageDigest} of a directory holding exactly these files. Registry packages
+ * are checked with it before anything is written.
+ */
+export function digestPackageEntries(
+  entries: ReadonlyArray<{ path: string; content: Uint8Array }>,
+): string {
+  return digestEntries(entries.map((entry) => ({ path: entry.path, read: () => entry.content })));
 }
 
 /**

@@ -36,6 +36,7 @@ async function buildRequest(scope: RunScope, inputs: JsonObject): Promise<AgentA
   const currentContext = await resolveContextSkills(runner.context_skills ?? [], {
     packageDir: prep.pkg.packageDir,
     workspaceRoot: scope.deps.paths.root,
+    ...(scope.deps.registry !== undefined ? { registryDir: scope.deps.registry().root } : {}),
   });
   return agentActForRunner(runner, {
     skill: prep.pkg.name,

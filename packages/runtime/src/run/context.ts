@@ -58,6 +58,18 @@ export interface RunSkillDeps {
    * decide path, never from a resume document): signed into every receipt it seals.
    */
   attestedApprovals?: readonly AuthorityTerm[];
+  /** The local skill registry (registry refs in `runx skill` and graph `skill:` steps). */
+  registry?(): RegistryResolver;
+}
+
+/** What a run needs from the registry: a verified package materialised for execution. */
+export interface RegistryResolver {
+  /** The registry root directory (context skills read records from it). */
+  readonly root: string;
+  materializeForRun(
+    ref: string,
+    options?: { digest?: string },
+  ): { packageDir: string; record: { package_digest: string } };
 }
 
 /**

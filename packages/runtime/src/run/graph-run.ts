@@ -68,7 +68,7 @@ export async function boundGraph(
   // Nested skills are resolved first so their runners' output contracts bind to the steps.
   const nested = new Map<string, StepContract>();
   for (const step of raw.steps) {
-    if (step.kind !== "skill" || step.skill.startsWith("registry:")) continue;
+    if (step.kind !== "skill") continue;
     const child = await loadNestedPackage(deps, pkg, step);
     const contract = contractFromRunner(child.runner);
     const key = `${child.pkg.graphDocumentPath ?? child.pkg.packageDir}#${child.runner.name}`;

@@ -37,6 +37,8 @@ import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { runNestedGraph } from "./nested-graph.js";
 import { invokeTool } from "./tools.js";
+import { hasRegistryPrefix } from "../registry/ref.js";
+import { materializeRegistryRef } from "./registry-refs.js";
 import { sealReasonCode } from "../runners/outcome.js";
 
 /** Tool failure codes that mean the tool refused before attempting anything. */
@@ -207,15 +209,6 @@ export async function nestedRunner(
   name: string;
   pkg?: LoadedSkillPackage;
 }> {
-  if (step.skill.startsWith("registry:")) {
-    throw new RuntimeError(
-      "PACKAGE_NOT_FOUND",
-      `step ${step.id}: registry skills need a local registry (not configured)`,
-      {
-        step: step.id,
-      },
-    );
-  }
   const { pkg, runner } = await loadNestedPackage(scope.deps, scope.prep.pkg, step);
   return { runner, packageDir: pkg.packageDir, body: pkg.body, name: pkg.name, pkg };
 }
@@ -226,7 +219,9 @@ export async function loadNestedPackage(
   parent: { packageDir: string; graphDocumentPath?: string },
   step: { id: string; skill: string; runner?: string },
 ): Promise<{ pkg: LoadedSkillPackage; runner: RunnerDefinition }> {
-  const target = nestedSkillPath(deps, parent, step);
+  const target = hasRegistryPrefix(step.skill)
+    ? materializeRegistryRef(deps, step.skill, { step: step.id })
+    : nestedSkillPath(deps, parent, step);
   const resolved = await resolveSkillRef(target, { workspaceRoot: deps.paths.root });
   const digest = computeSourceDigest(resolved);
   const pkg = await loadPackageCached(resolved, digest, {

@@ -7,7 +7,10 @@ import { selectRunner } from "../parser/select-runner.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
 import { hashCanonical } from "../receipts/index.js";
 import { displayPath } from "../workspace.js";
+import { RuntimeError } from "../errors.js";
+import { hasRegistryPrefix } from "../registry/ref.js";
 import type { Prepared, RunSkillDeps } from "./context.js";
+import { isRegistrySkillRef, materializeRegistryRef } from "./registry-refs.js";
 
 /** The execution-closure digest: runtime release plus every package binding of the run. */
 export function closureDigestOf(
@@ -22,6 +25,7 @@ export function closureDigestOf(
  * change to a child package cannot continue a run paused against the old one).
  */
 async function nestedBindings(
+  deps: RunSkillDeps,
   runner: RunnerDefinition,
   packageDir: string,
   root: string,
@@ -31,9 +35,12 @@ async function nestedBindings(
   const out: Array<{ skill: string; runner: string; package_digest: string }> = [];
   for (const step of Array.isArray(steps) ? steps : []) {
     const ref = (step as { skill?: unknown }).skill;
-    if (typeof ref !== "string" || ref.startsWith("registry:")) continue;
+    if (typeof ref !== "string") continue;
     try {
-      const nested = await resolveSkillRef(resolve(packageDir, ref), { workspaceRoot: root });
+      const target = hasRegistryPrefix(ref)
+        ? materializeRegistryRef(deps, ref)
+        : resolve(packageDir, ref);
+      const nested = await resolveSkillRef(target, { workspaceRoot: root });
       out.push({
         skill: ref,
         runner:
@@ -58,10 +65,22 @@ export async function prepareRun(
     runner?: string;
     runId?: string;
     contextExtras?: Record<string, unknown>;
+    /** Expected package digest of a registry ref (`--digest`), checked before materialising. */
+    registryDigest?: string;
   },
 ): Promise<Prepared> {
   const root = deps.paths.root;
-  const resolved = await resolveSkillRef(options.ref, { workspaceRoot: root });
+  const target = isRegistrySkillRef(options.ref, root)
+    ? materializeRegistryRef(
+        deps,
+        options.ref,
+        options.registryDigest !== undefined ? { digest: options.registryDigest } : {},
+      )
+    : options.ref;
+  if (options.registryDigest !== undefined && target === options.ref) {
+    throw new RuntimeError("USAGE", "--digest applies to registry refs (owner/name@version) only");
+  }
+  const resolved = await resolveSkillRef(target, { workspaceRoot: root });
   const packageDigest = computeSourceDigest(resolved);
   const pkg = await loadPackageCached(resolved, packageDigest, {
     dir: `${deps.paths.runxDir}/cache/packages`,
@@ -70,7 +89,7 @@ export async function prepareRun(
   const runner = selectRunner(pkg, options.runner);
   const closureDigest = closureDigestOf(deps.runtimeRelease, [
     { skill: pkg.name, runner: runner.name, package_digest: packageDigest },
-    ...(await nestedBindings(runner, resolved.packageDir, root)),
+    ...(await nestedBindings(deps, runner, resolved.packageDir, root)),
   ]);
   const runId =
     options.runId ?? `run_${runner.name.replace(/[^A-Za-z0-9_-]/g, "_")}_${deps.randomHex(8)}`;

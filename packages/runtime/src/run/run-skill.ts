@@ -50,6 +50,8 @@ export interface SkillRequest {
   allowSpawn?: boolean;
   /** A run id minted by the caller (the console records the initiator before the run starts). */
   runId?: string;
+  /** For a registry ref (`owner/name@version`): the expected package digest (`--digest`). */
+  registryDigest?: string;
 }
 
 /** Runs a skill to a sealed, paused or refused envelope. */
@@ -62,6 +64,7 @@ export async function runSkill(
     ref: request.ref,
     ...(request.runner !== undefined ? { runner: request.runner } : {}),
     ...(request.runId !== undefined ? { runId: request.runId } : {}),
+    ...(request.registryDigest !== undefined ? { registryDigest: request.registryDigest } : {}),
     contextExtras: {
       supplied_input_keys: Object.keys(request.inputs).sort(),
       inputs_document: request.inputsFile !== undefined,

@@ -6,7 +6,7 @@ import { flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
 import { renderEnvelope } from "../render.js";
-import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
+import { COMMON_FLAGS, REGISTRY_FLAGS, cliRuntime, registryDirFlag } from "../runtime.js";
 
 /** Runs `runx skill`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
@@ -20,6 +20,8 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         "execution-closure-digest": { value: true },
         "non-interactive": {},
         "allow-spawn": {},
+        ...REGISTRY_FLAGS,
+        digest: { value: true },
       },
       { passThrough: true, command: "skill" },
     );
@@ -35,7 +37,8 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       throw new RuntimeError("USAGE", "--execution-closure-digest needs --package-digest");
     }
     const secretEnv = args.flags.get("secret-env");
-    const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
+    const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"), registryDirFlag(args.flags));
+    const registryDigest = flagValue(args, "digest");
     const showProgress = !ctx.json && ctx.env.stderrIsTTY;
     if (showProgress)
       ctx.err(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…\r`);
@@ -50,6 +53,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           secretEnv: Array.isArray(secretEnv) ? secretEnv : [],
           ...(packageDigest !== undefined ? { packageDigest } : {}),
           ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
+          ...(registryDigest !== undefined ? { registryDigest } : {}),
         },
         { signal: ctx.signal },
       );
