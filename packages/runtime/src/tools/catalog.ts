@@ -13,6 +13,7 @@ import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
 import { fsWriteTool } from "./fs-write.js";
 import { paymentTools } from "./payment-tools.js";
+import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
@@ -54,6 +55,7 @@ export function builtinTools(): NativeTool[] {
     controlPrepareHandoffTool,
     receiptAttestTool,
     ...paymentTools(),
+    paymentRefundPlanTool,
   ];
 }
 
