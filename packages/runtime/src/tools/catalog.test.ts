@@ -19,6 +19,7 @@ describe("the native tool catalog", () => {
       "fs.write",
       "payment.invoice_plan",
       "payment.quote",
+      "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
     ]);

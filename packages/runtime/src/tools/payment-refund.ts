@@ -99,7 +99,11 @@ function authorityProblems(
   ) {
     problems.push("the payment limit must be a single_use_capability authorization");
   }
-  for (const key of ["idempotency_required", "recovery_required", "receipt_before_success"] as const) {
+  for (const key of [
+    "idempotency_required",
+    "recovery_required",
+    "receipt_before_success",
+  ] as const) {
     if (limit[key] !== true) problems.push(`the payment limit must set ${key}`);
   }
   if (limit.max_per_call_units === undefined) problems.push("max_per_call_units is required");
@@ -130,7 +134,9 @@ function authorityProblems(
   }
   if (limit.operation !== REFUND_OPERATION) problems.push("operation must be refund");
   if ((limit.realm ?? null) !== (charge.realm ?? null)) {
-    problems.push(`realm ${limit.realm ?? "(none)"} is not the charge's ${charge.realm ?? "(none)"}`);
+    problems.push(
+      `realm ${limit.realm ?? "(none)"} is not the charge's ${charge.realm ?? "(none)"}`,
+    );
   }
   try {
     checkNotExpired(parent, now, "parent_payment_authority");

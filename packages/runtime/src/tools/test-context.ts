@@ -18,13 +18,7 @@ import { join, relative } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { createTaintSet } from "../redaction.js";
 import { createMemoryEffectLedger as createMemoryEffectLedgerImpl } from "./effect-ledger.js";
-import type {
-  HttpTransport,
-  JsonRecord,
-  ReceiptLookup,
-  ToolContext,
-  ToolResult,
-} from "./types.js";
+import type { HttpTransport, JsonRecord, ReceiptLookup, ToolContext, ToolResult } from "./types.js";
 
 /** PATH for child processes in tests (tests never read the host environment). */
 export const TEST_PATH = "/usr/local/bin:/usr/bin:/bin";
