@@ -71,7 +71,7 @@ function refused(error: unknown, id: string, label: string): never {
     const culprit = typeof error.details.receipt_id === "string" ? error.details.receipt_id : id;
     throw new RuntimeError(
       "RECEIPT_INVALID",
-      `receipt ${culprit} in store ${label} does not verify under the run's signature policy (${error.message.replace(/ in store .*$/, "")}${firstFinding(error)})`,
+      `receipt ${culprit} in store ${label} failed verification under the run's signature policy: ${error.message.replace(/ in store .*$/, "")}${firstFinding(error)}`,
       { ...error.details, receipt_id: culprit, store: label },
     );
   }
