@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { verifiedReceiptLookup } from "../receipts/lookup.js";
 import { builtinTools, createToolCatalog } from "../tools/catalog.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import { createFileEffectLedger } from "../tools/effect-ledger.js";
@@ -60,6 +61,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     runDir: join(deps.paths.runxDir, "runs", prep.runId),
     approvals: options.approvals ?? new Map(),
     taint: scope.taint,
+    receipts: verifiedReceiptLookup(() => deps.receipts()),
     now: () => deps.now(),
     policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },
   };

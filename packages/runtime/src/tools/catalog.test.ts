@@ -23,6 +23,7 @@ describe("the native tool catalog", () => {
       "payment.charge_verification_request",
       "payment.invoice_plan",
       "payment.quote",
+      "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
     ]);

@@ -14,6 +14,7 @@ import { fsReadTool } from "./fs-read.js";
 import { fsWriteTool } from "./fs-write.js";
 import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
+import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
@@ -56,6 +57,7 @@ export function builtinTools(): NativeTool[] {
     receiptAttestTool,
     ...paymentTools(),
     ...paymentChargeTools(),
+    paymentRefundPlanTool,
   ];
 }
 

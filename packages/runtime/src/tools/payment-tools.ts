@@ -362,7 +362,7 @@ interface Finding {
 const PAYEE_FIELDS = ["name", "party_ref", "settlement_ref", "settlement_digest"];
 
 /** An opaque, non-secret reference: no whitespace, not token- or key-shaped. */
-function opaqueReference(value: string): boolean {
+export function opaqueReference(value: string): boolean {
   const lower = value.toLowerCase();
   return (
     value !== "" &&

@@ -15,9 +15,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { RuntimeError } from "../errors.js";
 import { createTaintSet } from "../redaction.js";
 import { createMemoryEffectLedger as createMemoryEffectLedgerImpl } from "./effect-ledger.js";
-import type { HttpTransport, JsonRecord, ToolContext, ToolResult } from "./types.js";
+import type { HttpTransport, JsonRecord, ReceiptLookup, ToolContext, ToolResult } from "./types.js";
 
 /** PATH for child processes in tests (tests never read the host environment). */
 export const TEST_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -74,6 +75,15 @@ const noHttp: HttpTransport = {
   request: () => Promise.reject(new Error("no HTTP transport in this test context")),
 };
 
+/** A receipt lookup over an empty store; receipt tool tests pass a real one. */
+const noReceipts: ReceiptLookup = {
+  read: (id) =>
+    Promise.reject(
+      new RuntimeError("RECEIPT_NOT_FOUND", `receipt ${id} is not in this test context's store`),
+    ),
+  referencing: () => Promise.resolve([]),
+};
+
 /**
  * A complete ToolContext for tests. Without `workspaceRoot` a fresh temp workspace is created
  * (prefer passing the dirs of a {@link makeTempWorkspace} you clean up).
@@ -97,6 +107,7 @@ export function makeToolContext(overrides: Partial<ToolContext> = {}): ToolConte
     runDir: layout?.runDir ?? join(workspaceRoot, ".runx", "runs", "test-run"),
     approvals: new Map(),
     taint: createTaintSet(),
+    receipts: noReceipts,
     now: () => new Date("2026-01-01T00:00:00.000Z"),
     ...overrides,
   };

@@ -5,8 +5,11 @@
  * the scopes it requires, whether it mutates, and an `execute` that receives validated input
  * and an explicit context. Tools never read process.env or ambient state.
  */
+import type { ReceiptLookup } from "../receipts/lookup.js";
 import type { TaintSet } from "../redaction.js";
 import type { Resolver } from "./net-guard.js";
+
+export type { ReceiptLookup } from "../receipts/lookup.js";
 
 /** A JSON value (what crosses tool boundaries). */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -132,6 +135,8 @@ export interface ToolContext {
   /** Human decisions available to this step (from a resume), by gate id. */
   approvals: ReadonlyMap<string, ApprovalDecision>;
   taint: TaintSet;
+  /** The run's receipt store, read-only and proof-verifying. */
+  receipts: ReceiptLookup;
   now(): Date;
   /** Project policy; `strictInlineCode` makes command.execute refuse inline-code argv (spec §10.2). */
   policy?: { strictInlineCode: boolean };
