@@ -6,6 +6,7 @@ import { RuntimeError } from "../errors.js";
 import { artifactAdmitTool } from "./artifact-admit.js";
 import { artifactReadTool } from "./artifact-read.js";
 import { commandExecuteTool } from "./command-execute.js";
+import { dataTools } from "./data-tools.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -45,6 +46,7 @@ export function builtinTools(): NativeTool[] {
     commandExecuteTool,
     artifactAdmitTool,
     artifactReadTool,
+    ...dataTools(),
   ];
 }
 

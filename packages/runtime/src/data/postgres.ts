@@ -1,0 +1,255 @@
+/**
+ * PostgreSQL event store (`data.postgres`, driver `pg`). Same tables as SQLite schema v1 (text
+ * columns in the "C" collation so keyset order equals byte order). Appends serialise per stream
+ * with a transaction-scoped advisory lock taken before the head is read, so writers in any
+ * number of processes see each other's commits; the primary key and the idempotency unique
+ * index are the backstop. Reads run in one REPEATABLE READ, READ ONLY transaction.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
+import { EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
+import type { HeadRecord, StreamHead, StreamKey } from "./model.js";
+import { rowToRecord } from "./sqlite.js";
+
+const C = 'COLLATE "C"';
+/** DDL; created under a session advisory lock so concurrent first opens do not race. */
+export const POSTGRES_SCHEMA = `
+CREATE TABLE IF NOT EXISTS runx_events (
+  data_source_ref TEXT ${C} NOT NULL,
+  resource TEXT ${C} NOT NULL,
+  aggregate_id TEXT ${C} NOT NULL,
+  version BIGINT NOT NULL,
+  idempotency_key TEXT ${C} NOT NULL,
+  event_ref TEXT NOT NULL,
+  event_type TEXT ${C} NOT NULL,
+  event_digest TEXT NOT NULL,
+  event_json TEXT NOT NULL,
+  committed_at TEXT ${C} NOT NULL,
+  PRIMARY KEY (data_source_ref, resource, aggregate_id, version)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS runx_events_stream_idempotency_v1 ON runx_events (data_source_ref, resource, aggregate_id, idempotency_key);
+CREATE TABLE IF NOT EXISTS runx_stream_heads (
+  data_source_ref TEXT ${C} NOT NULL,
+  resource TEXT ${C} NOT NULL,
+  aggregate_id TEXT ${C} NOT NULL,
+  version BIGINT NOT NULL,
+  event_ref TEXT NOT NULL,
+  event_type TEXT ${C} NOT NULL,
+  event_digest TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  event_json TEXT NOT NULL,
+  committed_at TEXT ${C} NOT NULL,
+  projection_digest TEXT NOT NULL,
+  PRIMARY KEY (data_source_ref, resource, aggregate_id)
+);
+CREATE INDEX IF NOT EXISTS runx_stream_heads_recent_v1 ON runx_stream_heads (data_source_ref, resource, committed_at DESC, aggregate_id ASC);
+CREATE INDEX IF NOT EXISTS runx_stream_heads_type_recent_v1 ON runx_stream_heads (data_source_ref, resource, event_type, committed_at DESC, aggregate_id ASC);
+CREATE TABLE IF NOT EXISTS runx_source_secrets (
+  data_source_ref TEXT NOT NULL PRIMARY KEY,
+  cursor_secret BYTEA NOT NULL
+);
+`;
+const SCHEMA_LOCK = 0x72756e78; // "runx"
+
+export interface PostgresAdapterOptions {
+  endpoint: string;
+  user?: string;
+  password?: string;
+  connectTimeoutMs?: number;
+}
+
+const COLS =
+  "version, idempotency_key, event_ref, event_type, event_digest, event_json, committed_at";
+const WHERE = "data_source_ref = $1 AND resource = $2 AND aggregate_id = $3";
+
+type Row = {
+  version: string;
+  idempotency_key: string;
+  event_ref: string;
+  event_type: string;
+  event_digest: string;
+  event_json: string;
+  committed_at: string;
+  aggregate_id?: string;
+  projection_digest?: string;
+};
+const toRecord = (row: Row) => rowToRecord({ ...row, version: Number(row.version) });
+
+/** Connects and makes sure the schema exists. */
+export async function openPostgresAdapter(options: PostgresAdapterOptions): Promise<DataAdapter> {
+  const client = new pg.Client({
+    connectionString: options.endpoint,
+    ...(options.user !== undefined ? { user: options.user } : {}),
+    ...(options.password !== undefined ? { password: options.password } : {}),
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+  });
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [SCHEMA_LOCK]);
+    try {
+      await client.query(POSTGRES_SCHEMA);
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [SCHEMA_LOCK]);
+    }
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+
+  const key = (s: StreamKey) => [s.source, s.resource, s.aggregateId];
+  const readHead = async (s: StreamKey): Promise<StreamHead> => {
+    const { rows } = await client.query<Row>(
+      `SELECT ${COLS}, projection_digest FROM runx_stream_heads WHERE ${WHERE}`,
+      key(s),
+    );
+    const row = rows[0];
+    if (row === undefined)
+      return { version: 0, projection_digest: EMPTY_PROJECTION_DIGEST, last: null };
+    return {
+      version: Number(row.version),
+      projection_digest: row.projection_digest ?? "",
+      last: toRecord(row),
+    };
+  };
+  const inTx = async <T>(begin: string, fn: () => Promise<T>): Promise<T> => {
+    await client.query(begin);
+    try {
+      const out = await fn();
+      await client.query("COMMIT");
+      return out;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    }
+  };
+  const snapshot = <T>(fn: () => Promise<T>) =>
+    inTx("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", fn);
+
+  return {
+    adapter: "data.postgres",
+    provider: "postgres-event-store",
+    storageClass: "postgres",
+    evidence: () => ({}),
+    async append(req): Promise<AppendOutcome> {
+      const s = req.stream;
+      return inTx("BEGIN", async () => {
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
+          `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`,
+        ]);
+        const head = await readHead(s);
+        const existing = await client.query<Row>(
+          `SELECT ${COLS} FROM runx_events WHERE ${WHERE} AND idempotency_key = $4`,
+          [...key(s), req.idempotencyKey],
+        );
+        const found = existing.rows[0];
+        if (found !== undefined) {
+          if (found.event_digest === req.record.event_digest) {
+            return {
+              kind: "replay",
+              record: toRecord(found),
+              currentVersion: head.version,
+              projectionDigest: head.projection_digest,
+            };
+          }
+          return {
+            kind: "idempotency_conflict",
+            currentVersion: head.version,
+            projectionDigest: head.projection_digest,
+          };
+        }
+        if (head.version !== req.expectedVersion) {
+          return {
+            kind: "version_conflict",
+            currentVersion: head.version,
+            projectionDigest: head.projection_digest,
+          };
+        }
+        const r = req.record;
+        const next = chainDigest(head.projection_digest, r.version, r.event_digest);
+        await client.query(
+          `INSERT INTO runx_events (data_source_ref, resource, aggregate_id, version, idempotency_key, event_ref, event_type, event_digest, event_json, committed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [
+            ...key(s),
+            r.version,
+            r.idempotency_key,
+            r.event_ref,
+            r.event_type,
+            r.event_digest,
+            req.eventJson,
+            r.committed_at,
+          ],
+        );
+        await client.query(
+          `INSERT INTO runx_stream_heads (data_source_ref, resource, aggregate_id, version, event_ref, event_type, event_digest, idempotency_key, event_json, committed_at, projection_digest)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+           ON CONFLICT (data_source_ref, resource, aggregate_id) DO UPDATE SET version = EXCLUDED.version, event_ref = EXCLUDED.event_ref, event_type = EXCLUDED.event_type, event_digest = EXCLUDED.event_digest, idempotency_key = EXCLUDED.idempotency_key, event_json = EXCLUDED.event_json, committed_at = EXCLUDED.committed_at, projection_digest = EXCLUDED.projection_digest`,
+          [
+            ...key(s),
+            r.version,
+            r.event_ref,
+            r.event_type,
+            r.event_digest,
+            r.idempotency_key,
+            req.eventJson,
+            r.committed_at,
+            next,
+          ],
+        );
+        return { kind: "committed", projectionDigest: next };
+      });
+    },
+    readEvents(s, page) {
+      return snapshot(async () => {
+        const head = await readHead(s);
+        const { rows } =
+          page.afterVersion !== undefined
+            ? await client.query<Row>(
+                `SELECT ${COLS} FROM runx_events WHERE ${WHERE} AND version > $4 ORDER BY version ASC LIMIT $5`,
+                [...key(s), page.afterVersion, page.limit + 1],
+              )
+            : await client.query<Row>(
+                `SELECT ${COLS} FROM runx_events WHERE ${WHERE} AND version > $4 ORDER BY version ASC`,
+                [...key(s), Math.max(0, head.version - page.limit)],
+              );
+        return { head, records: rows.map(toRecord) };
+      });
+    },
+    readHead(s) {
+      return snapshot(() => readHead(s));
+    },
+    async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
+      const params: (string | number | string[])[] = [q.source, q.resource];
+      let sql = `SELECT aggregate_id, ${COLS} FROM runx_stream_heads WHERE data_source_ref = $1 AND resource = $2`;
+      if (q.eventTypes.length > 0) {
+        params.push([...q.eventTypes]);
+        sql += ` AND event_type = ANY($${params.length}::text[])`;
+      }
+      if (q.after !== undefined) {
+        params.push(q.after.committed_at, q.after.aggregate_id);
+        const c = `$${params.length - 1}`;
+        const a = `$${params.length}`;
+        sql += ` AND (committed_at < ${c} OR (committed_at = ${c} AND aggregate_id > ${a}))`;
+      }
+      params.push(q.limit);
+      sql += ` ORDER BY committed_at DESC, aggregate_id ASC LIMIT $${params.length}`;
+      const { rows } = await client.query<Row & { aggregate_id: string }>(sql, params);
+      return rows.map((row) => ({ ...toRecord(row), aggregate_id: row.aggregate_id }));
+    },
+    async cursorSecret(source) {
+      await client.query(
+        "INSERT INTO runx_source_secrets (data_source_ref, cursor_secret) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        [source, randomBytes(32)],
+      );
+      const { rows } = await client.query<{ cursor_secret: Buffer }>(
+        "SELECT cursor_secret FROM runx_source_secrets WHERE data_source_ref = $1",
+        [source],
+      );
+      return new Uint8Array(rows[0]?.cursor_secret ?? Buffer.alloc(0));
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}

@@ -1,0 +1,314 @@
+/**
+ * Redis event store (`data.redis`, driver `ioredis`). Every key of a stream and of its
+ * resource's head index sits under one key prefix with exactly one `{hash tag}`, so an append
+ * touches one cluster slot. One Lua script per append reads the length, the stored head digest
+ * and the idempotency entry, checks the version, and refuses to write unless the head digest
+ * the new chain value was computed from is the one stored now (the chain can never skip a
+ * link); it then pushes the event and advances head, index and projection together. Reads are
+ * single scripts too (one snapshot). No key ever gets a TTL.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
+import type { JsonRecord } from "../tools/types.js";
+import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
+import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
+import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
+
+const APPEND = `
+local len = redis.call('LLEN', KEYS[1])
+local cur = ARGV[11]
+local proj = redis.call('GET', KEYS[3])
+if proj then
+  local p = cjson.decode(proj)
+  if tonumber(p.version) ~= len then return redis.error_reply('projection is inconsistent with the event stream') end
+  cur = p.projection_digest
+elseif len > 0 then
+  return redis.error_reply('unsupported legacy projection; migrate it out of band')
+end
+local existing = redis.call('HGET', KEYS[2], ARGV[2])
+if existing then
+  local sep = string.find(existing, '|', 1, true)
+  if string.sub(existing, 1, sep - 1) == ARGV[3] then
+    local version = tonumber(string.sub(existing, sep + 1))
+    return {'replay', len, cur, redis.call('LINDEX', KEYS[1], version - 1)}
+  end
+  return {'idempotency_conflict', len, cur}
+end
+if len ~= tonumber(ARGV[1]) then return {'version_conflict', len, cur} end
+if cur ~= ARGV[5] then return {'stale', len, cur} end
+local nextv = string.format('%d', len + 1)
+redis.call('RPUSH', KEYS[1], ARGV[4])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '|' .. nextv)
+local old = redis.call('HGET', KEYS[6], ARGV[8])
+if old then redis.call('ZREM', KEYS[4], old) end
+redis.call('ZADD', KEYS[4], 0, ARGV[7])
+redis.call('HSET', KEYS[6], ARGV[8], ARGV[7])
+redis.call('HSET', KEYS[5], ARGV[8], ARGV[9])
+redis.call('SET', KEYS[3], ARGV[10])
+return {'committed', len + 1, ARGV[6]}
+`;
+
+const READ = `
+local len = redis.call('LLEN', KEYS[1])
+local proj = redis.call('GET', KEYS[2]) or ''
+local items
+if ARGV[1] == 'f' then
+  local after = tonumber(ARGV[2])
+  items = redis.call('LRANGE', KEYS[1], after, after + tonumber(ARGV[3]))
+elseif ARGV[1] == 't' then
+  local start = len - tonumber(ARGV[3])
+  if start < 0 then start = 0 end
+  items = redis.call('LRANGE', KEYS[1], start, -1)
+else
+  items = {}
+  if len > 0 then items = {redis.call('LINDEX', KEYS[1], -1)} end
+end
+return {len, proj, items}
+`;
+
+const HEADS = `
+local min = '-'
+if ARGV[1] ~= '' then min = '(' .. ARGV[1] end
+local want = tonumber(ARGV[2])
+local filter = #ARGV >= 3
+local types = {}
+for i = 3, #ARGV do types[ARGV[i]] = true end
+local out = {}
+while #out < want do
+  local members = redis.call('ZRANGEBYLEX', KEYS[1], min, '+', 'LIMIT', 0, 100)
+  if #members == 0 then break end
+  for _, m in ipairs(members) do
+    local sep = string.find(m, '|', 1, true)
+    local agg = string.sub(m, sep + 1)
+    if redis.call('HGET', KEYS[3], agg) == m then
+      local rec = redis.call('HGET', KEYS[2], agg)
+      if rec and ((not filter) or types[cjson.decode(rec).event_type]) then
+        out[#out + 1] = rec
+        if #out >= want then break end
+      end
+    end
+  end
+  min = '(' .. members[#members]
+end
+return out
+`;
+
+const hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
+const INVERT_BASE = 8_640_000_000_000_000;
+
+/** Index member: 17-digit inverted epoch ms, then the aggregate (lexicographic = newest first). */
+export function headMember(committedAt: string, aggregateId: string): string {
+  const inverted = INVERT_BASE - Date.parse(committedAt);
+  return `${String(inverted).padStart(17, "0")}|${aggregateId}`;
+}
+
+export interface RedisAdapterOptions {
+  endpoint: string;
+  keyPrefix: string;
+  connectTimeoutMs?: number;
+}
+
+type Scripted = Redis & {
+  runxAppend(...args: (string | number)[]): Promise<(string | number)[]>;
+  runxRead(...args: (string | number)[]): Promise<[number, string, string[]]>;
+  runxHeads(...args: (string | number)[]): Promise<string[]>;
+};
+
+/** Connects to Redis and registers the scripts (EVALSHA with EVAL fallback). */
+export async function openRedisAdapter(options: RedisAdapterOptions): Promise<DataAdapter> {
+  const redis = new Redis(options.endpoint, {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  }) as Scripted;
+  redis.on("error", () => undefined);
+  redis.defineCommand("runxAppend", { numberOfKeys: 6, lua: APPEND });
+  redis.defineCommand("runxRead", { numberOfKeys: 2, lua: READ });
+  redis.defineCommand("runxHeads", { numberOfKeys: 3, lua: HEADS });
+  await redis.connect();
+  const p = options.keyPrefix;
+  const streamHash = (s: StreamKey) =>
+    hex(
+      canonicalJson({
+        aggregate_id: s.aggregateId,
+        data_source_ref: s.source,
+        resource: s.resource,
+      }),
+    );
+  const resourceHash = (source: string, resource: string) =>
+    hex(canonicalJson({ data_source_ref: source, resource }));
+  const streamKeys = (s: StreamKey) => {
+    const sh = streamHash(s);
+    const r = resourceHash(s.source, s.resource);
+    return [
+      `${p}:stream:${sh}`,
+      `${p}:idempotency:${sh}`,
+      `${p}:projection:${sh}:v1`,
+      `${p}:resource:${r}:heads-index-v2`,
+      `${p}:resource:${r}:heads-v2`,
+      `${p}:resource:${r}:head-index-members-v2`,
+    ];
+  };
+  /** Last head digest this connection saw per stream: saves the extra round trip on appends. */
+  const known = new Map<string, { version: number; digest: string }>();
+
+  const parseProjection = (s: StreamKey, len: number, text: string): string => {
+    if (text === "") {
+      if (len > 0)
+        throw new DataStop(
+          "provider_unavailable",
+          "unsupported legacy projection; migrate it out of band",
+        );
+      return EMPTY_PROJECTION_DIGEST;
+    }
+    const parsed = JSON.parse(text) as {
+      version: number;
+      projection_digest: string;
+      aggregate_id: string;
+      resource: string;
+    };
+    if (
+      parsed.version !== len ||
+      parsed.aggregate_id !== s.aggregateId ||
+      parsed.resource !== s.resource
+    ) {
+      throw new DataStop(
+        "provider_unavailable",
+        "projection is inconsistent with the event stream",
+      );
+    }
+    return parsed.projection_digest;
+  };
+  const parseRecord = (text: string) => JSON.parse(text) as EventRecord;
+
+  return {
+    adapter: "data.redis",
+    provider: "redis-event-store",
+    storageClass: "redis",
+    evidence: (s) => ({
+      key_prefix_digest: hashCanonical(p),
+      ...(s.aggregateId !== undefined
+        ? {
+            stream_digest: `sha256:${streamHash({ source: s.source, resource: s.resource, aggregateId: s.aggregateId })}`,
+          }
+        : {}),
+    }),
+    async append(req): Promise<AppendOutcome> {
+      const s = req.stream;
+      const keys = streamKeys(s);
+      const id = keys[0] as string;
+      const r = req.record;
+      const recordJson = canonicalJson(r);
+      const headJson = canonicalJson({ ...r, aggregate_id: s.aggregateId });
+      const cached = known.get(id);
+      let previous =
+        req.expectedVersion === 0
+          ? EMPTY_PROJECTION_DIGEST
+          : cached?.version === req.expectedVersion
+            ? cached.digest
+            : "";
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const next = chainDigest(previous, r.version, r.event_digest);
+        const projection = JSON.stringify({
+          aggregate_id: s.aggregateId,
+          resource: s.resource,
+          version: r.version,
+          projection_digest: next,
+        });
+        const reply = await redis.runxAppend(
+          ...keys,
+          req.expectedVersion,
+          req.idempotencyKey,
+          r.event_digest,
+          recordJson,
+          previous,
+          next,
+          headMember(r.committed_at, s.aggregateId),
+          s.aggregateId,
+          headJson,
+          projection,
+          EMPTY_PROJECTION_DIGEST,
+        );
+        const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
+        known.set(id, { version: Number(len), digest });
+        if (kind === "committed") return { kind, projectionDigest: digest };
+        if (kind === "replay") {
+          return {
+            kind,
+            record: parseRecord(stored ?? "{}"),
+            currentVersion: Number(len),
+            projectionDigest: digest,
+          };
+        }
+        if (kind === "idempotency_conflict" || kind === "version_conflict") {
+          return { kind, currentVersion: Number(len), projectionDigest: digest };
+        }
+        previous = digest; // stale: the script told us the head digest stored now
+      }
+      throw new DataStop(
+        "provider_unavailable",
+        "append could not settle on the stream head after 4 attempts",
+      );
+    },
+    async readEvents(s, page) {
+      const keys = streamKeys(s);
+      const [len, proj, items] = await redis.runxRead(
+        keys[0] as string,
+        keys[2] as string,
+        page.afterVersion !== undefined ? "f" : "t",
+        page.afterVersion ?? 0,
+        page.limit,
+      );
+      const head: StreamHead = {
+        version: Number(len),
+        projection_digest: parseProjection(s, Number(len), proj),
+        last: null,
+      };
+      return { head, records: items.map(parseRecord) };
+    },
+    async readHead(s) {
+      const keys = streamKeys(s);
+      const [len, proj, items] = await redis.runxRead(
+        keys[0] as string,
+        keys[2] as string,
+        "h",
+        0,
+        0,
+      );
+      const last = items[0] !== undefined ? parseRecord(items[0]) : null;
+      return {
+        version: Number(len),
+        projection_digest: parseProjection(s, Number(len), proj),
+        last,
+      };
+    },
+    async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
+      const r = resourceHash(q.source, q.resource);
+      const rows = await redis.runxHeads(
+        `${p}:resource:${r}:heads-index-v2`,
+        `${p}:resource:${r}:heads-v2`,
+        `${p}:resource:${r}:head-index-members-v2`,
+        q.after !== undefined ? headMember(q.after.committed_at, q.after.aggregate_id) : "",
+        q.limit,
+        ...q.eventTypes,
+      );
+      return rows.map((row) => JSON.parse(row) as HeadRecord);
+    },
+    async cursorSecret(source) {
+      const key = `${p}:source:${hex(source)}:cursor-secret`;
+      await redis.set(key, randomBytes(32).toString("hex"), "NX");
+      const value = await redis.get(key);
+      return new Uint8Array(Buffer.from(value ?? "", "hex"));
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** Non-secret facts for evidence (used by the CLI's sources view). */
+export function redisKeyFacts(prefix: string): JsonRecord {
+  return { key_prefix_digest: hashCanonical(prefix) };
+}
