@@ -145,6 +145,36 @@ export async function execute(
   }
 }
 
+/**
+ * Runs one operation on an already open adapter (kept open): contract tests, benches and the
+ * CLI views reuse one connection across calls.
+ */
+export async function runOnAdapter(
+  adapter: DataAdapter,
+  operation: DataOperation,
+  rawInput: JsonRecord,
+  deps: Pick<DataOperationDeps, "now">,
+): Promise<DataOperationResult> {
+  const names = envelopeNames(rawInput);
+  let input: DataInput;
+  try {
+    input = parseDataInput(operation, rawInput);
+  } catch (error) {
+    if (!(error instanceof DataStop)) throw error;
+    return stopEnvelope(baseFor(operation, names, adapter), {
+      code: error.code,
+      message: error.message,
+    });
+  }
+  const base = baseFor(operation, names, adapter);
+  try {
+    return await execute(adapter, input, base, deps);
+  } catch (error) {
+    const stop = unavailable(error);
+    return stopEnvelope(base, { code: stop.code, message: stop.message });
+  }
+}
+
 /** Opens an adapter-bound base for direct callers (tests, CLI views). */
 export function envelopeBase(
   adapter: DataAdapter,

@@ -78,8 +78,11 @@ const toRecord = (row: Row) => rowToRecord({ ...row, version: Number(row.version
 
 /** Connects and makes sure the schema exists. */
 export async function openPostgresAdapter(options: PostgresAdapterOptions): Promise<DataAdapter> {
+  const url = new URL(options.endpoint);
   const client = new pg.Client({
-    connectionString: options.endpoint,
+    host: url.hostname,
+    port: url.port === "" ? 5432 : Number(url.port),
+    database: decodeURIComponent(url.pathname.replace(/^\//, "")) || "postgres",
     ...(options.user !== undefined ? { user: options.user } : {}),
     ...(options.password !== undefined ? { password: options.password } : {}),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
@@ -136,7 +139,7 @@ export async function openPostgresAdapter(options: PostgresAdapterOptions): Prom
       const s = req.stream;
       return inTx("BEGIN", async () => {
         await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-          `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`,
+          JSON.stringify(key(s)),
         ]);
         const head = await readHead(s);
         const existing = await client.query<Row>(
