@@ -31,6 +31,7 @@ import {
 import type { RunScope } from "./context.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
+import { dataReceiptFacts } from "../data/receipt-facts.js";
 import { invokeTool } from "./tools.js";
 
 /** Tool failure codes that mean the tool refused before attempting anything. */
@@ -295,7 +296,7 @@ export async function executeGraphStep(
             reasonCode: "process_closed",
             output: result.output,
             boundary: "native_capability",
-            metadata: { tool: step.tool },
+            metadata: { tool: step.tool, ...dataReceiptFacts(result.output) },
           },
           "success",
         );
@@ -322,7 +323,11 @@ export async function executeGraphStep(
           output: {},
           summary: `${result.code}: ${result.summary}`,
           boundary: "native_capability",
-          metadata: { tool: step.tool, failure_code: result.code },
+          metadata: {
+            tool: step.tool,
+            failure_code: result.code,
+            ...dataReceiptFacts(result.output),
+          },
         },
         "failure",
       );
