@@ -126,7 +126,9 @@ function raceSuite(
 ) {
   describe(`${name}: concurrent writers in separate processes`, { timeout: 600_000 }, () => {
     it(`${WRITERS} writers x ${APPENDS} appends, half racing on expected_version: exactly once, dense, chained`, async () => {
-      const { store, drop } = await makeStore();
+      const scratch = await makeStore();
+      const { store } = scratch;
+      const drop = () => scratch.drop();
       try {
         const workers = Array.from({ length: WRITERS }, (_, w) =>
           startWorker(store, w, APPENDS, w < WRITERS / 2 ? "race" : "own"),
@@ -169,7 +171,9 @@ function raceSuite(
     });
 
     it("a writer killed with SIGKILL mid-stream leaves no torn event and a matching head", async () => {
-      const { store, drop } = await makeStore();
+      const scratch = await makeStore();
+      const { store } = scratch;
+      const drop = () => scratch.drop();
       try {
         const worker = startWorker(store, 99, 0, "own");
         const deadline = Date.now() + 30_000;
