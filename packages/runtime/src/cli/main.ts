@@ -19,6 +19,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   config: () => import("./commands/config.js"),
   tool: () => import("./commands/tool.js"),
   harness: () => import("./commands/harness.js"),
+  data: () => import("./commands/data.js"),
 };
 
 const INTERRUPT_EXIT = 130;

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, join, posix, sep } from "node:path";
-import type { Json, JsonRecord } from "../tools/types.js";
+import type { Json } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
 import { DataStop, isResource } from "./model.js";
 
@@ -384,8 +384,8 @@ export async function openBinding(
 }
 
 /** A non-secret view of a binding (for `runx data sources` and receipts). */
-export function describeBinding(ref: string, binding: DataBinding): JsonRecord {
-  const out: JsonRecord = {
+export function describeBinding(ref: string, binding: DataBinding): Record<string, string> {
+  const out: Record<string, string> = {
     data_source_ref: ref,
     adapter: binding.adapter,
     origin: binding.origin,
