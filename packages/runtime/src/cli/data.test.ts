@@ -127,7 +127,7 @@ describe("runx data", () => {
     const copy = new Database(backup, { readonly: true });
     expect(copy.pragma("user_version", { simple: true })).toBe(0);
     expect(copy.prepare("SELECT count(*) AS n FROM runx_events").get()).toEqual({ n: 5 });
-    expect((copy.prepare("PRAGMA table_info(runx_events)").all()).length).toBe(9);
+    expect(copy.prepare("PRAGMA table_info(runx_events)").all().length).toBe(9);
     copy.close();
   });
 
