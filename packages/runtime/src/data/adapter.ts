@@ -19,6 +19,8 @@ export interface AppendRequest {
   idempotencyKey: string;
   /** The canonical JSON of `record.event`. */
   eventJson: string;
+  /** The canonical JSON of `record` (its SHA-256 is the commit's result_digest). */
+  recordJson: string;
   /** The record as it will be stored if the append commits (version = expected + 1). */
   record: EventRecord;
 }

@@ -208,6 +208,17 @@ export function canonicalEvent(event: JsonRecord): string {
   return text;
 }
 
+/**
+ * The canonical JSON of a record whose event is already canonical (`eventJson`), without
+ * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
+ */
+export function canonicalRecord(record: EventRecord, eventJson: string): string {
+  const { event: _event, committed_at, ...rest } = record;
+  const head = canonicalJson({ committed_at });
+  const tail = canonicalJson(rest);
+  return `${head.slice(0, -1)},"event":${eventJson},${tail.slice(1)}`;
+}
+
 /** `resource:aggregate:version`. */
 export const eventRef = (stream: StreamKey, version: number): string =>
   `${stream.resource}:${stream.aggregateId}:${version}`;

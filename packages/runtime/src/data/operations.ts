@@ -3,7 +3,7 @@
  * envelope. Validation, event typing, digests, paging budgets, cursors and envelopes live
  * here, once, for every backend.
  */
-import { hashCanonical } from "../receipts/canonical.js";
+import { hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
 import type { JsonRecord } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
 import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
@@ -13,6 +13,7 @@ import {
   DataStop,
   PAGE_BUDGET_BYTES,
   canonicalEvent,
+  canonicalRecord,
   deriveEventType,
   envelope,
   eventRef,
@@ -192,7 +193,8 @@ async function append(
 ): Promise<DataOperationResult> {
   const eventJson = canonicalEvent(input.event);
   const event = JSON.parse(eventJson) as JsonRecord;
-  const eventDigest = hashCanonical(event);
+  // The canonical bytes are already in hand: H(event) is their SHA-256.
+  const eventDigest = sha256Prefixed(eventJson);
   const eventType = deriveEventType(event);
   const version = input.expectedVersion + 1;
   const record: EventRecord = {
@@ -204,11 +206,13 @@ async function append(
     idempotency_key: input.idempotencyKey,
     committed_at: input.observedAt ?? deps.now().toISOString(),
   };
+  const recordJson = canonicalRecord(record, eventJson);
   const outcome = await adapter.append({
     stream: input.stream,
     expectedVersion: input.expectedVersion,
     idempotencyKey: input.idempotencyKey,
     eventJson,
+    recordJson,
     record,
   });
   const common = { idempotency_key: input.idempotencyKey, event_digest: eventDigest };
@@ -220,7 +224,7 @@ async function append(
         before_version: input.expectedVersion,
         after_version: version,
         event_ref: record.event_ref,
-        result_digest: hashCanonical(record),
+        result_digest: sha256Prefixed(recordJson),
         projection_digest: outcome.projectionDigest,
       });
     case "replay":

@@ -10,19 +10,25 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
-import type { JsonRecord } from "../tools/types.js";
 import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
 import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
 import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
 
+// KEYS: stream list, idempotency hash, head string, heads index zset, heads hash.
+// Head string: "<version>|<projection digest>|<index member>" (no JSON to decode per append).
+// ARGV: 1 expected, 2 idempotency key, 3 event digest, 4 record JSON, 5 previous digest the
+// caller chained from, 6 next digest, 7 new index member, 8 aggregate id, 9 empty digest.
 const APPEND = `
 local len = redis.call('LLEN', KEYS[1])
-local cur = ARGV[11]
-local proj = redis.call('GET', KEYS[3])
-if proj then
-  local p = cjson.decode(proj)
-  if tonumber(p.version) ~= len then return redis.error_reply('projection is inconsistent with the event stream') end
-  cur = p.projection_digest
+local cur = ARGV[9]
+local old = false
+local head = redis.call('GET', KEYS[3])
+if head then
+  local a = string.find(head, '|', 1, true)
+  local b = string.find(head, '|', a + 1, true)
+  if tonumber(string.sub(head, 1, a - 1)) ~= len then return redis.error_reply('projection is inconsistent with the event stream') end
+  cur = string.sub(head, a + 1, b - 1)
+  old = string.sub(head, b + 1)
 elseif len > 0 then
   return redis.error_reply('unsupported legacy projection; migrate it out of band')
 end
@@ -40,18 +46,16 @@ if cur ~= ARGV[5] then return {'stale', len, cur} end
 local nextv = string.format('%d', len + 1)
 redis.call('RPUSH', KEYS[1], ARGV[4])
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '|' .. nextv)
-local old = redis.call('HGET', KEYS[6], ARGV[8])
 if old then redis.call('ZREM', KEYS[4], old) end
 redis.call('ZADD', KEYS[4], 0, ARGV[7])
-redis.call('HSET', KEYS[6], ARGV[8], ARGV[7])
-redis.call('HSET', KEYS[5], ARGV[8], ARGV[9])
-redis.call('SET', KEYS[3], ARGV[10])
+redis.call('HSET', KEYS[5], ARGV[8], ARGV[4])
+redis.call('SET', KEYS[3], nextv .. '|' .. ARGV[6] .. '|' .. ARGV[7])
 return {'committed', len + 1, ARGV[6]}
 `;
 
 const READ = `
 local len = redis.call('LLEN', KEYS[1])
-local proj = redis.call('GET', KEYS[2]) or ''
+local head = redis.call('GET', KEYS[2]) or ''
 local items
 if ARGV[1] == 'f' then
   local after = tonumber(ARGV[2])
@@ -64,9 +68,10 @@ else
   items = {}
   if len > 0 then items = {redis.call('LINDEX', KEYS[1], -1)} end
 end
-return {len, proj, items}
+return {len, head, items}
 `;
 
+// The index and the heads hash change together inside APPEND, so every member is current.
 const HEADS = `
 local min = '-'
 if ARGV[1] ~= '' then min = '(' .. ARGV[1] end
@@ -81,14 +86,14 @@ while #out < want do
   for _, m in ipairs(members) do
     local sep = string.find(m, '|', 1, true)
     local agg = string.sub(m, sep + 1)
-    if redis.call('HGET', KEYS[3], agg) == m then
-      local rec = redis.call('HGET', KEYS[2], agg)
-      if rec and ((not filter) or types[cjson.decode(rec).event_type]) then
-        out[#out + 1] = rec
-        if #out >= want then break end
-      end
+    local rec = redis.call('HGET', KEYS[2], agg)
+    if rec and ((not filter) or types[cjson.decode(rec).event_type]) then
+      out[#out + 1] = agg
+      out[#out + 1] = rec
+      if #out >= want * 2 then break end
     end
   end
+  if #out >= want * 2 then break end
   min = '(' .. members[#members]
 end
 return out
@@ -124,9 +129,9 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     retryStrategy: () => null,
   }) as Scripted;
   redis.on("error", () => undefined);
-  redis.defineCommand("runxAppend", { numberOfKeys: 6, lua: APPEND });
+  redis.defineCommand("runxAppend", { numberOfKeys: 5, lua: APPEND });
   redis.defineCommand("runxRead", { numberOfKeys: 2, lua: READ });
-  redis.defineCommand("runxHeads", { numberOfKeys: 3, lua: HEADS });
+  redis.defineCommand("runxHeads", { numberOfKeys: 2, lua: HEADS });
   await redis.connect();
   const p = options.keyPrefix;
   const streamHash = (s: StreamKey) =>
@@ -139,47 +144,50 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     );
   const resourceHash = (source: string, resource: string) =>
     hex(canonicalJson({ data_source_ref: source, resource }));
-  const streamKeys = (s: StreamKey) => {
-    const sh = streamHash(s);
-    const r = resourceHash(s.source, s.resource);
-    return [
-      `${p}:stream:${sh}`,
-      `${p}:idempotency:${sh}`,
-      `${p}:projection:${sh}:v1`,
-      `${p}:resource:${r}:heads-index-v2`,
-      `${p}:resource:${r}:heads-v2`,
-      `${p}:resource:${r}:head-index-members-v2`,
-    ];
+  const keyCache = new Map<string, { keys: string[]; digest: string }>();
+  const streamKeys = (s: StreamKey): string[] => {
+    const id = `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
+    let entry = keyCache.get(id);
+    if (entry === undefined) {
+      const sh = streamHash(s);
+      const r = resourceHash(s.source, s.resource);
+      entry = {
+        digest: `sha256:${sh}`,
+        keys: [
+          `${p}:stream:${sh}`,
+          `${p}:idempotency:${sh}`,
+          `${p}:head:${sh}:v1`,
+          `${p}:resource:${r}:heads-index-v1`,
+          `${p}:resource:${r}:heads-v1`,
+        ],
+      };
+      if (keyCache.size > 10_000) keyCache.clear();
+      keyCache.set(id, entry);
+    }
+    return entry.keys;
   };
+  const prefixDigest = hashCanonical(p);
   /** Last head digest this connection saw per stream: saves the extra round trip on appends. */
   const known = new Map<string, { version: number; digest: string }>();
 
-  const parseProjection = (s: StreamKey, len: number, text: string): string => {
+  const parseHead = (len: number, text: string): string => {
     if (text === "") {
-      if (len > 0)
+      if (len > 0) {
         throw new DataStop(
           "provider_unavailable",
           "unsupported legacy projection; migrate it out of band",
         );
+      }
       return EMPTY_PROJECTION_DIGEST;
     }
-    const parsed = JSON.parse(text) as {
-      version: number;
-      projection_digest: string;
-      aggregate_id: string;
-      resource: string;
-    };
-    if (
-      parsed.version !== len ||
-      parsed.aggregate_id !== s.aggregateId ||
-      parsed.resource !== s.resource
-    ) {
+    const [version, digest] = text.split("|");
+    if (Number(version) !== len || digest === undefined) {
       throw new DataStop(
         "provider_unavailable",
         "projection is inconsistent with the event stream",
       );
     }
-    return parsed.projection_digest;
+    return digest;
   };
   const parseRecord = (text: string) => JSON.parse(text) as EventRecord;
 
@@ -188,7 +196,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     provider: "redis-event-store",
     storageClass: "redis",
     evidence: (s) => ({
-      key_prefix_digest: hashCanonical(p),
+      key_prefix_digest: prefixDigest,
       ...(s.aggregateId !== undefined
         ? {
             stream_digest: `sha256:${streamHash({ source: s.source, resource: s.resource, aggregateId: s.aggregateId })}`,
@@ -200,8 +208,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       const keys = streamKeys(s);
       const id = keys[0] as string;
       const r = req.record;
-      const recordJson = canonicalJson(r);
-      const headJson = canonicalJson({ ...r, aggregate_id: s.aggregateId });
+      const recordJson = req.recordJson;
       const cached = known.get(id);
       let previous =
         req.expectedVersion === 0
@@ -211,12 +218,6 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
             : "";
       for (let attempt = 0; attempt < 4; attempt++) {
         const next = chainDigest(previous, r.version, r.event_digest);
-        const projection = JSON.stringify({
-          aggregate_id: s.aggregateId,
-          resource: s.resource,
-          version: r.version,
-          projection_digest: next,
-        });
         const reply = await redis.runxAppend(
           ...keys,
           req.expectedVersion,
@@ -227,8 +228,6 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
           next,
           headMember(r.committed_at, s.aggregateId),
           s.aggregateId,
-          headJson,
-          projection,
           EMPTY_PROJECTION_DIGEST,
         );
         const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
@@ -263,7 +262,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       );
       const head: StreamHead = {
         version: Number(len),
-        projection_digest: parseProjection(s, Number(len), proj),
+        projection_digest: parseHead(Number(len), proj),
         last: null,
       };
       return { head, records: items.map(parseRecord) };
@@ -280,21 +279,24 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       const last = items[0] !== undefined ? parseRecord(items[0]) : null;
       return {
         version: Number(len),
-        projection_digest: parseProjection(s, Number(len), proj),
+        projection_digest: parseHead(Number(len), proj),
         last,
       };
     },
     async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
       const r = resourceHash(q.source, q.resource);
-      const rows = await redis.runxHeads(
-        `${p}:resource:${r}:heads-index-v2`,
-        `${p}:resource:${r}:heads-v2`,
-        `${p}:resource:${r}:head-index-members-v2`,
+      const flat = await redis.runxHeads(
+        `${p}:resource:${r}:heads-index-v1`,
+        `${p}:resource:${r}:heads-v1`,
         q.after !== undefined ? headMember(q.after.committed_at, q.after.aggregate_id) : "",
         q.limit,
         ...q.eventTypes,
       );
-      return rows.map((row) => JSON.parse(row) as HeadRecord);
+      const rows: HeadRecord[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        rows.push({ ...parseRecord(flat[i + 1] as string), aggregate_id: flat[i] as string });
+      }
+      return rows;
     },
     async cursorSecret(source) {
       const key = `${p}:source:${hex(source)}:cursor-secret`;
@@ -306,9 +308,4 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       await redis.quit().catch(() => redis.disconnect());
     },
   };
-}
-
-/** Non-secret facts for evidence (used by the CLI's sources view). */
-export function redisKeyFacts(prefix: string): JsonRecord {
-  return { key_prefix_digest: hashCanonical(prefix) };
 }
