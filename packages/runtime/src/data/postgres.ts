@@ -1,14 +1,16 @@
 /**
  * PostgreSQL event store (`data.postgres`, driver `pg`). Same tables as SQLite schema v1 (text
- * columns in the "C" collation so keyset order equals byte order). Appends serialise per stream
- * with a transaction-scoped advisory lock taken before the head is read, so writers in any
- * number of processes see each other's commits; the primary key and the idempotency unique
- * index are the backstop. Reads run in one REPEATABLE READ, READ ONLY transaction.
+ * columns in the "C" collation so keyset order equals byte order). An append is one round trip
+ * to the database function runx_append_v1: it takes a per-stream transaction-scoped advisory
+ * lock before reading the head (writers in any number of processes serialise), checks the
+ * idempotency key then the version, inserts, and computes the next chain value from the head
+ * it read under the lock; the primary key and the idempotency unique index are the backstop.
+ * Reads run in one REPEATABLE READ, READ ONLY transaction.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
-import { EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
+import { EMPTY_PROJECTION_DIGEST } from "./model.js";
 import type { HeadRecord, StreamHead, StreamKey } from "./model.js";
 import { rowToRecord } from "./sqlite.js";
 
@@ -49,6 +51,48 @@ CREATE TABLE IF NOT EXISTS runx_source_secrets (
   data_source_ref TEXT NOT NULL PRIMARY KEY,
   cursor_secret BYTEA NOT NULL
 );
+CREATE OR REPLACE FUNCTION runx_append_v1(
+  p_source TEXT, p_resource TEXT, p_aggregate TEXT, p_expected BIGINT, p_key TEXT,
+  p_ref TEXT, p_type TEXT, p_digest TEXT, p_json TEXT, p_at TEXT, p_empty TEXT)
+RETURNS TABLE (kind TEXT, current_version BIGINT, projection_digest TEXT, version BIGINT,
+  idempotency_key TEXT, event_ref TEXT, event_type TEXT, event_digest TEXT, event_json TEXT,
+  committed_at TEXT)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  h_version BIGINT := 0;
+  h_digest TEXT := p_empty;
+  e RECORD;
+  next_digest TEXT;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(json_build_array(p_source, p_resource, p_aggregate)::text, 0));
+  SELECT s.version, s.projection_digest INTO h_version, h_digest FROM runx_stream_heads s
+    WHERE s.data_source_ref = p_source AND s.resource = p_resource AND s.aggregate_id = p_aggregate;
+  IF NOT FOUND THEN h_version := 0; h_digest := p_empty; END IF;
+  SELECT * INTO e FROM runx_events x WHERE x.data_source_ref = p_source AND x.resource = p_resource
+    AND x.aggregate_id = p_aggregate AND x.idempotency_key = p_key;
+  IF FOUND THEN
+    IF e.event_digest = p_digest THEN
+      RETURN QUERY SELECT 'replay'::TEXT, h_version, h_digest, e.version, e.idempotency_key, e.event_ref, e.event_type, e.event_digest, e.event_json, e.committed_at;
+    ELSE
+      RETURN QUERY SELECT 'idempotency_conflict'::TEXT, h_version, h_digest, NULL::BIGINT, NULL, NULL, NULL, NULL, NULL, NULL;
+    END IF;
+    RETURN;
+  END IF;
+  IF h_version <> p_expected THEN
+    RETURN QUERY SELECT 'version_conflict'::TEXT, h_version, h_digest, NULL::BIGINT, NULL, NULL, NULL, NULL, NULL, NULL;
+    RETURN;
+  END IF;
+  -- The chain value is computed here, from the head read under the lock:
+  -- H({"event_digest":E,"previous_projection_digest":P,"version":n}) (all ASCII, canonical).
+  next_digest := 'sha256:' || encode(sha256(convert_to('{"event_digest":"' || p_digest || '","previous_projection_digest":"' || h_digest || '","version":' || (p_expected + 1)::TEXT || '}', 'UTF8')), 'hex');
+  INSERT INTO runx_events (data_source_ref, resource, aggregate_id, version, idempotency_key, event_ref, event_type, event_digest, event_json, committed_at)
+    VALUES (p_source, p_resource, p_aggregate, p_expected + 1, p_key, p_ref, p_type, p_digest, p_json, p_at);
+  INSERT INTO runx_stream_heads AS t (data_source_ref, resource, aggregate_id, version, event_ref, event_type, event_digest, idempotency_key, event_json, committed_at, projection_digest)
+    VALUES (p_source, p_resource, p_aggregate, p_expected + 1, p_ref, p_type, p_digest, p_key, p_json, p_at, next_digest)
+    ON CONFLICT (data_source_ref, resource, aggregate_id) DO UPDATE SET version = EXCLUDED.version, event_ref = EXCLUDED.event_ref, event_type = EXCLUDED.event_type, event_digest = EXCLUDED.event_digest, idempotency_key = EXCLUDED.idempotency_key, event_json = EXCLUDED.event_json, committed_at = EXCLUDED.committed_at, projection_digest = EXCLUDED.projection_digest;
+  RETURN QUERY SELECT 'committed'::TEXT, p_expected + 1, next_digest, NULL::BIGINT, NULL, NULL, NULL, NULL, NULL, NULL;
+END
+$fn$;
 `;
 const SCHEMA_LOCK = 0x72756e78; // "runx"
 
@@ -135,73 +179,38 @@ export async function openPostgresAdapter(options: PostgresAdapterOptions): Prom
     provider: "postgres-event-store",
     storageClass: "postgres",
     evidence: () => ({}),
+    /** One round trip: runx_append_v1 locks the stream, checks, inserts and chains in the database. */
     async append(req): Promise<AppendOutcome> {
       const s = req.stream;
-      return inTx("BEGIN", async () => {
-        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-          JSON.stringify(key(s)),
-        ]);
-        const head = await readHead(s);
-        const existing = await client.query<Row>(
-          `SELECT ${COLS} FROM runx_events WHERE ${WHERE} AND idempotency_key = $4`,
-          [...key(s), req.idempotencyKey],
-        );
-        const found = existing.rows[0];
-        if (found !== undefined) {
-          if (found.event_digest === req.record.event_digest) {
-            return {
-              kind: "replay",
-              record: toRecord(found),
-              currentVersion: head.version,
-              projectionDigest: head.projection_digest,
-            };
-          }
-          return {
-            kind: "idempotency_conflict",
-            currentVersion: head.version,
-            projectionDigest: head.projection_digest,
-          };
-        }
-        if (head.version !== req.expectedVersion) {
-          return {
-            kind: "version_conflict",
-            currentVersion: head.version,
-            projectionDigest: head.projection_digest,
-          };
-        }
-        const r = req.record;
-        const next = chainDigest(head.projection_digest, r.version, r.event_digest);
-        await client.query(
-          `INSERT INTO runx_events (data_source_ref, resource, aggregate_id, version, idempotency_key, event_ref, event_type, event_digest, event_json, committed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [
-            ...key(s),
-            r.version,
-            r.idempotency_key,
-            r.event_ref,
-            r.event_type,
-            r.event_digest,
-            req.eventJson,
-            r.committed_at,
-          ],
-        );
-        await client.query(
-          `INSERT INTO runx_stream_heads (data_source_ref, resource, aggregate_id, version, event_ref, event_type, event_digest, idempotency_key, event_json, committed_at, projection_digest)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-           ON CONFLICT (data_source_ref, resource, aggregate_id) DO UPDATE SET version = EXCLUDED.version, event_ref = EXCLUDED.event_ref, event_type = EXCLUDED.event_type, event_digest = EXCLUDED.event_digest, idempotency_key = EXCLUDED.idempotency_key, event_json = EXCLUDED.event_json, committed_at = EXCLUDED.committed_at, projection_digest = EXCLUDED.projection_digest`,
-          [
-            ...key(s),
-            r.version,
-            r.event_ref,
-            r.event_type,
-            r.event_digest,
-            r.idempotency_key,
-            req.eventJson,
-            r.committed_at,
-            next,
-          ],
-        );
-        return { kind: "committed", projectionDigest: next };
-      });
+      const r = req.record;
+      const { rows } = await client.query<Row & { kind: string; current_version: string }>(
+        "SELECT * FROM runx_append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        [
+          ...key(s),
+          req.expectedVersion,
+          req.idempotencyKey,
+          r.event_ref,
+          r.event_type,
+          r.event_digest,
+          req.eventJson,
+          r.committed_at,
+          EMPTY_PROJECTION_DIGEST,
+        ],
+      );
+      const row = rows[0];
+      if (row === undefined) throw new Error("runx_append_v1 returned no row");
+      const currentVersion = Number(row.current_version);
+      const projectionDigest = row.projection_digest ?? "";
+      switch (row.kind) {
+        case "committed":
+          return { kind: "committed", projectionDigest };
+        case "replay":
+          return { kind: "replay", record: toRecord(row), currentVersion, projectionDigest };
+        case "idempotency_conflict":
+        case "version_conflict":
+          return { kind: row.kind, currentVersion, projectionDigest };
+      }
+      throw new Error(`runx_append_v1 answered ${row.kind}`);
     },
     readEvents(s, page) {
       return snapshot(async () => {
