@@ -192,7 +192,8 @@ async function append(
   deps: Pick<DataOperationDeps, "now">,
 ): Promise<DataOperationResult> {
   const eventJson = canonicalEvent(input.event);
-  const event = JSON.parse(eventJson) as JsonRecord;
+  // input.event is plain JSON (it arrived as JSON); its canonical bytes are eventJson.
+  const event = input.event;
   // The canonical bytes are already in hand: H(event) is their SHA-256.
   const eventDigest = sha256Prefixed(eventJson);
   const eventType = deriveEventType(event);

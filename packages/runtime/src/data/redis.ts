@@ -145,7 +145,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
   const resourceHash = (source: string, resource: string) =>
     hex(canonicalJson({ data_source_ref: source, resource }));
   const keyCache = new Map<string, { keys: string[]; digest: string }>();
-  const streamKeys = (s: StreamKey): string[] => {
+  const streamEntry = (s: StreamKey): { keys: string[]; digest: string } => {
     const id = `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
     let entry = keyCache.get(id);
     if (entry === undefined) {
@@ -164,8 +164,9 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       if (keyCache.size > 10_000) keyCache.clear();
       keyCache.set(id, entry);
     }
-    return entry.keys;
+    return entry;
   };
+  const streamKeys = (s: StreamKey): string[] => streamEntry(s).keys;
   const prefixDigest = hashCanonical(p);
   /** Last head digest this connection saw per stream: saves the extra round trip on appends. */
   const known = new Map<string, { version: number; digest: string }>();
@@ -199,7 +200,11 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       key_prefix_digest: prefixDigest,
       ...(s.aggregateId !== undefined
         ? {
-            stream_digest: `sha256:${streamHash({ source: s.source, resource: s.resource, aggregateId: s.aggregateId })}`,
+            stream_digest: streamEntry({
+              source: s.source,
+              resource: s.resource,
+              aggregateId: s.aggregateId,
+            }).digest,
           }
         : {}),
     }),

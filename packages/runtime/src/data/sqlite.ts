@@ -23,7 +23,10 @@ import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js"
 
 export const SQLITE_SCHEMA_VERSION = 1;
 
-/** Schema v1: two tables, four named indexes, plus the per-source cursor secrets. */
+/**
+ * Schema v1: two clustered (WITHOUT ROWID) tables keyed like upstream's primary keys, the
+ * idempotency and head-listing indexes, plus the per-source cursor secrets.
+ */
 export const SQLITE_SCHEMA_V1 = `
 CREATE TABLE runx_events (
   data_source_ref TEXT NOT NULL,
@@ -37,8 +40,7 @@ CREATE TABLE runx_events (
   event_json TEXT NOT NULL,
   committed_at TEXT NOT NULL,
   PRIMARY KEY (data_source_ref, resource, aggregate_id, version)
-);
-CREATE UNIQUE INDEX runx_events_stream_version_v1 ON runx_events (data_source_ref, resource, aggregate_id, version);
+) WITHOUT ROWID;
 CREATE UNIQUE INDEX runx_events_stream_idempotency_v1 ON runx_events (data_source_ref, resource, aggregate_id, idempotency_key);
 CREATE TABLE runx_stream_heads (
   data_source_ref TEXT NOT NULL,
@@ -53,7 +55,7 @@ CREATE TABLE runx_stream_heads (
   committed_at TEXT NOT NULL,
   projection_digest TEXT NOT NULL,
   PRIMARY KEY (data_source_ref, resource, aggregate_id)
-);
+) WITHOUT ROWID;
 CREATE INDEX runx_stream_heads_recent_v1 ON runx_stream_heads (data_source_ref, resource, committed_at DESC, aggregate_id ASC);
 CREATE INDEX runx_stream_heads_type_recent_v1 ON runx_stream_heads (data_source_ref, resource, event_type, committed_at DESC, aggregate_id ASC);
 CREATE TABLE runx_source_secrets (
@@ -87,8 +89,9 @@ const HEAD_COLUMNS = [
   "committed_at",
   "projection_digest",
 ];
+// The stream/version uniqueness is the clustered primary key (WITHOUT ROWID), so upstream's
+// separate runx_events_stream_version_v1 index is not required (it is tolerated when present).
 const INDEXES = [
-  "runx_events_stream_version_v1",
   "runx_events_stream_idempotency_v1",
   "runx_stream_heads_recent_v1",
   "runx_stream_heads_type_recent_v1",
@@ -266,9 +269,12 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
   const appendTx = (req: AppendRequest): AppendOutcome => {
     const s = req.stream;
     const head = readHead(s);
-    const existing = byKey.get(s.source, s.resource, s.aggregateId, req.idempotencyKey) as
-      EventRow | undefined;
-    if (existing !== undefined) {
+    // Key lookup before the version check, so a retry with a stale version still replays.
+    // On the happy path the idempotency unique index answers it during the insert.
+    const settleExisting = (): AppendOutcome | undefined => {
+      const existing = byKey.get(s.source, s.resource, s.aggregateId, req.idempotencyKey) as
+        EventRow | undefined;
+      if (existing === undefined) return undefined;
       if (existing.event_digest === req.record.event_digest) {
         return {
           kind: "replay",
@@ -282,28 +288,37 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
         currentVersion: head.version,
         projectionDigest: head.projection_digest,
       };
-    }
+    };
     if (head.version !== req.expectedVersion) {
-      return {
-        kind: "version_conflict",
-        currentVersion: head.version,
-        projectionDigest: head.projection_digest,
-      };
+      return (
+        settleExisting() ?? {
+          kind: "version_conflict",
+          currentVersion: head.version,
+          projectionDigest: head.projection_digest,
+        }
+      );
     }
     const r = req.record;
     const next = chainDigest(head.projection_digest, r.version, r.event_digest);
-    insertEvent.run(
-      s.source,
-      s.resource,
-      s.aggregateId,
-      r.version,
-      r.idempotency_key,
-      r.event_ref,
-      r.event_type,
-      r.event_digest,
-      req.eventJson,
-      r.committed_at,
-    );
+    try {
+      insertEvent.run(
+        s.source,
+        s.resource,
+        s.aggregateId,
+        r.version,
+        r.idempotency_key,
+        r.event_ref,
+        r.event_type,
+        r.event_digest,
+        req.eventJson,
+        r.committed_at,
+      );
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error;
+      const settled = settleExisting();
+      if (settled === undefined) throw error;
+      return settled;
+    }
     upsertHead.run(
       s.source,
       s.resource,
