@@ -250,15 +250,22 @@ export async function openPostgresAdapter(options: PostgresAdapterOptions): Prom
       return rows.map((row) => ({ ...toRecord(row), aggregate_id: row.aggregate_id }));
     },
     async cursorSecret(source) {
-      await client.query(
-        "INSERT INTO runx_source_secrets (data_source_ref, cursor_secret) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-        [source, randomBytes(32)],
-      );
-      const { rows } = await client.query<{ cursor_secret: Buffer }>(
-        "SELECT cursor_secret FROM runx_source_secrets WHERE data_source_ref = $1",
-        [source],
-      );
-      return new Uint8Array(rows[0]?.cursor_secret ?? Buffer.alloc(0));
+      const select = () =>
+        client.query<{ cursor_secret: Buffer }>(
+          "SELECT cursor_secret FROM runx_source_secrets WHERE data_source_ref = $1",
+          [source],
+        );
+      let { rows } = await select();
+      if (rows[0] === undefined) {
+        await client.query(
+          "INSERT INTO runx_source_secrets (data_source_ref, cursor_secret) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+          [source, randomBytes(32)],
+        );
+        ({ rows } = await select());
+      }
+      const secret = rows[0]?.cursor_secret;
+      if (secret === undefined || secret.length < 32) throw new Error("cursor secret is missing");
+      return new Uint8Array(secret);
     },
     async close() {
       await client.end();

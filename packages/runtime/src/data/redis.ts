@@ -305,9 +305,13 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async cursorSecret(source) {
       const key = `${p}:source:${hex(source)}:cursor-secret`;
-      await redis.set(key, randomBytes(32).toString("hex"), "NX");
-      const value = await redis.get(key);
-      return new Uint8Array(Buffer.from(value ?? "", "hex"));
+      let value = await redis.get(key);
+      if (value === null) {
+        await redis.set(key, randomBytes(32).toString("hex"), "NX");
+        value = await redis.get(key);
+      }
+      if (value === null || value.length < 64) throw new Error("cursor secret is missing");
+      return new Uint8Array(Buffer.from(value, "hex"));
     },
     async close() {
       await redis.quit().catch(() => redis.disconnect());

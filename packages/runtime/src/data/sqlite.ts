@@ -391,12 +391,16 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
       );
     },
     cursorSecret(source) {
-      const row = db
-        .transaction(() => {
-          secretInsert.run(source, randomBytes(32));
-          return secretSelect.get(source) as { cursor_secret: Buffer };
-        })
-        .immediate();
+      // Read first: list_stream_heads stays a pure read once the secret exists.
+      const found = secretSelect.get(source) as { cursor_secret: Buffer } | undefined;
+      const row =
+        found ??
+        db
+          .transaction(() => {
+            secretInsert.run(source, randomBytes(32));
+            return secretSelect.get(source) as { cursor_secret: Buffer };
+          })
+          .immediate();
       return Promise.resolve(new Uint8Array(row.cursor_secret));
     },
     close() {
