@@ -677,6 +677,26 @@ export function dataStoreContract(
         const r = await op("list_stream_heads", { data_source_ref: source, resource: "elsewhere" });
         expect(r.rows).toEqual([]);
       });
+      it("finds sparse filtered heads across more than one scan batch", async () => {
+        const source = fresh();
+        const base = Date.parse("2026-03-01T00:00:00.000Z");
+        const items: [string, string, string][] = Array.from({ length: 120 }, (_, i) => [
+          `s-${String(i).padStart(3, "0")}`,
+          [0, 60, 110].includes(i) ? "hit" : "miss",
+          new Date(base - i * 1000).toISOString(),
+        ]);
+        await seed(source, items);
+        const first = await heads(source, { event_types: ["hit"], limit: 2 });
+        expect(first.rows.map((r) => (r as HeadRecord).aggregate_id)).toEqual(["s-000", "s-060"]);
+        expect(first.projection?.has_more).toBe(true);
+        const second = await heads(source, {
+          event_types: ["hit"],
+          limit: 2,
+          cursor: first.projection?.next_cursor ?? null,
+        });
+        expect(second.rows.map((r) => (r as HeadRecord).aggregate_id)).toEqual(["s-110"]);
+        expect(second.projection).toMatchObject({ has_more: false, next_cursor: null });
+      });
       it("carries the full latest event body on each row", async () => {
         const source = fresh();
         await seed(source, [["a", "t", "2026-01-02T00:00:00Z"]]);

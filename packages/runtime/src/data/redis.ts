@@ -80,7 +80,7 @@ local filter = #ARGV >= 3
 local types = {}
 for i = 3, #ARGV do types[ARGV[i]] = true end
 local out = {}
-while #out < want do
+while #out < want * 2 do
   local members = redis.call('ZRANGEBYLEX', KEYS[1], min, '+', 'LIMIT', 0, 100)
   if #members == 0 then break end
   for _, m in ipairs(members) do
