@@ -21,6 +21,8 @@ const arg = (name, fallback) => {
   return i >= 0 ? argv[i + 1] : fallback;
 };
 const EVENTS = Number(arg("--events", "2000"));
+// Untimed operations before each measurement, so both paths run JIT-compiled and connected.
+const WARMUP = Number(arg("--warmup", "300"));
 const ONLY = new Set(arg("--only", "sqlite,postgres,redis").split(","));
 const JSON_OUT = argv.includes("--json");
 
@@ -55,7 +57,13 @@ const now = () => new Date();
 const event = (i) => ({ type: "bench.append", i, payload: { title: "benchmark event", n: i } });
 
 async function governed(adapter, clients, perClient, label) {
+  await appendLoop(adapter, 1, WARMUP, `${label}-warmup`);
   const start = process.hrtime.bigint();
+  await appendLoop(adapter, clients, perClient, label);
+  return (clients * perClient) / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+async function appendLoop(adapter, clients, perClient, label) {
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
       const via = adapter[c] ?? adapter[0];
@@ -78,12 +86,12 @@ async function governed(adapter, clients, perClient, label) {
       }
     }),
   );
-  return (clients * perClient) / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
 async function timed(clients, perClient, fn) {
+  await fn(0, WARMUP, "warm");
   const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: clients }, (_, c) => fn(c, perClient)));
+  await Promise.all(Array.from({ length: clients }, (_, c) => fn(c, perClient, "run")));
   return (clients * perClient) / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
@@ -113,11 +121,11 @@ if (ONLY.has("sqlite")) {
       "CREATE TABLE events (data_source_ref TEXT, resource TEXT, aggregate_id TEXT, version INTEGER, idempotency_key TEXT, event_ref TEXT, event_type TEXT, event_digest TEXT, event_json TEXT, committed_at TEXT, PRIMARY KEY (data_source_ref, resource, aggregate_id, version))",
     );
     const insert = raw.prepare("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    const tx = raw.transaction((i) =>
+    const tx = raw.transaction((i, tag) =>
       insert.run(
         "tenant://bench/board",
         "bench_events",
-        "b",
+        `b-${tag}`,
         i,
         `k${i}`,
         `bench_events:b:${i}`,
@@ -127,8 +135,8 @@ if (ONLY.has("sqlite")) {
         now().toISOString(),
       ),
     );
-    const b = await timed(1, EVENTS, (_, n) => {
-      for (let i = 1; i <= n; i++) tx.immediate(i);
+    const b = await timed(1, EVENTS, (_, n, tag) => {
+      for (let i = 1; i <= n; i++) tx.immediate(i, tag);
     });
     raw.close();
     record("sqlite (durable, synchronous=FULL)", 1, g, b, 0.8);
@@ -165,11 +173,11 @@ if (ONLY.has("postgres")) {
       await conns[0].query(
         "CREATE TABLE IF NOT EXISTS baseline (aggregate_id TEXT, version BIGINT, event_json TEXT, committed_at TEXT, PRIMARY KEY (aggregate_id, version))",
       );
-      const b = await timed(clients, per, async (c, n) => {
+      const b = await timed(clients, per, async (c, n, tag) => {
         for (let i = 1; i <= n; i++) {
           await conns[c].query("BEGIN");
           await conns[c].query("INSERT INTO baseline VALUES ($1, $2, $3, $4)", [
-            `b${clients}-${c}`,
+            `b${clients}-${c}-${tag}`,
             i,
             eventJson(i),
             now().toISOString(),
@@ -199,12 +207,12 @@ if (ONLY.has("redis")) {
       await Promise.all(adapters.map((a) => a.close()));
       const conns = Array.from({ length: clients }, () => new Redis(data.REDIS_URL));
       const sha = await conns[0].script("LOAD", "return redis.call('RPUSH', KEYS[1], ARGV[1])");
-      const b = await timed(clients, per, async (c, n) => {
+      const b = await timed(clients, per, async (c, n, tag) => {
         for (let i = 1; i <= n; i++) {
           await conns[c].evalsha(
             sha,
             1,
-            `${scratch.prefix}:baseline:${clients}:${c}`,
+            `${scratch.prefix}:baseline:${clients}:${c}:${tag}`,
             eventJson(i),
           );
         }

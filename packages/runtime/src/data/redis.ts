@@ -114,24 +114,32 @@ export interface RedisAdapterOptions {
   connectTimeoutMs?: number;
 }
 
-type Scripted = Redis & {
-  runxAppend(...args: (string | number)[]): Promise<(string | number)[]>;
-  runxRead(...args: (string | number)[]): Promise<[number, string, string[]]>;
-  runxHeads(...args: (string | number)[]): Promise<string[]>;
-};
+/** A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once. */
+function scripted<T>(redis: Redis, lua: string, keys: number) {
+  const sha = createHash("sha1").update(lua).digest("hex");
+  return async (...args: (string | number)[]): Promise<T> => {
+    try {
+      return (await redis.evalsha(sha, keys, ...args)) as T;
+    } catch (error) {
+      if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
+      await redis.script("LOAD", lua);
+      return (await redis.evalsha(sha, keys, ...args)) as T;
+    }
+  };
+}
 
-/** Connects to Redis and registers the scripts (EVALSHA with EVAL fallback). */
+/** Connects to Redis; scripts run by EVALSHA (loaded on first NOSCRIPT). */
 export async function openRedisAdapter(options: RedisAdapterOptions): Promise<DataAdapter> {
   const redis = new Redis(options.endpoint, {
     lazyConnect: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,
-  }) as Scripted;
+  });
   redis.on("error", () => undefined);
-  redis.defineCommand("runxAppend", { numberOfKeys: 5, lua: APPEND });
-  redis.defineCommand("runxRead", { numberOfKeys: 2, lua: READ });
-  redis.defineCommand("runxHeads", { numberOfKeys: 2, lua: HEADS });
+  const runxAppend = scripted<(string | number)[]>(redis, APPEND, 5);
+  const runxRead = scripted<[number, string, string[]]>(redis, READ, 2);
+  const runxHeads = scripted<string[]>(redis, HEADS, 2);
   await redis.connect();
   const p = options.keyPrefix;
   const streamHash = (s: StreamKey) =>
@@ -223,7 +231,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
             : "";
       for (let attempt = 0; attempt < 4; attempt++) {
         const next = chainDigest(previous, r.version, r.event_digest);
-        const reply = await redis.runxAppend(
+        const reply = await runxAppend(
           ...keys,
           req.expectedVersion,
           req.idempotencyKey,
@@ -258,7 +266,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readEvents(s, page) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await redis.runxRead(
+      const [len, proj, items] = await runxRead(
         keys[0] as string,
         keys[2] as string,
         page.afterVersion !== undefined ? "f" : "t",
@@ -274,13 +282,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readHead(s) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await redis.runxRead(
-        keys[0] as string,
-        keys[2] as string,
-        "h",
-        0,
-        0,
-      );
+      const [len, proj, items] = await runxRead(keys[0] as string, keys[2] as string, "h", 0, 0);
       const last = items[0] !== undefined ? parseRecord(items[0]) : null;
       return {
         version: Number(len),
@@ -290,7 +292,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
       const r = resourceHash(q.source, q.resource);
-      const flat = await redis.runxHeads(
+      const flat = await runxHeads(
         `${p}:resource:${r}:heads-index-v1`,
         `${p}:resource:${r}:heads-v1`,
         q.after !== undefined ? headMember(q.after.committed_at, q.after.aggregate_id) : "",
