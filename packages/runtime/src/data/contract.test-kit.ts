@@ -5,6 +5,7 @@
  * with a data_source_ref of their own.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { validateToolsDataOperationResultOutput } from "../generated/validate-tools-data-operation-result.output.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import type { JsonRecord } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
@@ -42,8 +43,18 @@ export function dataStoreContract(
       await store?.destroy();
     }, 60_000);
 
-    const op = (operation: DataOperation, input: JsonRecord, via: DataAdapter = adapter) =>
-      runOnAdapter(via, operation, input, { now });
+    /** Runs an operation and checks its envelope against the published output schema. */
+    const op = async (operation: DataOperation, input: JsonRecord, via: DataAdapter = adapter) => {
+      const result = await runOnAdapter(via, operation, input, { now });
+      const packet = result as unknown as JsonRecord;
+      const valid = validateToolsDataOperationResultOutput({
+        ...packet,
+        data_operation_result: { data: packet },
+      });
+      expect(valid, JSON.stringify(validateToolsDataOperationResultOutput.errors)).toBe(true);
+      expect(result.operation).toBe(operation);
+      return result;
+    };
     const fresh = () => `tenant://contract/${name}/${process.pid}/${++counter}`;
     const stream = (source = fresh()) => ({
       data_source_ref: source,
