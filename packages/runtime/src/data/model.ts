@@ -75,6 +75,31 @@ export interface HeadRecord extends EventRecord {
   aggregate_id: string;
 }
 
+/** A stored event row as SQL adapters read it. */
+export interface EventRow {
+  version: number;
+  idempotency_key: string;
+  event_ref: string;
+  event_type: string;
+  event_digest: string;
+  event_json: string;
+  committed_at: string;
+  aggregate_id?: string;
+}
+
+/** Turns a stored row back into a record. */
+export function rowToRecord(row: EventRow): EventRecord {
+  return {
+    event_ref: row.event_ref,
+    version: Number(row.version),
+    event_type: row.event_type,
+    event: JSON.parse(row.event_json) as JsonRecord,
+    event_digest: row.event_digest,
+    idempotency_key: row.idempotency_key,
+    committed_at: row.committed_at,
+  };
+}
+
 /** The rolling head of one stream. */
 export interface StreamHead {
   version: number;

@@ -10,9 +10,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
-import { EMPTY_PROJECTION_DIGEST } from "./model.js";
+import { EMPTY_PROJECTION_DIGEST, rowToRecord } from "./model.js";
 import type { HeadRecord, StreamHead, StreamKey } from "./model.js";
-import { rowToRecord } from "./sqlite.js";
 
 const C = 'COLLATE "C"';
 /** DDL; created under a session advisory lock so concurrent first opens do not race. */
@@ -95,6 +94,13 @@ END
 $fn$;
 `;
 const SCHEMA_LOCK = 0x72756e78; // "runx"
+const SCHEMA_READY = `SELECT to_regclass('runx_events') IS NOT NULL
+  AND to_regclass('runx_stream_heads') IS NOT NULL
+  AND to_regclass('runx_source_secrets') IS NOT NULL
+  AND to_regclass('runx_events_stream_idempotency_v1') IS NOT NULL
+  AND to_regclass('runx_stream_heads_recent_v1') IS NOT NULL
+  AND to_regclass('runx_stream_heads_type_recent_v1') IS NOT NULL
+  AND to_regprocedure('runx_append_v1(text,text,text,bigint,text,text,text,text,text,text,text)') IS NOT NULL AS ready`;
 
 export interface PostgresAdapterOptions {
   endpoint: string;
@@ -134,11 +140,15 @@ export async function openPostgresAdapter(options: PostgresAdapterOptions): Prom
   client.on("error", () => undefined);
   await client.connect();
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [SCHEMA_LOCK]);
-    try {
-      await client.query(POSTGRES_SCHEMA);
-    } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [SCHEMA_LOCK]);
+    // Every object of the schema present: nothing to do (no DDL, no catalog locks per open).
+    const { rows } = await client.query<{ ready: boolean }>(SCHEMA_READY);
+    if (rows[0]?.ready !== true) {
+      await client.query("SELECT pg_advisory_lock($1)", [SCHEMA_LOCK]);
+      try {
+        await client.query(POSTGRES_SCHEMA);
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1)", [SCHEMA_LOCK]);
+      }
     }
   } catch (error) {
     await client.end().catch(() => undefined);

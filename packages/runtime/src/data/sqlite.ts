@@ -10,7 +10,6 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { nativeBindingPath } from "../store/open.js";
-import type { JsonRecord } from "../tools/types.js";
 import type {
   AppendOutcome,
   AppendRequest,
@@ -18,8 +17,8 @@ import type {
   EventPage,
   HeadsQuery,
 } from "./adapter.js";
-import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
-import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
+import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest, rowToRecord } from "./model.js";
+import type { EventRow, HeadRecord, StreamHead, StreamKey } from "./model.js";
 
 export const SQLITE_SCHEMA_VERSION = 1;
 
@@ -96,30 +95,6 @@ const INDEXES = [
   "runx_stream_heads_recent_v1",
   "runx_stream_heads_type_recent_v1",
 ];
-
-interface EventRow {
-  version: number;
-  idempotency_key: string;
-  event_ref: string;
-  event_type: string;
-  event_digest: string;
-  event_json: string;
-  committed_at: string;
-  aggregate_id?: string;
-}
-
-/** Turns a stored row back into a record. */
-export function rowToRecord(row: EventRow): EventRecord {
-  return {
-    event_ref: row.event_ref,
-    version: Number(row.version),
-    event_type: row.event_type,
-    event: JSON.parse(row.event_json) as JsonRecord,
-    event_digest: row.event_digest,
-    idempotency_key: row.idempotency_key,
-    committed_at: row.committed_at,
-  };
-}
 
 const LEGACY_MESSAGE =
   "SQLite event store uses an unsupported legacy schema; migrate it out of band before running (runx data migrate)";
