@@ -84,6 +84,8 @@ export const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   REGISTRY_DIGEST_MISMATCH: "CONFLICT",
   REGISTRY_SIGNATURE_INVALID: "FORBIDDEN",
   REGISTRY_CONFLICT: "CONFLICT",
+  DATA_SOURCE_INVALID: "UNPROCESSABLE_CONTENT",
+  DATA_STORE_UNAVAILABLE: "SERVICE_UNAVAILABLE",
 };
 
 /** A TRPCError for anything thrown by the runtime (the runtime error rides along as `cause`). */

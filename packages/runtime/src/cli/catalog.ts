@@ -153,6 +153,29 @@ export const COMMANDS: CommandHelp[] = [
     ],
   },
   {
+    name: "data",
+    summary: "operate the governed data store: migrate a SQLite store, list sources, tail a stream",
+    usage: [
+      "runx data migrate --database <path> --source <ref> [--backup <path>] [options]",
+      "runx data sources [options]",
+      "runx data tail <data_source_ref> <resource> <aggregate_id> [--limit N] [options]",
+    ],
+    options: [
+      ["--database <path>", "migrate: workspace-relative SQLite event store"],
+      ["--source <ref>", "migrate: data_source_ref for rows that carry none"],
+      [
+        "--backup <path>",
+        "migrate: backup path (default <database>.v0.backup.sqlite; must not exist)",
+      ],
+      ["--limit <n>", "tail: newest events to show, 1-500 (default 20)"],
+      JSON_OPT,
+    ],
+    notes: [
+      "migrate takes an exclusive lock, backs up a recognised legacy store before changing it, answers 'current' for a v1 store, and leaves anything else byte-identical.",
+      "Exit status: 0 ok, 1 refused or failed, 64 usage.",
+    ],
+  },
+  {
     name: "config",
     summary: "set, read and list user configuration (managed agent provider, model, API key)",
     usage: [

@@ -26,6 +26,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   registry: () => import("./commands/registry.js"),
   add: () => import("./commands/add.js"),
   mcp: () => import("./commands/mcp.js"),
+  data: () => import("./commands/data.js"),
 };
 
 const INTERRUPT_EXIT = 130;

@@ -36,6 +36,7 @@ import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { runNestedGraph } from "./nested-graph.js";
+import { dataReceiptFacts } from "../data/receipt-facts.js";
 import { invokeTool } from "./tools.js";
 import { hasRegistryPrefix } from "../registry/ref.js";
 import { materializeRegistryRef } from "./registry-refs.js";
@@ -380,7 +381,7 @@ export async function executeGraphStep(
             reasonCode: "process_closed",
             output: result.output,
             boundary: "native_capability",
-            metadata: { tool: step.tool },
+            metadata: { tool: step.tool, ...dataReceiptFacts(result.output) },
           },
           "success",
         );
@@ -407,7 +408,11 @@ export async function executeGraphStep(
           output: {},
           summary: `${result.code}: ${result.summary}`,
           boundary: "native_capability",
-          metadata: { tool: step.tool, failure_code: result.code },
+          metadata: {
+            tool: step.tool,
+            failure_code: result.code,
+            ...dataReceiptFacts(result.output),
+          },
         },
         "failure",
       );

@@ -78,7 +78,7 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
  * explicitly lets the CLI bundle better-sqlite3's JavaScript (one less module tree to load at
  * start-up) while the addon stays where npm built it.
  */
-function nativeBindingPath(): string {
+export function nativeBindingPath(): string {
   const pkg = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
   return join(dirname(pkg), "build", "Release", "better_sqlite3.node");
 }

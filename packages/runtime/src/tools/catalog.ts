@@ -8,6 +8,7 @@ import { artifactReadTool } from "./artifact-read.js";
 import { commandExecuteTool } from "./command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data-digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
+import { dataTools } from "./data-tools.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -58,6 +59,7 @@ export function builtinTools(): NativeTool[] {
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,
+    ...dataTools(),
   ];
 }
 

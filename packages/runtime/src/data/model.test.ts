@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
+import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
+import {
+  DataStop,
+  EMPTY_PROJECTION_DIGEST,
+  canonicalEvent,
+  canonicalRecord,
+  normalizeTimestamp,
+} from "./model.js";
+import type { EventRecord } from "./model.js";
+import { headMember } from "./redis.js";
+
+describe("data store pure core", () => {
+  it("matches the documented digest vectors", () => {
+    expect(EMPTY_PROJECTION_DIGEST).toBe(
+      "sha256:b4a3df3ffd6300954be3ce95ed8f9b3d1683f72e9f15b925a3d6b3b505c88b5a",
+    );
+    const ref = hashCanonical("tenant://acme/board");
+    expect(ref.startsWith("sha256:e2646ee7")).toBe(true);
+    expect(ref.endsWith("08441")).toBe(true);
+    expect(headMember("2026-07-14T04:00:00.000Z", "item-a")).toBe("08638215998400000|item-a");
+  });
+
+  it("builds a record's canonical JSON without re-canonicalising the event", () => {
+    const event = { z: 1, "\u00e9": "x", a: [1.5, { b: null }], type: "t" };
+    const record: EventRecord = {
+      event_ref: "r:a:1",
+      version: 1,
+      event_type: "t",
+      event,
+      event_digest: hashCanonical(event),
+      idempotency_key: "k \u{1F600} \u00e9",
+      committed_at: "2026-07-14T04:00:00.000Z",
+    };
+    expect(canonicalRecord(record, canonicalEvent(event))).toBe(canonicalJson(record));
+  });
+
+  it("normalises RFC 3339 times and rejects impossible ones", () => {
+    expect(normalizeTimestamp("2026-07-14T04:00:00Z")).toBe("2026-07-14T04:00:00.000Z");
+    expect(normalizeTimestamp("2026-07-14t06:00:00.9999+02:00")).toBe("2026-07-14T04:00:00.999Z");
+    for (const bad of [
+      "2026-02-30T00:00:00Z",
+      "2026-07-14 04:00:00Z",
+      "26-07-14T04:00:00Z",
+      "2026-07-14T24:00:00Z",
+      "2026-07-14T04:00:00",
+    ]) {
+      expect(normalizeTimestamp(bad)).toBeUndefined();
+    }
+  });
+
+  it("refuses lone surrogates in events", () => {
+    expect(() => canonicalEvent({ type: "a", bad: "\ud800" })).toThrow(DataStop);
+  });
+
+  it("opens only cursors it sealed, for the same scope and secret", () => {
+    const secret = new Uint8Array(32).fill(7);
+    const scope = { resource: "r", eventTypes: ["a"] };
+    const position = { committed_at: "2026-07-14T04:00:00.000Z", aggregate_id: "agg/1" };
+    const cursor = encodeHeadsCursor(secret, scope, position);
+    expect(decodeHeadsCursor(secret, scope, cursor)).toEqual(position);
+    expect(() => decodeHeadsCursor(new Uint8Array(32).fill(8), scope, cursor)).toThrow(DataStop);
+    expect(() => decodeHeadsCursor(secret, { ...scope, eventTypes: [] }, cursor)).toThrow(DataStop);
+    expect(() => decodeHeadsCursor(secret, scope, `${cursor}x`)).toThrow(DataStop);
+  });
+});

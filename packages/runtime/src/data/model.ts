@@ -1,0 +1,373 @@
+/**
+ * The governed data store's pure core: identifier rules, event type derivation, digests and
+ * the rolling head chain, and the `runx.data.operation_result.v1` envelope. No I/O, no clock.
+ *
+ * Decisions (see README "Data store"):
+ * - Integers beyond 2^53 − 1 inside an event are refused (`needs_input`): JavaScript numbers
+ *   cannot hold them exactly, and a silently rounded value would change the event's digest
+ *   and meaning. Callers send such values as strings.
+ * - One event's canonical JSON is capped at MAX_EVENT_BYTES, so a single event can never
+ *   make its stream unreadable under the result budget.
+ * - Stop conditions other than `conflict` come back as envelopes with status `stopped`
+ *   (our extension of the upstream status set) and fail the invocation, so a graph never
+ *   treats a refused operation as done.
+ */
+import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
+import type { Json, JsonRecord } from "../tools/types.js";
+
+/** The packet id every operation returns. */
+export const DATA_RESULT_SCHEMA = "runx.data.operation_result.v1";
+/** 2^53 − 1: the portable JSON integer ceiling. */
+export const MAX_INT = Number.MAX_SAFE_INTEGER;
+/** Largest canonical JSON size of one event (256 KiB). */
+export const MAX_EVENT_BYTES = 256 * 1024;
+/** Byte budget of the records of one page (events or heads); the 16 MiB result ceiling keeps headroom. */
+export const PAGE_BUDGET_BYTES = 12 * 1024 * 1024;
+/** Serialized result ceiling (upstream MAX_DATA_OPERATION_RESULT_BYTES). */
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+export const READ_EVENTS_LIMIT = { min: 1, max: 500, default: 50 } as const;
+export const HEADS_LIMIT = { min: 1, max: 100, default: 50 } as const;
+export const MAX_EVENT_TYPES = 20;
+
+/** The four operations. */
+export type DataOperation =
+  "append_event" | "read_events" | "read_projection" | "list_stream_heads";
+
+/** Stop condition codes (SKILL.md vocabulary). */
+export type StopCode =
+  | "needs_source"
+  | "needs_input"
+  | "needs_authority"
+  | "needs_version"
+  | "conflict"
+  | "too_broad"
+  | "redaction_required"
+  | "provider_unavailable";
+
+export interface StopCondition {
+  code: StopCode;
+  message: string;
+}
+
+export type DataStatus =
+  "committed" | "idempotent_replay" | "read" | "conflict" | "provider_unavailable" | "stopped";
+
+/** A stream's identity. */
+export interface StreamKey {
+  source: string;
+  resource: string;
+  aggregateId: string;
+}
+
+/** One stored event as every page returns it. */
+export interface EventRecord {
+  event_ref: string;
+  version: number;
+  event_type: string;
+  event: JsonRecord;
+  event_digest: string;
+  idempotency_key: string;
+  committed_at: string;
+}
+
+/** The latest event of a stream, with its aggregate. */
+export interface HeadRecord extends EventRecord {
+  aggregate_id: string;
+}
+
+/** A stored event row as SQL adapters read it. */
+export interface EventRow {
+  version: number;
+  idempotency_key: string;
+  event_ref: string;
+  event_type: string;
+  event_digest: string;
+  event_json: string;
+  committed_at: string;
+  aggregate_id?: string;
+}
+
+/** Turns a stored row back into a record. */
+export function rowToRecord(row: EventRow): EventRecord {
+  return {
+    event_ref: row.event_ref,
+    version: Number(row.version),
+    event_type: row.event_type,
+    event: JSON.parse(row.event_json) as JsonRecord,
+    event_digest: row.event_digest,
+    idempotency_key: row.idempotency_key,
+    committed_at: row.committed_at,
+  };
+}
+
+/** The rolling head of one stream. */
+export interface StreamHead {
+  version: number;
+  projection_digest: string;
+  last: EventRecord | null;
+}
+
+/** The envelope. */
+export interface DataOperationResult {
+  schema: typeof DATA_RESULT_SCHEMA;
+  data_source_ref: string;
+  provider: string;
+  operation: DataOperation;
+  resource: string;
+  aggregate_id: string;
+  status: DataStatus;
+  before_version: number;
+  after_version: number;
+  idempotency_key: string | null;
+  event_ref: string | null;
+  event_digest: string | null;
+  result_digest: string;
+  projection_digest: string;
+  projection: JsonRecord | null;
+  limit?: number;
+  next_after_version?: number;
+  has_more?: boolean;
+  events: EventRecord[];
+  rows: (EventRecord | HeadRecord)[];
+  redactions: JsonRecord[];
+  stop_conditions: StopCondition[];
+  provider_evidence: JsonRecord;
+}
+
+/** Thrown by pure checks; the executor turns it into a stop envelope. */
+export class DataStop extends Error {
+  constructor(
+    readonly code: StopCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const utf8Bytes = (value: string): number => Buffer.byteLength(value, "utf8");
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A token: non-empty, trimmed, no control characters, at most `maxBytes`. */
+export function isToken(value: string, maxBytes: number, allowSlash = true): boolean {
+  return (
+    value.length > 0 &&
+    value.trim() === value &&
+    !CONTROL.test(value) &&
+    utf8Bytes(value) <= maxBytes &&
+    (allowSlash || !value.includes("/"))
+  );
+}
+
+const RESOURCE = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+const AGGREGATE = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
+
+export const isResource = (value: string): boolean =>
+  RESOURCE.test(value) && utf8Bytes(value) <= 128;
+export const isAggregateId = (value: string): boolean =>
+  AGGREGATE.test(value) && utf8Bytes(value) <= 192;
+export const isEventType = (value: string): boolean => isToken(value, 128, false);
+export const isIdempotencyKey = (value: string): boolean => isToken(value, 256);
+export const isSourceRef = (value: string): boolean => isToken(value, 512);
+
+/**
+ * The readable event type, in this order: `type`, `event_type`, `effect_family.operation`,
+ * `operation`, else `data.event`. Invalid candidates are skipped; a composed type over 128
+ * bytes is refused rather than truncated.
+ */
+export function deriveEventType(event: JsonRecord): string {
+  const valid = (value: Json | undefined): value is string =>
+    typeof value === "string" && isEventType(value);
+  if (valid(event.type)) return event.type;
+  if (valid(event.event_type)) return event.event_type;
+  if (valid(event.effect_family) && valid(event.operation)) {
+    const composed = `${event.effect_family}.${event.operation}`;
+    if (!isEventType(composed)) {
+      throw new DataStop(
+        "needs_input",
+        "event_type is invalid: effect_family.operation is longer than 128 bytes",
+      );
+    }
+    return composed;
+  }
+  if (valid(event.operation)) return event.operation;
+  return "data.event";
+}
+
+/** Refuses numbers that would not round-trip exactly (integers beyond 2^53 − 1). */
+export function assertPortableNumbers(value: Json, path: string): void {
+  if (typeof value === "number") {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      throw new DataStop(
+        "needs_input",
+        `${path}: integer ${String(value)} is beyond 2^53-1 and cannot be stored exactly; send it as a string`,
+      );
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => assertPortableNumbers(item, `${path}[${index}]`));
+    return;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) assertPortableNumbers(item, `${path}.${key}`);
+  }
+}
+
+/** Canonical bytes of an event, checked for portability and size. */
+export function canonicalEvent(event: JsonRecord): string {
+  assertPortableNumbers(event, "event");
+  let text: string;
+  try {
+    text = canonicalJson(event);
+  } catch (error) {
+    throw new DataStop("needs_input", `event is not canonical JSON: ${(error as Error).message}`);
+  }
+  const bytes = utf8Bytes(text);
+  if (bytes > MAX_EVENT_BYTES) {
+    throw new DataStop(
+      "needs_input",
+      `event is ${bytes} bytes as canonical JSON, over the ${MAX_EVENT_BYTES}-byte per-event cap`,
+    );
+  }
+  return text;
+}
+
+/**
+ * The canonical JSON of a record whose event is already canonical (`eventJson`), without
+ * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
+ */
+export function canonicalRecord(record: EventRecord, eventJson: string): string {
+  const { event: _event, committed_at, ...rest } = record;
+  const head = canonicalJson({ committed_at });
+  const tail = canonicalJson(rest);
+  return `${head.slice(0, -1)},"event":${eventJson},${tail.slice(1)}`;
+}
+
+/** `resource:aggregate:version`. */
+export const eventRef = (stream: StreamKey, version: number): string =>
+  `${stream.resource}:${stream.aggregateId}:${version}`;
+
+/** P0: the chain value of an empty stream. */
+export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, version: 0 });
+
+/** Pn = H({event_digest: En, previous_projection_digest: P(n−1), version: n}). */
+export function chainDigest(previous: string, version: number, eventDigest: string): string {
+  return hashCanonical({
+    event_digest: eventDigest,
+    previous_projection_digest: previous,
+    version,
+  });
+}
+
+/** Recomputes the chain over records in version order (1..n); returns P(n). */
+export function recomputeChain(records: readonly Pick<EventRecord, "event_digest">[]): string {
+  let digest = EMPTY_PROJECTION_DIGEST;
+  records.forEach((record, index) => {
+    digest = chainDigest(digest, index + 1, record.event_digest);
+  });
+  return digest;
+}
+
+/** `read_projection`'s projection (metadata only, no digests of internal state). */
+export function projectionOf(stream: StreamKey, head: StreamHead): JsonRecord {
+  return {
+    aggregate_id: stream.aggregateId,
+    resource: stream.resource,
+    version: head.version,
+    event_count: head.version,
+    last_event_ref: head.last?.event_ref ?? null,
+    last_event_type: head.last?.event_type ?? null,
+    last_event_digest: head.last?.event_digest ?? null,
+  };
+}
+
+/** Heads page digest: H([[aggregate_id, version, event_digest], …]). */
+export const headsDigest = (rows: readonly HeadRecord[]): string =>
+  hashCanonical(rows.map((row) => [row.aggregate_id, row.version, row.event_digest]));
+
+/** Byte size of a record as it will appear in a result. */
+export const recordBytes = (record: EventRecord): number => utf8Bytes(canonicalJson(record));
+
+/**
+ * Normalises an RFC 3339 time (4-digit year, `Z` or ±HH:MM) to UTC milliseconds,
+ * `YYYY-MM-DDTHH:MM:SS.mmmZ`; sub-millisecond digits are truncated. Undefined when invalid.
+ */
+export function normalizeTimestamp(value: string): string | undefined {
+  const match =
+    /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/.exec(
+      value,
+    );
+  if (match === null) return undefined;
+  const [, y, mo, d, h, mi, s, frac, zone] = match as unknown as string[];
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1 || day > 31) return undefined;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
+  const ms = (frac ?? "").padEnd(3, "0").slice(0, 3);
+  const offset = zone === "Z" || zone === "z" ? "Z" : zone;
+  const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}${offset}`);
+  if (Number.isNaN(date.getTime())) return undefined;
+  // Reject calendar overflow such as 02-30 (Date rolls it into March).
+  const probe = new Date(Date.UTC(Number(y), month - 1, day));
+  if (probe.getUTCDate() !== day) return undefined;
+  const iso = date.toISOString();
+  return /^\d{4}-/.test(iso) ? iso : undefined;
+}
+
+/** What an envelope needs beyond its status-specific fields. */
+export interface EnvelopeBase {
+  source: string;
+  provider: string;
+  operation: DataOperation;
+  resource: string;
+  aggregateId: string;
+  evidence: JsonRecord;
+}
+
+/** Builds an envelope with empty collections; callers fill status-specific fields. */
+export function envelope(
+  base: EnvelopeBase,
+  fields: Pick<
+    DataOperationResult,
+    "status" | "before_version" | "after_version" | "result_digest" | "projection_digest"
+  > &
+    Partial<DataOperationResult>,
+): DataOperationResult {
+  return {
+    schema: DATA_RESULT_SCHEMA,
+    data_source_ref: base.source,
+    provider: base.provider,
+    operation: base.operation,
+    resource: base.resource,
+    aggregate_id: base.aggregateId,
+    idempotency_key: null,
+    event_ref: null,
+    event_digest: null,
+    projection: null,
+    events: [],
+    rows: [],
+    redactions: [],
+    stop_conditions: [],
+    ...fields,
+    provider_evidence: base.evidence,
+  };
+}
+
+/** An envelope for a stop found before or outside storage (status `stopped`, or `provider_unavailable`). */
+export function stopEnvelope(
+  base: EnvelopeBase,
+  stop: StopCondition,
+  version = 0,
+  projectionDigest?: string,
+): DataOperationResult {
+  const digest = hashCanonical(stop);
+  return envelope(base, {
+    status: stop.code === "provider_unavailable" ? "provider_unavailable" : "stopped",
+    before_version: version,
+    after_version: version,
+    result_digest: digest,
+    projection_digest: projectionDigest ?? digest,
+    stop_conditions: [stop],
+  });
+}

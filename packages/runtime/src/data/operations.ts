@@ -1,0 +1,395 @@
+/**
+ * Runs one data operation against an adapter and returns its `runx.data.operation_result.v1`
+ * envelope. Validation, event typing, digests, paging budgets, cursors and envelopes live
+ * here, once, for every backend.
+ */
+import { hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
+import type { JsonRecord } from "../tools/types.js";
+import type { DataAdapter } from "./adapter.js";
+import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
+import type { DataInput, ListHeadsInput, ReadEventsInput } from "./inputs.js";
+import { envelopeNames, parseDataInput } from "./inputs.js";
+import {
+  DataStop,
+  PAGE_BUDGET_BYTES,
+  canonicalEvent,
+  canonicalRecord,
+  deriveEventType,
+  envelope,
+  eventRef,
+  headsDigest,
+  projectionOf,
+  recordBytes,
+  stopEnvelope,
+} from "./model.js";
+import type {
+  DataOperation,
+  DataOperationResult,
+  EnvelopeBase,
+  EventRecord,
+  HeadRecord,
+} from "./model.js";
+
+/** How the executor reaches storage. */
+export interface DataOperationDeps {
+  /** Resolves the source's binding and connects; throws DataStop(needs_source) when unbound. */
+  open(source: string): Promise<DataAdapter>;
+  now(): Date;
+}
+
+function baseFor(
+  operation: DataOperation,
+  names: { source: string; resource: string; aggregateId: string },
+  adapter?: DataAdapter,
+): EnvelopeBase {
+  const aggregateId = operation === "list_stream_heads" ? "stream-heads" : names.aggregateId;
+  const evidence: JsonRecord = {
+    provider: adapter?.provider ?? "unbound",
+    adapter: adapter?.adapter ?? "unbound",
+    data_source_ref_digest: hashCanonical(names.source),
+    resource: names.resource,
+    aggregate_id: aggregateId,
+    storage_class: adapter?.storageClass ?? "none",
+    ...(adapter?.evidence({
+      source: names.source,
+      resource: names.resource,
+      ...(operation === "list_stream_heads" ? {} : { aggregateId: names.aggregateId }),
+    }) ?? {}),
+  };
+  return {
+    source: names.source,
+    provider: adapter?.provider ?? "unbound",
+    operation,
+    resource: names.resource,
+    aggregateId,
+    evidence,
+  };
+}
+
+/** The message of an adapter failure, without stack or connection secrets. */
+function unavailable(error: unknown): DataStop {
+  if (error instanceof DataStop) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new DataStop(
+    "provider_unavailable",
+    `data source is unavailable: ${message.replace(/\/\/[^@/\s]*@/g, "//")}`,
+  );
+}
+
+/** Runs `operation` with `rawInput`; never throws for bad input or storage failures. */
+export async function runDataOperation(
+  operation: DataOperation,
+  rawInput: JsonRecord,
+  deps: DataOperationDeps,
+): Promise<DataOperationResult> {
+  const names = envelopeNames(rawInput);
+  let input: DataInput;
+  try {
+    input = parseDataInput(operation, rawInput);
+  } catch (error) {
+    if (!(error instanceof DataStop)) throw error;
+    return stopEnvelope(baseFor(operation, names), { code: error.code, message: error.message });
+  }
+  let adapter: DataAdapter;
+  try {
+    adapter = await deps.open(
+      input.operation === "list_stream_heads" ? input.source : input.stream.source,
+    );
+  } catch (error) {
+    const stop = error instanceof DataStop ? error : unavailable(error);
+    return stopEnvelope(baseFor(operation, names), { code: stop.code, message: stop.message });
+  }
+  const base = baseFor(operation, names, adapter);
+  try {
+    return await execute(adapter, input, base, deps);
+  } catch (error) {
+    const stop = unavailable(error);
+    return stopEnvelope(base, { code: stop.code, message: stop.message });
+  } finally {
+    await adapter.close().catch(() => undefined);
+  }
+}
+
+/** Runs a parsed operation on an open adapter (the contract suite calls this directly too). */
+export async function execute(
+  adapter: DataAdapter,
+  input: DataInput,
+  base: EnvelopeBase,
+  deps: Pick<DataOperationDeps, "now">,
+): Promise<DataOperationResult> {
+  try {
+    switch (input.operation) {
+      case "append_event":
+        return await append(adapter, input, base, deps);
+      case "read_events":
+        return await readEvents(adapter, input, base);
+      case "read_projection": {
+        const head = await adapter.readHead(input.stream);
+        const projection = projectionOf(input.stream, head);
+        return envelope(base, {
+          status: "read",
+          before_version: head.version,
+          after_version: head.version,
+          result_digest: hashCanonical(projection),
+          projection_digest: head.projection_digest,
+          projection,
+        });
+      }
+      case "list_stream_heads":
+        return await listHeads(adapter, input, base);
+    }
+  } catch (error) {
+    if (error instanceof DataStop) {
+      return stopEnvelope(base, { code: error.code, message: error.message });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Runs one operation on an already open adapter (kept open): contract tests, benches and the
+ * CLI views reuse one connection across calls.
+ */
+export async function runOnAdapter(
+  adapter: DataAdapter,
+  operation: DataOperation,
+  rawInput: JsonRecord,
+  deps: Pick<DataOperationDeps, "now">,
+): Promise<DataOperationResult> {
+  const names = envelopeNames(rawInput);
+  let input: DataInput;
+  try {
+    input = parseDataInput(operation, rawInput);
+  } catch (error) {
+    if (!(error instanceof DataStop)) throw error;
+    return stopEnvelope(baseFor(operation, names, adapter), {
+      code: error.code,
+      message: error.message,
+    });
+  }
+  const base = baseFor(operation, names, adapter);
+  try {
+    return await execute(adapter, input, base, deps);
+  } catch (error) {
+    const stop = unavailable(error);
+    return stopEnvelope(base, { code: stop.code, message: stop.message });
+  }
+}
+
+/** Opens an adapter-bound base for direct callers (tests, CLI views). */
+export function envelopeBase(
+  adapter: DataAdapter,
+  operation: DataOperation,
+  names: { source: string; resource: string; aggregateId: string },
+): EnvelopeBase {
+  return baseFor(operation, names, adapter);
+}
+
+async function append(
+  adapter: DataAdapter,
+  input: Extract<DataInput, { operation: "append_event" }>,
+  base: EnvelopeBase,
+  deps: Pick<DataOperationDeps, "now">,
+): Promise<DataOperationResult> {
+  const eventJson = canonicalEvent(input.event);
+  // input.event is plain JSON (it arrived as JSON); its canonical bytes are eventJson.
+  const event = input.event;
+  // The canonical bytes are already in hand: H(event) is their SHA-256.
+  const eventDigest = sha256Prefixed(eventJson);
+  const eventType = deriveEventType(event);
+  const version = input.expectedVersion + 1;
+  const record: EventRecord = {
+    event_ref: eventRef(input.stream, version),
+    version,
+    event_type: eventType,
+    event,
+    event_digest: eventDigest,
+    idempotency_key: input.idempotencyKey,
+    committed_at: input.observedAt ?? deps.now().toISOString(),
+  };
+  const recordJson = canonicalRecord(record, eventJson);
+  const outcome = await adapter.append({
+    stream: input.stream,
+    expectedVersion: input.expectedVersion,
+    idempotencyKey: input.idempotencyKey,
+    eventJson,
+    recordJson,
+    record,
+  });
+  const common = { idempotency_key: input.idempotencyKey, event_digest: eventDigest };
+  switch (outcome.kind) {
+    case "committed":
+      return envelope(base, {
+        ...common,
+        status: "committed",
+        before_version: input.expectedVersion,
+        after_version: version,
+        event_ref: record.event_ref,
+        result_digest: sha256Prefixed(recordJson),
+        projection_digest: outcome.projectionDigest,
+      });
+    case "replay":
+      return envelope(
+        { ...base, evidence: { ...base.evidence, committed_version: outcome.record.version } },
+        {
+          ...common,
+          status: "idempotent_replay",
+          before_version: outcome.currentVersion,
+          after_version: outcome.currentVersion,
+          event_ref: outcome.record.event_ref,
+          result_digest: hashCanonical(outcome.record),
+          projection_digest: outcome.projectionDigest,
+        },
+      );
+    case "idempotency_conflict":
+    case "version_conflict": {
+      const stop = {
+        code: "conflict" as const,
+        message:
+          outcome.kind === "idempotency_conflict"
+            ? "idempotency key was reused with different event content"
+            : `expected version ${input.expectedVersion}, got ${outcome.currentVersion}`,
+      };
+      return envelope(base, {
+        ...common,
+        status: "conflict",
+        before_version: outcome.currentVersion,
+        after_version: outcome.currentVersion,
+        result_digest: hashCanonical(stop),
+        projection_digest: outcome.projectionDigest,
+        stop_conditions: [stop],
+      });
+    }
+  }
+}
+
+/** Re-derives type and digest of every stored record a page returns (tamper evidence). */
+function checkRecords(records: readonly EventRecord[]): void {
+  for (const record of records) {
+    if (
+      hashCanonical(record.event) !== record.event_digest ||
+      deriveEventType(record.event) !== record.event_type
+    ) {
+      throw new DataStop(
+        "provider_unavailable",
+        `stored event ${record.event_ref} does not match its recorded digest or type; the store is inconsistent`,
+      );
+    }
+  }
+}
+
+async function readEvents(
+  adapter: DataAdapter,
+  input: ReadEventsInput,
+  base: EnvelopeBase,
+): Promise<DataOperationResult> {
+  const { head, records } = await adapter.readEvents(input.stream, {
+    ...(input.afterVersion !== undefined ? { afterVersion: input.afterVersion } : {}),
+    limit: input.limit,
+  });
+  if (input.afterVersion !== undefined && input.afterVersion > head.version) {
+    return stopEnvelope(
+      base,
+      {
+        code: "needs_input",
+        message: `after_version ${input.afterVersion} is beyond the stream's current version ${head.version}`,
+      },
+      head.version,
+      head.projection_digest,
+    );
+  }
+  checkRecords(records);
+  let page: EventRecord[];
+  let hasMore = false;
+  if (input.afterVersion !== undefined) {
+    page = records.slice(0, input.limit);
+    hasMore = records.length > input.limit;
+    const fitted = fitForward(page);
+    if (fitted.length < page.length) hasMore = true;
+    page = fitted;
+  } else {
+    page = fitTail(records.slice(-input.limit));
+  }
+  const last = page.at(-1);
+  const next = last?.version ?? input.afterVersion ?? head.version;
+  const body = { events: page, has_more: hasMore, limit: input.limit, next_after_version: next };
+  return envelope(base, {
+    status: "read",
+    before_version: head.version,
+    after_version: head.version,
+    result_digest: hashCanonical(body),
+    projection_digest: head.projection_digest,
+    limit: input.limit,
+    next_after_version: next,
+    has_more: hasMore,
+    events: page,
+    rows: page,
+  });
+}
+
+/** The longest prefix within the page byte budget (at least one record always fits: events are capped). */
+function fitForward<T extends EventRecord>(records: T[]): T[] {
+  let used = 0;
+  for (let i = 0; i < records.length; i++) {
+    used += recordBytes(records[i] as T);
+    if (used > PAGE_BUDGET_BYTES) return records.slice(0, Math.max(1, i));
+  }
+  return records;
+}
+
+/** The longest suffix within the budget (tail reads keep the newest events). */
+function fitTail(records: EventRecord[]): EventRecord[] {
+  let used = 0;
+  for (let i = records.length - 1; i >= 0; i--) {
+    used += recordBytes(records[i] as EventRecord);
+    if (used > PAGE_BUDGET_BYTES) return records.slice(Math.min(records.length - 1, i + 1));
+  }
+  return records;
+}
+
+async function listHeads(
+  adapter: DataAdapter,
+  input: ListHeadsInput,
+  base: EnvelopeBase,
+): Promise<DataOperationResult> {
+  const scope = { resource: input.resource, eventTypes: input.eventTypes };
+  const secret = await adapter.cursorSecret(input.source);
+  const after =
+    input.cursor !== undefined ? decodeHeadsCursor(secret, scope, input.cursor) : undefined;
+  const fetched = await adapter.listHeads({
+    source: input.source,
+    resource: input.resource,
+    eventTypes: input.eventTypes,
+    ...(after !== undefined ? { after } : {}),
+    limit: input.limit + 1,
+  });
+  checkRecords(fetched);
+  let rows: HeadRecord[] = fetched.slice(0, input.limit);
+  let hasMore = fetched.length > input.limit;
+  const fitted = fitForward(rows);
+  if (fitted.length < rows.length) hasMore = true;
+  rows = fitted;
+  const last = rows.at(-1);
+  const nextCursor =
+    hasMore && last !== undefined
+      ? encodeHeadsCursor(secret, scope, {
+          committed_at: last.committed_at,
+          aggregate_id: last.aggregate_id,
+        })
+      : null;
+  const page = {
+    limit: input.limit,
+    count: rows.length,
+    has_more: nextCursor !== null,
+    next_cursor: nextCursor,
+  };
+  return envelope(base, {
+    status: "read",
+    before_version: 0,
+    after_version: 0,
+    result_digest: hashCanonical({ page, rows }),
+    projection_digest: headsDigest(rows),
+    projection: page,
+    rows,
+  });
+}

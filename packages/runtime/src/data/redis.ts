@@ -1,0 +1,322 @@
+/**
+ * Redis event store (`data.redis`, driver `ioredis`). Every key of a stream and of its
+ * resource's head index sits under one key prefix with exactly one `{hash tag}`, so an append
+ * touches one cluster slot. One Lua script per append reads the length, the stored head digest
+ * and the idempotency entry, checks the version, and refuses to write unless the head digest
+ * the new chain value was computed from is the one stored now (the chain can never skip a
+ * link); it then pushes the event and advances head, index and projection together. Reads are
+ * single scripts too (one snapshot). No key ever gets a TTL.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
+import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
+import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
+import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
+
+// KEYS: stream list, idempotency hash, head string, heads index zset, heads hash.
+// Head string: "<version>|<projection digest>|<index member>" (no JSON to decode per append).
+// ARGV: 1 expected, 2 idempotency key, 3 event digest, 4 record JSON, 5 previous digest the
+// caller chained from, 6 next digest, 7 new index member, 8 aggregate id, 9 empty digest.
+const APPEND = `
+local len = redis.call('LLEN', KEYS[1])
+local cur = ARGV[9]
+local old = false
+local head = redis.call('GET', KEYS[3])
+if head then
+  local a = string.find(head, '|', 1, true)
+  local b = string.find(head, '|', a + 1, true)
+  if tonumber(string.sub(head, 1, a - 1)) ~= len then return redis.error_reply('projection is inconsistent with the event stream') end
+  cur = string.sub(head, a + 1, b - 1)
+  old = string.sub(head, b + 1)
+elseif len > 0 then
+  return redis.error_reply('unsupported legacy projection; migrate it out of band')
+end
+local existing = redis.call('HGET', KEYS[2], ARGV[2])
+if existing then
+  local sep = string.find(existing, '|', 1, true)
+  if string.sub(existing, 1, sep - 1) == ARGV[3] then
+    local version = tonumber(string.sub(existing, sep + 1))
+    return {'replay', len, cur, redis.call('LINDEX', KEYS[1], version - 1)}
+  end
+  return {'idempotency_conflict', len, cur}
+end
+if len ~= tonumber(ARGV[1]) then return {'version_conflict', len, cur} end
+if cur ~= ARGV[5] then return {'stale', len, cur} end
+local nextv = string.format('%d', len + 1)
+redis.call('RPUSH', KEYS[1], ARGV[4])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '|' .. nextv)
+if old then redis.call('ZREM', KEYS[4], old) end
+redis.call('ZADD', KEYS[4], 0, ARGV[7])
+redis.call('HSET', KEYS[5], ARGV[8], ARGV[4])
+redis.call('SET', KEYS[3], nextv .. '|' .. ARGV[6] .. '|' .. ARGV[7])
+return {'committed', len + 1, ARGV[6]}
+`;
+
+const READ = `
+local len = redis.call('LLEN', KEYS[1])
+local head = redis.call('GET', KEYS[2]) or ''
+local items
+if ARGV[1] == 'f' then
+  local after = tonumber(ARGV[2])
+  items = redis.call('LRANGE', KEYS[1], after, after + tonumber(ARGV[3]))
+elseif ARGV[1] == 't' then
+  local start = len - tonumber(ARGV[3])
+  if start < 0 then start = 0 end
+  items = redis.call('LRANGE', KEYS[1], start, -1)
+else
+  items = {}
+  if len > 0 then items = {redis.call('LINDEX', KEYS[1], -1)} end
+end
+return {len, head, items}
+`;
+
+// The index and the heads hash change together inside APPEND, so every member is current.
+const HEADS = `
+local min = '-'
+if ARGV[1] ~= '' then min = '(' .. ARGV[1] end
+local want = tonumber(ARGV[2])
+local filter = #ARGV >= 3
+local types = {}
+for i = 3, #ARGV do types[ARGV[i]] = true end
+local out = {}
+while #out < want * 2 do
+  local members = redis.call('ZRANGEBYLEX', KEYS[1], min, '+', 'LIMIT', 0, 100)
+  if #members == 0 then break end
+  for _, m in ipairs(members) do
+    local sep = string.find(m, '|', 1, true)
+    local agg = string.sub(m, sep + 1)
+    local rec = redis.call('HGET', KEYS[2], agg)
+    if rec and ((not filter) or types[cjson.decode(rec).event_type]) then
+      out[#out + 1] = agg
+      out[#out + 1] = rec
+      if #out >= want * 2 then break end
+    end
+  end
+  if #out >= want * 2 then break end
+  min = '(' .. members[#members]
+end
+return out
+`;
+
+const hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
+const INVERT_BASE = 8_640_000_000_000_000;
+
+/** Index member: 17-digit inverted epoch ms, then the aggregate (lexicographic = newest first). */
+export function headMember(committedAt: string, aggregateId: string): string {
+  const inverted = INVERT_BASE - Date.parse(committedAt);
+  return `${String(inverted).padStart(17, "0")}|${aggregateId}`;
+}
+
+export interface RedisAdapterOptions {
+  endpoint: string;
+  keyPrefix: string;
+  connectTimeoutMs?: number;
+}
+
+/** A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once. */
+function scripted<T>(redis: Redis, lua: string, keys: number) {
+  const sha = createHash("sha1").update(lua).digest("hex");
+  return async (...args: (string | number)[]): Promise<T> => {
+    try {
+      return (await redis.evalsha(sha, keys, ...args)) as T;
+    } catch (error) {
+      if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
+      await redis.script("LOAD", lua);
+      return (await redis.evalsha(sha, keys, ...args)) as T;
+    }
+  };
+}
+
+/** Connects to Redis; scripts run by EVALSHA (loaded on first NOSCRIPT). */
+export async function openRedisAdapter(options: RedisAdapterOptions): Promise<DataAdapter> {
+  const redis = new Redis(options.endpoint, {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
+  redis.on("error", () => undefined);
+  const runxAppend = scripted<(string | number)[]>(redis, APPEND, 5);
+  const runxRead = scripted<[number, string, string[]]>(redis, READ, 2);
+  const runxHeads = scripted<string[]>(redis, HEADS, 2);
+  await redis.connect();
+  const p = options.keyPrefix;
+  const streamHash = (s: StreamKey) =>
+    hex(
+      canonicalJson({
+        aggregate_id: s.aggregateId,
+        data_source_ref: s.source,
+        resource: s.resource,
+      }),
+    );
+  const resourceHash = (source: string, resource: string) =>
+    hex(canonicalJson({ data_source_ref: source, resource }));
+  const keyCache = new Map<string, { keys: string[]; digest: string }>();
+  const streamEntry = (s: StreamKey): { keys: string[]; digest: string } => {
+    const id = `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
+    let entry = keyCache.get(id);
+    if (entry === undefined) {
+      const sh = streamHash(s);
+      const r = resourceHash(s.source, s.resource);
+      entry = {
+        digest: `sha256:${sh}`,
+        keys: [
+          `${p}:stream:${sh}`,
+          `${p}:idempotency:${sh}`,
+          `${p}:head:${sh}:v1`,
+          `${p}:resource:${r}:heads-index-v1`,
+          `${p}:resource:${r}:heads-v1`,
+        ],
+      };
+      if (keyCache.size > 10_000) keyCache.clear();
+      keyCache.set(id, entry);
+    }
+    return entry;
+  };
+  const streamKeys = (s: StreamKey): string[] => streamEntry(s).keys;
+  const prefixDigest = hashCanonical(p);
+  /** Last head digest this connection saw per stream: saves the extra round trip on appends. */
+  const known = new Map<string, { version: number; digest: string }>();
+
+  const parseHead = (len: number, text: string): string => {
+    if (text === "") {
+      if (len > 0) {
+        throw new DataStop(
+          "provider_unavailable",
+          "unsupported legacy projection; migrate it out of band",
+        );
+      }
+      return EMPTY_PROJECTION_DIGEST;
+    }
+    const [version, digest] = text.split("|");
+    if (Number(version) !== len || digest === undefined) {
+      throw new DataStop(
+        "provider_unavailable",
+        "projection is inconsistent with the event stream",
+      );
+    }
+    return digest;
+  };
+  const parseRecord = (text: string) => JSON.parse(text) as EventRecord;
+
+  return {
+    adapter: "data.redis",
+    provider: "redis-event-store",
+    storageClass: "redis",
+    evidence: (s) => ({
+      key_prefix_digest: prefixDigest,
+      ...(s.aggregateId !== undefined
+        ? {
+            stream_digest: streamEntry({
+              source: s.source,
+              resource: s.resource,
+              aggregateId: s.aggregateId,
+            }).digest,
+          }
+        : {}),
+    }),
+    async append(req): Promise<AppendOutcome> {
+      const s = req.stream;
+      const keys = streamKeys(s);
+      const id = keys[0] as string;
+      const r = req.record;
+      const recordJson = req.recordJson;
+      const cached = known.get(id);
+      let previous =
+        req.expectedVersion === 0
+          ? EMPTY_PROJECTION_DIGEST
+          : cached?.version === req.expectedVersion
+            ? cached.digest
+            : "";
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const next = chainDigest(previous, r.version, r.event_digest);
+        const reply = await runxAppend(
+          ...keys,
+          req.expectedVersion,
+          req.idempotencyKey,
+          r.event_digest,
+          recordJson,
+          previous,
+          next,
+          headMember(r.committed_at, s.aggregateId),
+          s.aggregateId,
+          EMPTY_PROJECTION_DIGEST,
+        );
+        const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
+        known.set(id, { version: Number(len), digest });
+        if (kind === "committed") return { kind, projectionDigest: digest };
+        if (kind === "replay") {
+          return {
+            kind,
+            record: parseRecord(stored ?? "{}"),
+            currentVersion: Number(len),
+            projectionDigest: digest,
+          };
+        }
+        if (kind === "idempotency_conflict" || kind === "version_conflict") {
+          return { kind, currentVersion: Number(len), projectionDigest: digest };
+        }
+        previous = digest; // stale: the script told us the head digest stored now
+      }
+      throw new DataStop(
+        "provider_unavailable",
+        "append could not settle on the stream head after 4 attempts",
+      );
+    },
+    async readEvents(s, page) {
+      const keys = streamKeys(s);
+      const [len, proj, items] = await runxRead(
+        keys[0] as string,
+        keys[2] as string,
+        page.afterVersion !== undefined ? "f" : "t",
+        page.afterVersion ?? 0,
+        page.limit,
+      );
+      const head: StreamHead = {
+        version: Number(len),
+        projection_digest: parseHead(Number(len), proj),
+        last: null,
+      };
+      return { head, records: items.map(parseRecord) };
+    },
+    async readHead(s) {
+      const keys = streamKeys(s);
+      const [len, proj, items] = await runxRead(keys[0] as string, keys[2] as string, "h", 0, 0);
+      const last = items[0] !== undefined ? parseRecord(items[0]) : null;
+      return {
+        version: Number(len),
+        projection_digest: parseHead(Number(len), proj),
+        last,
+      };
+    },
+    async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
+      const r = resourceHash(q.source, q.resource);
+      const flat = await runxHeads(
+        `${p}:resource:${r}:heads-index-v1`,
+        `${p}:resource:${r}:heads-v1`,
+        q.after !== undefined ? headMember(q.after.committed_at, q.after.aggregate_id) : "",
+        q.limit,
+        ...q.eventTypes,
+      );
+      const rows: HeadRecord[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        rows.push({ ...parseRecord(flat[i + 1] as string), aggregate_id: flat[i] as string });
+      }
+      return rows;
+    },
+    async cursorSecret(source) {
+      const key = `${p}:source:${hex(source)}:cursor-secret`;
+      let value = await redis.get(key);
+      if (value === null) {
+        await redis.set(key, randomBytes(32).toString("hex"), "NX");
+        value = await redis.get(key);
+      }
+      if (value === null || value.length < 64) throw new Error("cursor secret is missing");
+      return new Uint8Array(Buffer.from(value, "hex"));
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
