@@ -1,13 +1,15 @@
 // Builds the runtime:
 //   1. precompiles the JSON Schemas (scripts/gen-validators.mjs);
-//   2. bundles the CLI as one CommonJS file, dist/cli.cjs, which bin/runx.cjs loads through a
-//      V8 code cache (Node 20 has no module compile cache; compiling ~0.5 MB of JavaScript on
-//      every start would dominate the CLI's start-up time);
+//   2. bundles the CLI into dist/cli/: code-split by dynamic import (each command and each
+//      lazily loaded subsystem is its own chunk), then each chunk converted to CommonJS, so a
+//      command loads only the chunks it reaches. bin/runx.cjs compiles them through per-chunk
+//      V8 code caches (Node 20 has no module compile cache, and compiling the runtime on every
+//      start would dominate a command's start-up time);
 //   3. bundles dist/help.cjs, the command catalog alone, so `--help` reads nothing else;
 //   4. bundles the library entry dist/index.js (ESM) for the API server, and the javascript
 //      runner's host script dist/javascript-host.js.
-import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { build, transform } from "esbuild";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
@@ -38,11 +40,35 @@ const cjs = {
   outExtension: { ".js": ".cjs" },
 };
 
-await build({
-  ...cjs,
-  entryPoints: { cli: "src/cli/main.ts", help: "src/cli/help-main.ts" },
-  outdir: "dist",
+await build({ ...cjs, entryPoints: { help: "src/cli/help-main.ts" }, outdir: "dist" });
+
+// The CLI: ESM code splitting first (esbuild splits only ESM), then every chunk becomes a
+// CommonJS file (imports → require, dynamic import() → a lazy require) that the code-cache
+// loader in bin/runx.cjs compiles.
+const split = await build({
+  ...common,
+  format: "esm",
+  splitting: true,
+  define: { "import.meta.url": "__runx_import_meta_url" },
+  entryPoints: { main: "src/cli/main.ts" },
+  outdir: join(root, "dist", "cli"),
+  chunkNames: "[name]-[hash]",
+  write: false,
 });
+mkdirSync(join(root, "dist", "cli"), { recursive: true });
+writeFileSync(join(root, "dist", "cli", "package.json"), '{ "type": "commonjs" }\n');
+for (const file of split.outputFiles) {
+  const converted = await transform(file.text, {
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minify: true,
+    legalComments: "none",
+    supported: { "dynamic-import": false },
+    banner: cjs.banner.js,
+  });
+  writeFileSync(file.path, converted.code);
+}
 await build({
   ...common,
   format: "esm",
