@@ -127,6 +127,7 @@ export const COMMANDS: CommandHelp[] = [
     notes: [
       "Package mode runs the inline harness.cases of X.yaml, then fixtures/*.yaml in file-name order.",
       "Pauses are answered only from caller.answers / caller.approvals; the approval id provider-effect:* approves the pending provider-effect gate.",
+      "--json prints the report {status, case_count, assertion_error_count, assertion_errors, case_names, receipt_ids, graph_case_count}; a single standalone fixture that passes prints its sealed receipt (runx.receipt.v1) instead.",
       "Exit status: 0 every case passed, 1 a case failed, 64 usage.",
     ],
   },

@@ -39,7 +39,12 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         targets: args.positionals,
         signal: ctx.signal,
       });
-      ctx.out(ctx.json ? `${JSON.stringify(report)}\n` : render(report, cases, ctx.env.color));
+      if (!ctx.json) ctx.out(render(report, cases, ctx.env.color));
+      // A single standalone fixture that passed prints its sealed receipt (runx.receipt.v1);
+      // packages, several targets and any failure print the report with its assertion errors.
+      else if (report.status === "passed" && report.receipt !== undefined)
+        ctx.out(`${JSON.stringify(report.receipt)}\n`);
+      else ctx.out(`${JSON.stringify(report)}\n`);
       return report.status === "passed" ? 0 : 1;
     } finally {
       runtime.close();

@@ -15,10 +15,16 @@ import { dirname, join, posix } from "node:path";
 import { buildTree, type CaseRow, type Verdict } from "../corpus.js";
 import { makeWorkspace, runx } from "../../testing/cli.js";
 
-interface Report {
+interface Seal {
+  seal?: { disposition?: string; reason_code?: string };
+}
+
+/** A failing run prints the harness report; a passing standalone fixture its sealed receipt. */
+interface Report extends Seal {
+  schema?: string;
   status?: string;
   assertion_errors?: string[];
-  receipt?: { seal?: { disposition?: string; reason_code?: string } };
+  receipt?: Seal;
 }
 
 /** Where wrapper fixtures are written inside the scratch tree. */
@@ -51,7 +57,7 @@ export function wrapperFixture(row: CaseRow): { yaml: string } | { problem: stri
 function judge(row: CaseRow, code: number | null, report: Report | undefined): Verdict {
   if (report === undefined) return { result: "FAIL", reason: `no JSON report (exit ${code})` };
   if (row.replay === "graph-not-closed") {
-    const seal = report.receipt?.seal;
+    const seal = report.schema === "runx.receipt.v1" ? report.seal : report.receipt?.seal;
     if (seal === undefined) {
       return {
         result: "FAIL",
@@ -62,7 +68,7 @@ function judge(row: CaseRow, code: number | null, report: Report | undefined): V
       ? { result: "FAIL", reason: `sealed closed (${seal.reason_code ?? "?"})` }
       : { result: "PASS" };
   }
-  if (code === 0 && report.status === "passed") return { result: "PASS" };
+  if (code === 0 && report.schema === "runx.receipt.v1") return { result: "PASS" };
   return {
     result: "FAIL",
     reason: report.assertion_errors?.[0] ?? `exit ${code}, status ${report.status}`,

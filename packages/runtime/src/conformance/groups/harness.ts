@@ -6,6 +6,8 @@ import { buildTree, type CaseRow, type Verdict } from "../corpus.js";
 import { makeWorkspace, runx } from "../../testing/cli.js";
 
 interface Report {
+  /** `runx.receipt.v1` when a standalone fixture passed (its sealed receipt is printed). */
+  schema?: string;
   case_names?: string[];
   assertion_errors?: string[];
   status?: string;
@@ -14,7 +16,7 @@ interface Report {
 function judge(row: CaseRow, code: number | null, report: Report | undefined): Verdict {
   if (report === undefined) return { result: "FAIL", reason: `no JSON report (exit ${code})` };
   if (row.replay === "harness-file") {
-    if (code === 0 && report.status === "passed") return { result: "PASS" };
+    if (code === 0 && report.schema === "runx.receipt.v1") return { result: "PASS" };
     return {
       result: "FAIL",
       reason: report.assertion_errors?.[0] ?? `exit ${code}, status ${report.status}`,
