@@ -129,6 +129,8 @@ export interface Runtime {
   harness(request: {
     targets: string[];
     signal?: AbortSignal;
+    /** Told about every finished case, in order (progress). */
+    onCase?: (result: CaseResult) => void;
   }): Promise<{ report: HarnessReport; cases: CaseResult[] }>;
   /** Paused runs with their pending requests (what a console inbox lists). */
   pending(): PendingRun[];
@@ -339,6 +341,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         receiptDir: paths.receiptDir,
         env,
         signal: request.signal ?? new AbortController().signal,
+        ...(request.onCase !== undefined ? { onCase: request.onCase } : {}),
       });
       const state = getState();
       state.transaction(() => {

@@ -1,10 +1,11 @@
 import { chmodSync, cpSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { canonicalJson, receiptBodyDigest, receiptFullDigest } from "../receipts/index.js";
 import type { HarnessReport } from "../harness/index.js";
 import type { Receipt } from "../receipts/index.js";
-import { makeWorkspace, REPO_ROOT, runx } from "../testing/cli.js";
+import { cleanEnv, makeWorkspace, REPO_ROOT, RUNX_BIN, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
 
 const UPSTREAM = join(REPO_ROOT, "..", "shared", "conformance", "runx-upstream");
@@ -198,6 +199,24 @@ describe("runx harness", () => {
       "sha256:b76412293fc8e168854a122a31c7449edb40053c503118bb4a68e3a670c5dd6e",
     );
     expect(ws.files("out/receipts")).toContain(`out/receipts/sha256-${receipt.id.slice(7)}.json`);
+  });
+
+  it("shows a progress line on a terminal, and none with --json", () => {
+    ws.addBundledSkill("echo");
+    // util-linux `script` gives the CLI a pseudo-terminal for stdout and stderr.
+    const onTty = (args: string) =>
+      spawnSync("script", ["-qec", `${process.execPath} ${RUNX_BIN} ${args}`, "/dev/null"], {
+        cwd: ws.root,
+        env: cleanEnv(ws),
+        encoding: "utf8",
+      });
+    const human = onTty("harness skills/echo");
+    expect(human.status).toBe(0);
+    expect(human.stdout).toContain("runx harness: 1 case(s) done, last ✓ echo-message");
+    expect(human.stdout).toContain("runx harness: 2 case(s) done, last ✓ echo-unicode");
+    const json = onTty("harness skills/echo --json");
+    expect(json.status).toBe(0);
+    expect(json.stdout).not.toContain("case(s) done");
   });
 
   it("isolates cases: two cases that collide on a file pass in either order and leave nothing behind", async () => {

@@ -27,6 +27,8 @@ export interface HarnessRequest {
   receiptDir: string;
   env: Readonly<Record<string, string | undefined>>;
   signal: AbortSignal;
+  /** Told about every finished case, in order. */
+  onCase?: (result: CaseResult) => void;
 }
 
 /** The §6.6 report, plus each case's result for human rendering. */
@@ -51,6 +53,7 @@ export async function runHarness(
     durableReceiptDir: request.receiptDir,
     env: request.env,
     signal: request.signal,
+    ...(request.onCase !== undefined ? { onCase: request.onCase } : {}),
   };
   const cases: CaseResult[] = [];
   let standalone = 0;
@@ -64,7 +67,7 @@ export async function runHarness(
     }
     if (info.isFile() && /\.ya?ml$/.test(full)) {
       standalone += 1;
-      cases.push(await runFixtureFile(full, undefined, ctx));
+      cases.push(done(await runFixtureFile(full, undefined, ctx), ctx));
     } else {
       cases.push(...(await runPackage(full, ctx)));
     }
@@ -89,6 +92,12 @@ export async function runHarness(
   return { report, cases };
 }
 
+/** Reports a finished case to the caller's progress callback and passes it on. */
+function done(result: CaseResult, ctx: CaseContext): CaseResult {
+  ctx.onCase?.(result);
+  return result;
+}
+
 async function runPackage(ref: string, ctx: CaseContext): Promise<CaseResult[]> {
   const resolved = await resolveSkillRef(ref, { workspaceRoot: ctx.workspaceRoot });
   const pkg = await loadSkillPackage(resolved);
@@ -102,15 +111,15 @@ async function runPackage(ref: string, ctx: CaseContext): Promise<CaseResult[]> 
       const spec = parseHarnessCase(raw, { inline: true, defaultKind });
       const runner = spec.runner === undefined ? undefined : pkg.runners[spec.runner];
       if (runner?.type === "graph") spec.kind = "graph";
-      out.push(await runCase(spec, target, spec.name, ctx));
+      out.push(done(await runCase(spec, target, spec.name, ctx), ctx));
     } catch (error) {
-      out.push(invalidCase(name, name, error));
+      out.push(done(invalidCase(name, name, error), ctx));
     }
   }
   const fixtureDir = join(resolved.packageDir, "fixtures");
   const names = await readdir(fixtureDir).catch(() => [] as string[]);
   for (const file of names.filter((n) => /\.ya?ml$/.test(n)).sort(compareCodePoints)) {
-    out.push(await runFixtureFile(join(fixtureDir, file), resolved.packageDir, ctx));
+    out.push(done(await runFixtureFile(join(fixtureDir, file), resolved.packageDir, ctx), ctx));
   }
   return out;
 }

@@ -53,6 +53,8 @@ export interface CaseContext {
   durableReceiptDir: string;
   env: Readonly<Record<string, string | undefined>>;
   signal: AbortSignal;
+  /** Told about every finished case (a progress line on a terminal). */
+  onCase?: (result: CaseResult) => void;
 }
 
 /** The outcome of one case. */

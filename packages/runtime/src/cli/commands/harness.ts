@@ -35,10 +35,25 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     }
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
     try {
+      // A progress line on a terminal (never with --json): cases can take a while each.
+      const progress = !ctx.json && ctx.env.stderrIsTTY;
+      let finished = 0;
       const { report, cases } = await runtime.harness({
         targets: args.positionals,
         signal: ctx.signal,
+        ...(progress
+          ? {
+              onCase: (c: CaseResult) => {
+                finished += 1;
+                const mark = c.errors.length === 0 ? "✓" : "✗";
+                ctx.err(
+                  `\u001b[2K\rrunx harness: ${finished} case(s) done, last ${mark} ${c.name}`,
+                );
+              },
+            }
+          : {}),
       });
+      if (progress && finished > 0) ctx.err("\u001b[2K\r");
       if (!ctx.json) ctx.out(render(report, cases, ctx.env.color));
       // A single standalone fixture that passed prints its sealed receipt (runx.receipt.v1);
       // packages, several targets and any failure print the report with its assertion errors.
