@@ -80,3 +80,10 @@ export type {
   SearchItem,
   SearchResult,
 } from "./registry/local.js";
+export type {
+  CatalogInput,
+  CatalogRunner,
+  CatalogServices,
+  CatalogSkill,
+} from "./services/catalog.js";
+export type { DataOperationResult } from "./data/model.js";
