@@ -80,14 +80,14 @@ async function startApi(): Promise<{ child: ChildProcess; base: string; lines: s
   children.push(child);
   const lines: string[] = [];
   let buffered = "";
-  child.stdout!.on("data", (b: Buffer) => {
+  child.stdout.on("data", (b: Buffer) => {
     buffered += b.toString("utf8");
     const parts = buffered.split("\n");
     buffered = parts.pop()!;
     lines.push(...parts);
   });
   let stderr = "";
-  child.stderr!.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
   const listening = await pollUntil(
     () => {
       if (child.exitCode !== null) throw new Error(`API exited: ${stderr}`);
