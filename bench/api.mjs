@@ -15,6 +15,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { performance } from "node:perf_hooks";
+
+const { fetch } = globalThis;
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
