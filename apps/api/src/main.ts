@@ -1,7 +1,12 @@
-/** `npm start -w @runx/api`: env → createRuntime() → worker pool → HTTP. */
+/**
+ * `node apps/api/dist/main.js` (or `node --import tsx apps/api/src/main.ts`): env →
+ * createRuntime() → recovery of runs a previous process left running → worker pool → run
+ * watcher → HTTP.
+ */
 import { createRuntime } from "@runx/runtime";
 import { readEnv } from "./env.js";
 import { ApiEvents } from "./events.js";
+import { watchRuns } from "./run-watcher.js";
 import { createApiServer } from "./server.js";
 import { sessionKeys } from "./session.js";
 import { WorkerPool } from "./worker-pool.js";
@@ -9,8 +14,20 @@ import { WorkerPool } from "./worker-pool.js";
 const env = readEnv();
 const options = { workspaceRoot: env.workspaceRoot, runxHome: env.runxHome, env: env.runtimeEnv };
 const runtime = createRuntime(options);
+// Runs a dead API process left `running` become resumable pauses (or fail with a reason).
+for (const outcome of await runtime.console.recovery.recover()) {
+  process.stdout.write(
+    `runx recover: ${outcome.runId} (${outcome.job}) ${outcome.action}: ${outcome.reason}\n`,
+  );
+}
 const events = new ApiEvents();
-const executor = new WorkerPool({ size: env.workers, runtime: options, events });
+const executor = new WorkerPool({
+  size: env.workers,
+  runtime: options,
+  events,
+  journal: runtime.console.recovery,
+});
+const watcher = watchRuns(runtime, events);
 const server = createApiServer({
   runtime,
   sessions: sessionKeys(env.sessionSecret),
@@ -23,17 +40,18 @@ server.listen(env.port, env.host, () => {
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : env.port;
   const base = `http://${env.host}:${port}`;
-  process.stdout.write(`runx api listening on ${base}/trpc\n`);
+  process.stdout.write(`runx api listening on ${base}\n`);
   const token = runtime.console.operators.bootstrapToken();
   if (token !== null) {
+    // The console origin is the first allowed origin; the token is also accepted by
+    // auth.bootstrap {token, username, password} directly.
     process.stdout.write(
-      `no operator exists yet: create the first admin within this process's lifetime with\n` +
-        `  auth.bootstrap {token: "${token}", username, password}\n` +
-        `  (console: ${env.allowedOrigins[0] ?? base}/bootstrap?token=${token})\n`,
+      `runx bootstrap: ${env.allowedOrigins[0] ?? base}/bootstrap?token=${token}\n`,
     );
   }
 });
 const stop = () => {
+  watcher.stop();
   server.close();
   void executor.close().finally(() => {
     runtime.close();

@@ -105,6 +105,14 @@ const PROCEDURES: Array<{
   },
   { name: "skills.search", role: "viewer", call: (c) => c.skills.search({}) },
   { name: "data.status", role: "viewer", call: (c) => c.data.status() },
+  { name: "runs.resume", role: "approver", call: (c) => c.runs.resume({ runId: RUN }) },
+  { name: "skills.get", role: "viewer", call: (c) => c.skills.get({ skill: "skills/echo" }) },
+  { name: "data.sources", role: "viewer", call: (c) => c.data.sources() },
+  {
+    name: "data.tail",
+    role: "viewer",
+    call: (c) => c.data.tail({ source: "local://api-test", resource: "orders", aggregateId: "o1" }),
+  },
 ];
 
 const BELOW: Record<Operator["role"], Operator["role"] | null> = {
@@ -165,6 +173,19 @@ describe("input validation through the runtime's JSON Schemas", () => {
         c.auth.addOperator({ username: "x", role: "root" as never, password: PASSWORD }),
     ],
     ["receipts.get", (c: ReturnType<typeof caller>) => c.receipts.get({ receiptId: "nope" })],
+    ["runs.resume", (c: ReturnType<typeof caller>) => c.runs.resume({ runId: "nope" })],
+    ["skills.get", (c: ReturnType<typeof caller>) => c.skills.get({ skill: "" })],
+    ["skills.search", (c: ReturnType<typeof caller>) => c.skills.search({ limit: 0 })],
+    [
+      "data.tail",
+      (c: ReturnType<typeof caller>) =>
+        c.data.tail({ source: "local://x", resource: "r", aggregateId: "a", limit: 501 }),
+    ],
+    [
+      "data.tail",
+      (c: ReturnType<typeof caller>) =>
+        c.data.tail({ source: "local://x", resource: "r" } as never),
+    ],
   ])("%s refuses a malformed input with BAD_REQUEST", async (_name, call) => {
     const admin = await as("admin");
     expect(await code(call(caller(admin)))).toBe("BAD_REQUEST");

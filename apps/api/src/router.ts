@@ -3,7 +3,7 @@
  * contract → one runtime (or executor) call → result. `AppRouter` is the hand-off type for
  * apps/web; the contract is documented in ../README.md.
  */
-import { TRPCError } from "@trpc/server";
+import { toTrpcError } from "./errors.js";
 import { contract, publicProcedure, roleProcedure, router } from "./trpc.js";
 import type { RunEvent } from "./events.js";
 
@@ -78,6 +78,14 @@ const runs = router({
   answer: approver
     .input(contract("runs-answer"))
     .mutation(({ ctx, input }) => ctx.executor.answer(input)),
+  /**
+   * Continues a paused run that needs no new human input: a run a restart interrupted
+   * (its `interrupted` request), or a gate whose recorded decisions a restart left unsealed.
+   */
+  resume: approver.input(contract("run-ref")).mutation(({ ctx, input }) => {
+    const job = ctx.runtime.console.recovery.resumeJob(input.runId);
+    return job.kind === "release" ? ctx.executor.release(job) : ctx.executor.answer(job);
+  }),
   /** Live run status changes (SSE). */
   onStatus: viewer.subscription(async function* ({ ctx, signal }) {
     for await (const event of ctx.events.runs(signal)) yield event;
@@ -118,32 +126,36 @@ const receipts = router({
 });
 
 const skills = router({
-  /** Workspace catalog; the query matches name or description (case-insensitive). */
-  search: viewer.input(contract("skills-search")).query(async ({ ctx, input }) => {
-    const q = (input.query ?? "").toLowerCase();
-    const { items } = await ctx.runtime.listSkills();
-    return items
-      .filter((s) => q === "" || `${s.name}\n${s.description ?? ""}`.toLowerCase().includes(q))
-      .slice(0, input.limit ?? 50);
-  }),
+  /**
+   * The catalog: workspace skills and local-registry records whose name, ref, description or
+   * tags match, with trust tier, runners and each runner's inputs.
+   */
+  search: viewer
+    .input(contract("skills-search"))
+    .query(({ ctx, input }) => ctx.runtime.catalog.search(input)),
+  /** One skill's runners and input declarations (what the start form is built from). */
+  get: viewer
+    .input(contract("skill-ref"))
+    .query(({ ctx, input }) => ctx.runtime.catalog.get(input.skill)),
 });
 
-/**
- * MINIMAL: the data-store operations are not in the runtime yet, so this router only says
- * so; it gains procedures when `createRuntime()` exposes the data store.
- */
+/** Read-only views of the data store for viewers (bindings never include secrets). */
 const data = router({
-  status: viewer.query(() => ({
-    available: false as const,
-    reason: "the runtime does not expose data-store operations yet",
-  })),
-  /** Placeholder so clients get a clear error instead of a missing procedure. */
-  query: viewer.query(() => {
-    throw new TRPCError({
-      code: "NOT_IMPLEMENTED",
-      message: "data-store operations are not available in this runtime",
-    });
+  /** Whether data sources are configured (a broken data-sources.json is reported, not thrown). */
+  status: viewer.query(async ({ ctx }) => {
+    try {
+      const view = await ctx.runtime.dataSources();
+      return { available: true as const, sources: view.sources.length, reason: null };
+    } catch (error) {
+      return { available: false as const, sources: 0, reason: toTrpcError(error).message };
+    }
   }),
+  /** Configured data sources (non-secret view) and the implicit local:// rule. */
+  sources: viewer.query(({ ctx }) => ctx.runtime.dataSources()),
+  /** The newest events of one stream (limit 1–500, default 20). */
+  tail: viewer
+    .input(contract("data-tail"))
+    .query(({ ctx, input }) => ctx.runtime.dataTail({ ...input, limit: input.limit ?? 20 })),
 });
 
 /** The API's root router. */

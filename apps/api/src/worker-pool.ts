@@ -1,24 +1,33 @@
 /**
  * The run pool: runs started or resumed from the API execute in worker threads, so a long run
- * never blocks the HTTP server. A run outlives nothing but its worker: a paused run is durable
- * in the state store, and `recoverInterrupted` (on start) reports runs a restart cut off.
+ * never blocks the HTTP server. Every job is journaled (`runtime.console.recovery`) while it
+ * runs, so a restart finds the runs it cut off and makes them resumable (see main.ts).
  */
 import { Worker } from "node:worker_threads";
 import { RuntimeError } from "@runx/runtime";
-import type { ErrorCode, RuntimeOptions, SkillRunEnvelope } from "@runx/runtime";
+import type { ErrorCode, HostJob, RuntimeOptions, SkillRunEnvelope } from "@runx/runtime";
 import type { ApiEvents } from "./events.js";
 import type { ExecutorResult, RunExecutor } from "./trpc.js";
 
-type Job =
-  | { kind: "start"; runId: string; ref: string; runner?: string; inputs: Record<string, unknown> }
-  | { kind: "release"; runId: string; gateId: string }
-  | { kind: "answer"; runId: string; answers: Record<string, unknown> };
+type Job = HostJob;
+
+/** Where jobs are journaled while they run (`runtime.console.recovery`). */
+export interface JobJournal {
+  begin(job: HostJob): void;
+  end(runId: string): void;
+}
 
 interface Reply {
   id: number;
   ok: boolean;
   envelope?: SkillRunEnvelope;
   error?: { code: ErrorCode; message: string; details: Record<string, unknown> };
+}
+
+/** The worker script: next to this module (src/ under tsx, dist/ in the bundle). */
+function workerScript(): URL {
+  const here = new URL(import.meta.url);
+  return new URL(here.pathname.endsWith(".ts") ? "./run-worker.mjs" : "./run-worker.js", here);
 }
 
 /** How long a request waits for its run before answering "running" (the run continues). */
@@ -31,16 +40,20 @@ export class WorkerPool implements RunExecutor {
   readonly #workers: Array<{ worker: Worker; busy: number }> = [];
   readonly #pending = new Map<number, { resolve: (r: Reply) => void }>();
   readonly #events: ApiEvents;
+  readonly #journal: JobJournal | null;
   #next = 1;
 
   constructor(options: {
     size: number;
     runtime: Pick<RuntimeOptions, "workspaceRoot" | "runxHome" | "receiptDir" | "env">;
     events: ApiEvents;
+    /** Journals each job while it runs, for restart recovery. */
+    journal?: JobJournal;
   }) {
     this.#events = options.events;
+    this.#journal = options.journal ?? null;
     for (let i = 0; i < Math.max(1, options.size); i++) {
-      const worker = new Worker(new URL("./run-worker.mjs", import.meta.url), {
+      const worker = new Worker(workerScript(), {
         workerData: { options: options.runtime },
       });
       const slot = { worker, busy: 0 };
@@ -65,7 +78,9 @@ export class WorkerPool implements RunExecutor {
   }
 
   async #run(job: Job): Promise<ExecutorResult> {
+    this.#journal?.begin(job);
     const done = this.#dispatch(job).then((reply) => {
+      this.#journal?.end(job.runId);
       if (reply.ok && reply.envelope !== undefined) {
         this.#events.run({
           runId: reply.envelope.run_id,

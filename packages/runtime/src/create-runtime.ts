@@ -54,6 +54,10 @@ import {
 } from "./services/adapters.js";
 import type { AdapterListing, DispatchAttemptView } from "./services/adapters.js";
 import { LocalRegistry, registryRoot } from "./registry/local.js";
+import { catalogServices } from "./services/catalog.js";
+import type { CatalogServices } from "./services/catalog.js";
+import type { listDataSources } from "./data/views.js";
+import type { DataOperationResult } from "./data/model.js";
 import type { Prepared } from "./run/context.js";
 import { prepareRun } from "./run/prepare.js";
 import type { WorkspacePaths } from "./workspace.js";
@@ -163,6 +167,17 @@ export interface Runtime {
    * package/closure digests without running it (what `runx mcp serve` binds at start-up).
    */
   prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
+  /** The console's catalog: workspace skills and local-registry records with inputs and tiers. */
+  readonly catalog: CatalogServices;
+  /** Configured data sources (non-secret view) and the implicit local:// rule. */
+  dataSources(): Promise<ReturnType<typeof listDataSources>>;
+  /** The newest events of one data stream (1–500). */
+  dataTail(target: {
+    source: string;
+    resource: string;
+    aggregateId: string;
+    limit: number;
+  }): Promise<DataOperationResult>;
   /** Releases the state store. */
   close(): void;
 }
@@ -259,11 +274,25 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   let consoleServices: ConsoleServices | undefined;
+  let catalog: CatalogServices | undefined;
+  const bindingEnv = () => ({ workspaceRoot: paths.root, env: env ?? {} });
 
   return {
     paths,
     get console() {
       return (consoleServices ??= createConsoleServices({ runDeps, readPolicy }));
+    },
+    get catalog() {
+      return (catalog ??= catalogServices({ root: paths.root, registry: () => this.registry() }));
+    },
+    // The data store's modules load on first use (the CLI's start-up never pays for them).
+    async dataSources() {
+      const { listDataSources } = await import("./data/views.js");
+      return listDataSources(bindingEnv());
+    },
+    async dataTail(target) {
+      const { tailStream } = await import("./data/views.js");
+      return tailStream({ ...bindingEnv(), now: () => runDeps.now() }, target);
     },
     verifyBundle(text, opts) {
       return verifyEvidenceBundle(text, {

@@ -65,8 +65,11 @@ export type {
   RunSummary,
   ConsoleInputName,
   ConsoleInputs,
+  HostJob,
+  RecoveryOutcome,
 } from "./console/index.js";
 export { consoleInput, roleAtLeast } from "./console/index.js";
+export { INTERRUPTED_REQUEST } from "./console/index.js";
 export type { OperatorRole } from "./store/console-store.js";
 export type { SkillListItem } from "./services/list-skills.js";
 export type {
@@ -77,3 +80,10 @@ export type {
   SearchItem,
   SearchResult,
 } from "./registry/local.js";
+export type {
+  CatalogInput,
+  CatalogRunner,
+  CatalogServices,
+  CatalogSkill,
+} from "./services/catalog.js";
+export type { DataOperationResult } from "./data/model.js";

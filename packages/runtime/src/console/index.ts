@@ -10,12 +10,15 @@ import { approvalServices } from "./approvals.js";
 import { evidenceServices } from "./evidence.js";
 import { operatorServices } from "./operators.js";
 import { runServices } from "./runs.js";
+import { recoveryServices } from "./recovery.js";
 
 export type { ApprovalServices, DecideResult, GatePolicy, PendingApproval } from "./approvals.js";
 export type { DagEdge, DagNode, EvidenceBundle, EvidenceServices } from "./evidence.js";
 export type { Operator, OperatorServices } from "./operators.js";
 export { roleAtLeast } from "./operators.js";
 export type { DecisionView, RunDetail, RunServices, RunSummary } from "./runs.js";
+export { INTERRUPTED_REQUEST } from "./recovery.js";
+export type { HostJob, RecoveryOutcome, RecoveryServices } from "./recovery.js";
 export { consoleInput } from "./validate.js";
 export type { ConsoleInputName, ConsoleInputs } from "./validate.js";
 
@@ -39,6 +42,8 @@ export function createConsoleServices(deps: {
       policy: deps.readPolicy,
       now,
     }),
+    /** Journal of host-executed jobs and recovery of runs a dead host left running. */
+    recovery: recoveryServices({ runDeps: deps.runDeps, store }),
     /** Records who started a run (before it starts) so separation of duties can be enforced. */
     recordInitiator(runId: string, operator: { id: string; username: string }): void {
       store().recordInitiator({

@@ -138,6 +138,14 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
       return { items: page.runs.map(runSummary), nextCursor: page.nextCursor };
     },
 
+    /**
+     * Runs changed at or after `since` (ISO time), oldest change first: the feed a live view
+     * polls (whichever process wrote the change: API workers, the CLI, another host).
+     */
+    changedSince(since: string, limit = 500): RunSummary[] {
+      return deps.store().listRunsUpdatedSince(since, limit).map(runSummary);
+    },
+
     /** One run: step timeline, redacted inputs/outputs, receipts, pending requests, decisions. */
     detail(runId: string): RunDetail {
       const state = deps.state();

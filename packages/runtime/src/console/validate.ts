@@ -18,6 +18,8 @@ import { validateConsoleRunsAnswer } from "../generated/validate-console-runs-an
 import { validateConsoleRunsList } from "../generated/validate-console-runs-list.js";
 import { validateConsoleRunsStart } from "../generated/validate-console-runs-start.js";
 import { validateConsoleSkillsSearch } from "../generated/validate-console-skills-search.js";
+import { validateConsoleSkillRef } from "../generated/validate-console-skill-ref.js";
+import { validateConsoleDataTail } from "../generated/validate-console-data-tail.js";
 import type { OperatorRole } from "../store/console-store.js";
 import type { RunStatus } from "../store/types.js";
 
@@ -54,6 +56,8 @@ export interface ConsoleInputs {
   };
   "receipt-ref": { receiptId: string };
   "skills-search": { query?: string; limit?: number };
+  "skill-ref": { skill: string };
+  "data-tail": { source: string; resource: string; aggregateId: string; limit?: number };
 }
 
 /** A console input contract name. */
@@ -73,6 +77,8 @@ const VALIDATORS: Record<ConsoleInputName, ValidateFunction> = {
   "approvals-set-policy": validateConsoleApprovalsSetPolicy,
   "receipt-ref": validateConsoleReceiptRef,
   "skills-search": validateConsoleSkillsSearch,
+  "skill-ref": validateConsoleSkillRef,
+  "data-tail": validateConsoleDataTail,
 };
 
 /** Checks `value` against the named contract; INPUT_INVALID names the first bad field. */

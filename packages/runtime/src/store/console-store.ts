@@ -20,7 +20,7 @@ import {
 import type { OPERATOR_ROLES } from "./schema.js";
 import { sqliteFailure } from "./store-errors.js";
 import { MAX_PAGE_SIZE } from "./types.js";
-import type { ReceiptIndexRecord, RunPage, RunStatus } from "./types.js";
+import type { ReceiptIndexRecord, RunPage, RunRecord, RunStatus } from "./types.js";
 
 /** viewer < approver < admin. */
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
@@ -69,6 +69,11 @@ export interface ConsoleStore {
   listRunReceipts(runId: string): ReceiptIndexRecord[];
   /** Runs newest first with the console filters, keyset-paginated like `listRuns`. */
   listRunsFiltered(filter: RunFilter): RunPage;
+  /**
+   * Runs whose `updated_at` is at or after `since` (ISO time), oldest change first, at most
+   * `limit` (the live-update feed; served by the `runs_updated_at_idx` index).
+   */
+  listRunsUpdatedSince(since: string, limit: number): RunRecord[];
 }
 
 type Guard = <T>(action: string, fn: () => T) => T;
@@ -229,6 +234,17 @@ export function createConsoleStore(
           .from(receiptIndex)
           .where(eq(receiptIndex.runId, runId))
           .orderBy(asc(receiptIndex.createdAt), asc(receiptIndex.receiptId))
+          .all(),
+      );
+    },
+    listRunsUpdatedSince(since, limit) {
+      return guard("list changed runs", () =>
+        db
+          .select()
+          .from(runs)
+          .where(gte(runs.updatedAt, since))
+          .orderBy(asc(runs.updatedAt), asc(runs.id))
+          .limit(Math.max(1, Math.min(limit, MAX_PAGE_SIZE)))
           .all(),
       );
     },

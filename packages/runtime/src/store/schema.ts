@@ -57,6 +57,8 @@ export const runs = sqliteTable(
     index("runs_created_ms_id_idx").on(t.createdMs, t.id),
     index("runs_status_idx").on(t.status, t.createdMs, t.id),
     index("runs_skill_name_idx").on(t.skillName, t.createdMs, t.id),
+    /** The console's live-update feed (runs changed since a time). */
+    index("runs_updated_at_idx").on(t.updatedAt, t.id),
     check(
       "runs_status_check",
       sql`${t.status} in ('running', 'sealed', 'needs_agent', 'needs_approval', 'failure')`,

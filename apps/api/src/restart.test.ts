@@ -1,0 +1,154 @@
+/**
+ * Restart safety end to end: the built API (dist/main.js) starts a slow run in its worker
+ * pool, is killed mid-run, starts again, and the run is a resumable pause that resumes.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { pollUntil } from "../../../packages/runtime/src/testing/cli.js";
+import { apiFixture, PASSWORD } from "./test-support.js";
+import type { ApiFixture } from "./test-support.js";
+
+const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
+
+let fx: ApiFixture;
+let token: string;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  fx = apiFixture();
+  const marker = join(fx.ws.root, "slow.pid");
+  // First run: record its pid and sleep (the API is killed meanwhile); later runs echo.
+  fx.ws.write(
+    "skills/slow/slow.sh",
+    `if [ ! -e ${marker} ]; then echo $$ > ${marker}; exec sleep 60; fi\ncat\n`,
+  );
+  fx.ws.write("skills/slow/SKILL.md", "---\nname: slow\n---\nSleeps once, then echoes.\n");
+  fx.ws.write(
+    "skills/slow/X.yaml",
+    [
+      "runners:",
+      "  default:",
+      "    type: cli-tool",
+      "    command: sh",
+      "    args: [slow.sh]",
+      "    input_mode: stdin",
+      "    timeout_seconds: 120",
+      "    inputs:",
+      "      message: {type: string, required: true}",
+      "",
+    ].join("\n"),
+  );
+  const op = await fx.runtime.console.operators.add({
+    username: "alice",
+    role: "approver",
+    password: PASSWORD,
+  });
+  token = fx.runtime.console.operators.createToken(op.id, "test").token;
+});
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  const marker = join(fx.ws.root, "slow.pid");
+  if (existsSync(marker)) {
+    try {
+      process.kill(Number(readFileSync(marker, "utf8").trim()), "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  fx.cleanup();
+});
+
+async function startApi(): Promise<{ child: ChildProcess; base: string; lines: string[] }> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: fx.ws.home,
+      RUNX_WORKSPACE: fx.ws.root,
+      RUNX_HOME: fx.ws.home,
+      RUNX_API_PORT: "0",
+      RUNX_API_HOST: "127.0.0.1",
+      RUNX_API_ORIGINS: "http://console.test",
+      RUNX_API_WORKERS: "1",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  const lines: string[] = [];
+  let buffered = "";
+  child.stdout.on("data", (b: Buffer) => {
+    buffered += b.toString("utf8");
+    const parts = buffered.split("\n");
+    buffered = parts.pop()!;
+    lines.push(...parts);
+  });
+  let stderr = "";
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
+  const listening = await pollUntil(
+    () => {
+      if (child.exitCode !== null) throw new Error(`API exited: ${stderr}`);
+      return lines.find((l) => l.startsWith("runx api listening on "));
+    },
+    { timeoutMs: 15_000, what: "the API to listen" },
+  );
+  expect(listening).toMatch(/^runx api listening on http:\/\/127\.0\.0\.1:\d+$/);
+  return { child, base: `${listening.slice("runx api listening on ".length)}/trpc`, lines };
+}
+
+async function call(base: string, path: string, input: unknown, method: "GET" | "POST") {
+  const url =
+    method === "GET"
+      ? `${base}/${path}?input=${encodeURIComponent(JSON.stringify(input))}`
+      : `${base}/${path}`;
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(method === "POST" ? { body: JSON.stringify(input) } : {}),
+  });
+  const body = (await res.json()) as { result?: { data: unknown }; error?: unknown };
+  if (body.result === undefined) throw new Error(`${path}: ${JSON.stringify(body.error)}`);
+  return body.result.data as Record<string, unknown>;
+}
+
+describe("API restart", () => {
+  it("turns a run the killed API left running into a resumable pause that resumes", async () => {
+    const first = await startApi();
+    const started = await call(
+      first.base,
+      "runs.start",
+      { skill: "skills/slow", inputs: { message: "after restart" } },
+      "POST",
+    );
+    expect(started).toMatchObject({ state: "running" });
+    const runId = started.runId as string;
+    expect(fx.runtime.console.runs.detail(runId).run.status).toBe("running");
+
+    first.child.kill("SIGKILL");
+    await pollUntil(() => first.child.exitCode !== null || first.child.signalCode !== null, {
+      what: "the API to die",
+    });
+    // The orphaned step process is not ours to keep: stop it like a reboot would.
+    process.kill(Number(readFileSync(join(fx.ws.root, "slow.pid"), "utf8").trim()), "SIGKILL");
+
+    const second = await startApi();
+    expect(
+      second.lines.find((l) => l.startsWith(`runx recover: ${runId} (start) paused:`)),
+    ).toMatch(/interrupted: the process running it \(pid \d+/);
+    const detail = await call(second.base, "runs.get", { runId }, "GET");
+    expect(detail.run).toMatchObject({ status: "needs_agent", disposition: "deferred" });
+    expect(detail.pendingRequests).toEqual([{ id: "interrupted", kind: "input", questions: [] }]);
+
+    const resumed = await call(second.base, "runs.resume", { runId }, "POST");
+    expect(resumed).toMatchObject({
+      state: "settled",
+      envelope: { status: "sealed", run_id: runId, result: { message: "after restart" } },
+    });
+    // The deferred pause and the sealed continuation are both receipts of the run.
+    const dag = await call(second.base, "receipts.dag", { runId }, "GET");
+    expect((dag.nodes as unknown[]).length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});

@@ -1,0 +1,1 @@
+CREATE INDEX `runs_updated_at_idx` ON `runs` (`updated_at`,`id`);

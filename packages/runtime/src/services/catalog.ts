@@ -1,0 +1,218 @@
+/**
+ * The console's skill catalog: workspace skills (`skills/*`, bundled or local) and the local
+ * registry's verified records, searched by name, description and tags, with the trust tier,
+ * the runners and each runner's declared inputs (what a start form needs).
+ */
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { RuntimeError, isRuntimeError } from "../errors.js";
+import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
+import { isJsonObject } from "../parser/json.js";
+import type { JsonObject, JsonValue } from "../parser/json.js";
+import { buildSkillPackage } from "../parser/package.js";
+import type { SkillPackage } from "../parser/package.js";
+import type { LocalRegistry } from "../registry/local.js";
+import { hasRegistryPrefix } from "../registry/ref.js";
+import { displayPath } from "../workspace.js";
+
+/** One declared input of a runner. */
+export interface CatalogInput {
+  name: string;
+  type: string;
+  required: boolean;
+  description: string | null;
+  default: JsonValue | null;
+}
+
+/** One runner of a catalog skill. */
+export interface CatalogRunner {
+  name: string;
+  type: string;
+  default: boolean;
+  inputs: CatalogInput[];
+}
+
+/** One catalog entry. */
+export interface CatalogSkill {
+  /** What `runs.start` takes as `skill`: the workspace path, or `owner/name@version`. */
+  ref: string;
+  name: string;
+  description: string | null;
+  tags: string[];
+  source: "workspace" | "registry";
+  /** `workspace` for the project's own skills; the registry record's tier otherwise. */
+  trustTier: string;
+  version: string | null;
+  packageDigest: string | null;
+  status: "ok" | "invalid";
+  runners: CatalogRunner[];
+  /** Why an invalid package cannot run (file/line when known). */
+  problem: string | null;
+}
+
+function tagsOf(frontmatter: JsonObject): string[] {
+  const runx = frontmatter.runx;
+  const raw = runx !== undefined && isJsonObject(runx) ? runx.tags : undefined;
+  const list = Array.isArray(raw) ? raw : Array.isArray(frontmatter.tags) ? frontmatter.tags : [];
+  return list.filter((t): t is string => typeof t === "string");
+}
+
+function runnersOf(pkg: SkillPackage): CatalogRunner[] {
+  return Object.values(pkg.runners).map((r) => ({
+    name: r.name,
+    type: r.type,
+    default: r.default,
+    inputs: Object.values(r.inputs).map((i) => ({
+      name: i.name,
+      type: i.type,
+      required: i.required,
+      description: i.description ?? null,
+      default: i.default ?? null,
+    })),
+  }));
+}
+
+function matches(skill: CatalogSkill, needle: string): boolean {
+  if (needle === "") return true;
+  return [skill.name, skill.ref, skill.description ?? "", ...skill.tags]
+    .join("\n")
+    .toLowerCase()
+    .includes(needle);
+}
+
+/** Catalog services over one workspace and its local registry. */
+export function catalogServices(deps: { root: string; registry: () => LocalRegistry }) {
+  const workspace = async (): Promise<CatalogSkill[]> => {
+    const dir = join(deps.root, "skills");
+    let names: string[];
+    try {
+      names = (await readdir(dir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory() && !d.name.startsWith("."))
+        .map((d) => d.name)
+        .sort();
+    } catch {
+      return [];
+    }
+    const out: CatalogSkill[] = [];
+    for (const name of names) {
+      const path = join(dir, name);
+      const ref = displayPath(deps.root, path);
+      const base = { ref, source: "workspace" as const, trustTier: "workspace", version: null };
+      try {
+        const resolved = await resolveSkillRef(path, { workspaceRoot: deps.root });
+        const pkg = await loadSkillPackage(resolved);
+        out.push({
+          ...base,
+          name: pkg.name,
+          description: pkg.description ?? null,
+          tags: tagsOf(pkg.frontmatter),
+          packageDigest: null,
+          status: "ok",
+          runners: runnersOf(pkg),
+          problem: null,
+        });
+      } catch (error) {
+        if (!isRuntimeError(error)) throw error;
+        if (error.code === "PACKAGE_NOT_FOUND") continue;
+        out.push({
+          ...base,
+          name,
+          description: null,
+          tags: [],
+          packageDigest: null,
+          status: "invalid",
+          runners: [],
+          problem: error.located,
+        });
+      }
+    }
+    return out;
+  };
+
+  const registry = (needle: string, limit: number): CatalogSkill[] => {
+    const reg = deps.registry();
+    return reg.search(needle, { limit }).items.map((item) => {
+      const ref = `${item.skill_id}@${item.version}`;
+      let runners: CatalogRunner[] = item.runner_names.map((name) => ({
+        name,
+        type: "unknown",
+        default: false,
+        inputs: [],
+      }));
+      let problem: string | null = null;
+      try {
+        const record = reg.read(ref);
+        runners = runnersOf(
+          buildSkillPackage({
+            skillMd: { text: record.markdown, file: `${ref}/SKILL.md` },
+            profile:
+              record.profile_document === null
+                ? undefined
+                : { text: record.profile_document, file: `${ref}/X.yaml` },
+          }),
+        );
+      } catch (error) {
+        if (!isRuntimeError(error)) throw error;
+        problem = error.located;
+      }
+      return {
+        ref,
+        name: item.name,
+        description: item.description,
+        tags: item.tags,
+        source: "registry" as const,
+        trustTier: item.trust_tier,
+        version: item.version,
+        packageDigest: item.package_digest,
+        status: problem === null ? ("ok" as const) : ("invalid" as const),
+        runners,
+        problem,
+      };
+    });
+  };
+
+  return {
+    /**
+     * Workspace skills then registry records whose name, ref, description or tags contain
+     * `query` (case-insensitive), at most `limit`.
+     */
+    async search(input: { query?: string; limit?: number }): Promise<CatalogSkill[]> {
+      const needle = (input.query ?? "").trim().toLowerCase();
+      const limit = input.limit ?? 50;
+      const local = (await workspace()).filter((s) => matches(s, needle));
+      if (local.length >= limit) return local.slice(0, limit);
+      // The registry's own search also matches owner, source type and runner names; keep
+      // the catalog's rule (name, ref, description, tags) for both sources.
+      const remote = registry(needle, 500).filter((s) => matches(s, needle));
+      return [...local, ...remote].slice(0, limit);
+    },
+
+    /** One skill by workspace path or registry ref (`owner/name[@version]`). */
+    async get(ref: string): Promise<CatalogSkill> {
+      if (hasRegistryPrefix(ref) || /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*(@.*)?$/.test(ref)) {
+        const reg = deps.registry();
+        try {
+          const record = reg.read(ref);
+          const found = registry(record.name, 500).find(
+            (s) => s.ref === `${record.skill_id}@${record.version}`,
+          );
+          if (found !== undefined) return found;
+        } catch (error) {
+          if (!isRuntimeError(error) || error.code !== "REGISTRY_NOT_FOUND") throw error;
+        }
+      }
+      const hit = (await workspace()).find(
+        (s) => s.ref === ref || s.ref === `skills/${ref}` || s.name === ref,
+      );
+      if (hit === undefined) {
+        throw new RuntimeError("PACKAGE_NOT_FOUND", `no skill "${ref}" in the catalog`, {
+          path: "skill",
+        });
+      }
+      return hit;
+    },
+  };
+}
+
+/** The catalog services' surface (`runtime.catalog`). */
+export type CatalogServices = ReturnType<typeof catalogServices>;
