@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { createConsoleServices } from "./console/index.js";
 import type { ConsoleServices } from "./console/index.js";
 import { readProjectConfig } from "./config.js";
-import { isRuntimeError } from "./errors.js";
+import { isRuntimeError, RuntimeError } from "./errors.js";
 import type { ProjectConfig } from "./config.js";
 import {
   localDevelopmentPolicy,
@@ -162,6 +162,14 @@ export interface Runtime {
   ): StoreVerification;
   /** The local skill registry (package, publish, search, read, add). */
   registry(): LocalRegistry;
+  /**
+   * Publishes a package to the local registry after its harness passes (§7.4: a package whose
+   * harness cases fail is never published; a package without cases publishes directly).
+   */
+  publishSkill(
+    dir: string,
+    options: Parameters<LocalRegistry["publish"]>[1],
+  ): ReturnType<LocalRegistry["publish"]>;
   /**
    * Resolves a skill reference (path, name or registry ref) to its package, selected runner and
    * package/closure digests without running it (what `runx mcp serve` binds at start-up).
@@ -410,6 +418,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return opts.global === true ? initGlobal(options.runxHome) : initProject(paths);
     },
     registry: getRegistry,
+    async publishSkill(dir, publishOptions) {
+      const { report } = await this.harness({ targets: [dir] });
+      if (report.case_count > 0 && report.status !== "passed") {
+        throw new RuntimeError(
+          "REGISTRY_INVALID",
+          `the package's harness must pass before it is published (${report.assertion_error_count} assertion error(s); first: ${report.assertion_errors[0] ?? "none"})`,
+          { assertion_errors: report.assertion_errors.slice(0, 10) },
+        );
+      }
+      return getRegistry().publish(dir, publishOptions);
+    },
     prepareSkill(request) {
       return prepareRun(runDeps, request);
     },

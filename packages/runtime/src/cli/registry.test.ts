@@ -297,6 +297,44 @@ describe("registry refusals leave nothing written", () => {
     expect(snapshot()).toEqual(before);
   });
 
+  it("resolves owner/name without a version to the latest published version; a local path wins", async () => {
+    await publishEcho();
+    const latest = await runx(ws, ["skill", "acme/echo", "--message", "hi", "--json"], { env });
+    expect(latest.code, latest.stderr).toBe(0);
+    expect(latest.json()).toMatchObject({ status: "sealed", result: { message: "hi" } });
+    expect(latest.json()).toMatchObject({ skill_name: "echo" });
+    // A workspace directory of the same shape is a path, not a registry ref.
+    ws.write(
+      "acme/echo/SKILL.md",
+      ws.read("skills/echo/SKILL.md").replace("name: echo", "name: mine"),
+    );
+    ws.write(
+      "acme/echo/X.yaml",
+      ws.read("skills/echo/X.yaml").replace("skill: echo", "skill: mine"),
+    );
+    const local = await runx(ws, ["skill", "acme/echo", "--message", "hi", "--json"], { env });
+    expect(local.code, local.stderr).toBe(0);
+    expect(local.json()).toMatchObject({ status: "sealed", skill_name: "mine" });
+    // A mistyped path that the registry does not hold stays a missing package.
+    const typo = await runx(ws, ["skill", "skills/ech", "--json"], { env });
+    expect(typo.code).not.toBe(0);
+    expect(typo.json<Failure>().error.reason).toBe("PACKAGE_NOT_FOUND");
+  });
+
+  it("refuses to publish a package whose harness fails, and writes no record", async () => {
+    const fixture = "skills/echo/fixtures/echo-message.yaml";
+    // Break the expectation only (the run itself still seals).
+    ws.write(fixture, ws.read(fixture).replace("status: sealed", "status: failure"));
+    const r = await runx(ws, ["registry", "publish", "skills/echo", "--owner", "acme", "--json"], {
+      env,
+    });
+    expect(r.code).toBe(1);
+    const failure = r.json<Failure>();
+    expect(failure.error.reason).toBe("REGISTRY_INVALID");
+    expect(failure.error.message).toContain("harness must pass before it is published");
+    expect(ws.files().some((f) => f.startsWith("registry/"))).toBe(false);
+  });
+
   it("refuses to overwrite a different existing destination", async () => {
     await publishEcho();
     ws.write("skills/acme/echo/SKILL.md", "---\nname: echo\n---\nmine\n");

@@ -6,21 +6,27 @@
  * that directory like any local package.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { hasRegistryPrefix, tryParseRegistryRef } from "../registry/ref.js";
 import type { RunSkillDeps } from "./context.js";
 
 /**
  * True when a top-level skill ref names a registry package: an explicit `registry:` prefix, or
- * `owner/name@version` that is not an existing workspace path. Without the prefix the version
- * is required, so a mistyped relative path (`skills/ech`) is reported as a missing package
- * rather than looked up in the registry; `registry:owner/name` asks for the latest version.
+ * `owner/name[@version]` that is not an existing workspace path. A local path always wins.
+ * Without a version (`owner/name` → the latest version, §7.1) the registry must hold that skill,
+ * so a mistyped relative path (`skills/ech`) is still reported as a missing package.
  */
-export function isRegistrySkillRef(ref: string, workspaceRoot: string): boolean {
+export function isRegistrySkillRef(
+  ref: string,
+  workspaceRoot: string,
+  registryRoot?: string,
+): boolean {
   if (hasRegistryPrefix(ref)) return true;
   const parsed = tryParseRegistryRef(ref);
-  return parsed?.version !== undefined && !existsSync(resolve(workspaceRoot, ref));
+  if (parsed === undefined || existsSync(resolve(workspaceRoot, ref))) return false;
+  if (parsed.version !== undefined) return true;
+  return registryRoot !== undefined && existsSync(join(registryRoot, parsed.owner, parsed.name));
 }
 
 /** Materialises a registry ref for a run and returns the package directory. */

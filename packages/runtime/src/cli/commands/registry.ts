@@ -73,7 +73,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
             "--trust-tier must be community, verified or first_party",
           );
         }
-        const r = await registry.publish(subject, {
+        const r = await runtime.publishSkill(subject, {
           owner,
           ...(version !== undefined ? { version } : {}),
           trustTier: tier,
