@@ -24,8 +24,12 @@ export function AuthForm(props: AuthFormProps) {
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const username = String(form.get("username") ?? "");
-    const password = String(form.get("password") ?? "");
+    const text = (key: string) => {
+      const v = form.get(key);
+      return typeof v === "string" ? v : "";
+    };
+    const username = text("username");
+    const password = text("password");
     setBusy(true);
     setError(null);
     try {

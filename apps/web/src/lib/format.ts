@@ -4,9 +4,9 @@
 export function prettyJson(value: unknown): string {
   if (value === undefined) return "";
   try {
-    return JSON.stringify(value, null, 2) ?? String(value);
+    return JSON.stringify(value, null, 2) ?? typeof value;
   } catch {
-    return String(value);
+    return "[unserialisable value]";
   }
 }
 

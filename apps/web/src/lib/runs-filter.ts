@@ -3,8 +3,7 @@
  * &waiting=1&cursor=…`); this turns it into the API's filter, normalising the browser's
  * `datetime-local` values (no zone) to RFC 3339 UTC.
  */
-import type { RunsListInput } from "./api-types";
-import { RUN_STATUSES } from "./api-types";
+import type { RUN_STATUSES, RunsListInput } from "./api-types";
 
 export type SearchParams = Record<string, string | string[] | undefined>;
 

@@ -38,8 +38,9 @@ export function summaryText(value: unknown, key = ""): string {
     }
     return JSON.stringify(value);
   }
-  if (key === "amount_minor" || key === "amountMinor") return `${String(value)} (minor units)`;
-  return String(value as string | number | boolean);
+  const scalar = typeof value === "string" ? value : JSON.stringify(value);
+  if (key === "amount_minor" || key === "amountMinor") return `${scalar} (minor units)`;
+  return scalar;
 }
 
 /** The known rows present in `summary` (skipping absent fields). */
