@@ -169,7 +169,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
   try {
     child = spawn(command, [...opts.args], {
       cwd: opts.cwd,
-      env: { ...opts.env },
+      env: { ...opts.env } as NodeJS.ProcessEnv,
       shell: false,
       detached: true,
       windowsHide: true,

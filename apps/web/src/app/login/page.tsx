@@ -1,0 +1,36 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { AuthForm } from "@/components/AuthForm";
+import { param } from "@/lib/format";
+import { serverApi } from "@/lib/server-api";
+
+export const metadata: Metadata = { title: "Sign in" };
+
+async function bootstrapRequired(): Promise<boolean> {
+  try {
+    return (await (await serverApi()).auth.status.query()).bootstrapRequired;
+  } catch {
+    return false;
+  }
+}
+
+export default async function LoginPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const next = param((await searchParams).next);
+  const needsBootstrap = await bootstrapRequired();
+  return (
+    <section className="page narrow">
+      <h1>Sign in</h1>
+      {needsBootstrap && (
+        <p className="notice">
+          No operator exists yet. Open the <Link href="/bootstrap">bootstrap link</Link> the API
+          printed when it started to create the first admin.
+        </p>
+      )}
+      <AuthForm mode="login" next={next} />
+    </section>
+  );
+}

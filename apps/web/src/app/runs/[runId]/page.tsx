@@ -1,0 +1,239 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { AnswerForm } from "@/components/AnswerForm";
+import { ApiError } from "@/components/ApiError";
+import { Digest } from "@/components/Digest";
+import { RunLive } from "@/components/RunLive";
+import { StatusBadge } from "@/components/StatusBadge";
+import { duration, formatTime, prettyJson } from "@/lib/format";
+import { load } from "@/lib/server-api";
+
+type Params = Promise<{ runId: string }>;
+
+export async function generateMetadata({ params }: { params: Params }): Promise<Metadata> {
+  return { title: `Run ${decodeURIComponent((await params).runId)}` };
+}
+
+export default async function RunPage({ params }: { params: Params }) {
+  const runId = decodeURIComponent((await params).runId);
+  const loaded = await load((api) => api.runs.get.query({ runId }));
+  if (!loaded.ok) return <ApiError title={`Run ${runId}`} error={loaded.error} />;
+  const {
+    run,
+    inputs,
+    result,
+    error,
+    steps,
+    pendingApprovals,
+    pendingRequests,
+    receipts,
+    decisions,
+  } = loaded.value;
+  const enc = encodeURIComponent(run.id);
+
+  return (
+    <section className="page">
+      <p className="crumbs">
+        <Link href="/runs">Runs</Link> / <span className="mono">{run.id}</span>
+      </p>
+      <div className="title-row">
+        <h1>
+          Run <span className="mono">{run.id}</span>
+        </h1>
+        <RunLive runId={run.id} status={run.status} />
+      </div>
+      <nav className="link-row" aria-label="Run">
+        <Link href={`/runs/${enc}/receipts`} className="button">
+          Receipts
+        </Link>
+        {run.receiptId && (
+          <Link href={`/receipts/${encodeURIComponent(run.receiptId)}`} className="button ghost">
+            Root receipt
+          </Link>
+        )}
+        <a href={`/runs/${enc}/receipts#bundle`} className="button ghost">
+          Evidence bundle
+        </a>
+      </nav>
+
+      <dl className="facts card">
+        <dt>Skill</dt>
+        <dd>
+          <Link href={`/skills/${encodeURIComponent(run.skill)}`}>{run.skill}</Link>
+        </dd>
+        <dt>Runner</dt>
+        <dd>{run.runner}</dd>
+        <dt>Initiator</dt>
+        <dd>{run.initiator ?? "— (CLI or unknown)"}</dd>
+        <dt>Disposition</dt>
+        <dd>{run.disposition ?? "—"}</dd>
+        <dt>Created</dt>
+        <dd>{formatTime(run.createdAt)}</dd>
+        <dt>Updated</dt>
+        <dd>{formatTime(run.updatedAt)}</dd>
+        <dt>Package digest</dt>
+        <dd>
+          <Digest value={run.packageDigest} />
+        </dd>
+        <dt>Closure digest</dt>
+        <dd>
+          <Digest value={run.executionClosureDigest} />
+        </dd>
+        <dt>Inputs digest</dt>
+        <dd>
+          <Digest value={run.inputsDigest} />
+        </dd>
+      </dl>
+
+      {pendingApprovals.length > 0 && (
+        <section className="card approvals-callout" aria-labelledby="pending-approvals">
+          <h2 id="pending-approvals">Waiting for approval</h2>
+          <ul>
+            {pendingApprovals.map((request) => (
+              <li key={request.id}>
+                Gate <code>{request.gate.id}</code>: {request.gate.reason}
+              </li>
+            ))}
+          </ul>
+          <p>
+            Human decisions are made in the <Link href="/approvals">approval inbox</Link>, never
+            through agent answers.
+          </p>
+        </section>
+      )}
+
+      {pendingRequests.length > 0 && (
+        <section className="card agent-requests" aria-labelledby="agent-requests">
+          <h2 id="agent-requests">Agent requests</h2>
+          <ul className="requests">
+            {pendingRequests.map((request) => (
+              <li key={request.id}>
+                <p>
+                  <code>{request.id}</code> <span className="badge">{request.kind}</span>
+                </p>
+                {request.kind === "input" ? (
+                  <ul>
+                    {request.questions.map((q) => (
+                      <li key={q.id}>
+                        <code>{q.id}</code> ({q.type}
+                        {q.required ? ", required" : ""}): {q.prompt}
+                      </li>
+                    ))}
+                  </ul>
+                ) : (
+                  <pre className="json">{prettyJson(request.invocation)}</pre>
+                )}
+              </li>
+            ))}
+          </ul>
+          <AnswerForm runId={run.id} requestIds={pendingRequests.map((r) => r.id)} />
+        </section>
+      )}
+
+      <section aria-labelledby="steps">
+        <h2 id="steps">Steps</h2>
+        {steps.length === 0 ? (
+          <p className="empty">No step records (a single-step run keeps its result below).</p>
+        ) : (
+          <ol className="timeline">
+            {steps.map((step) => (
+              <li key={`${step.stepId}:${step.attempt}`} className={`step status-${step.status}`}>
+                <div className="step-head">
+                  <strong className="mono">{step.stepId}</strong>
+                  <StatusBadge status={step.status} />
+                  {step.attempt > 1 && <span className="muted">attempt {step.attempt}</span>}
+                  <span className="muted">
+                    {formatTime(step.startedAt)} · {duration(step.startedAt, step.finishedAt)}
+                  </span>
+                  {step.receiptId && (
+                    <Link href={`/receipts/${encodeURIComponent(step.receiptId)}`}>receipt</Link>
+                  )}
+                </div>
+                {step.output !== null && step.output !== undefined && (
+                  <details>
+                    <summary>Output</summary>
+                    <pre className="json">{prettyJson(step.output)}</pre>
+                  </details>
+                )}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+
+      <div className="two-col">
+        <section aria-labelledby="inputs">
+          <h2 id="inputs">Inputs</h2>
+          {inputs === null ? (
+            <p className="muted">
+              Not kept (only a paused run keeps its admitted inputs; digest above).
+            </p>
+          ) : (
+            <pre className="json">{prettyJson(inputs)}</pre>
+          )}
+        </section>
+        <section aria-labelledby="output">
+          <h2 id="output">Output</h2>
+          <pre className="json" data-testid="run-output">
+            {result === null || result === undefined ? "" : prettyJson(result)}
+          </pre>
+          {error !== null && error !== undefined && (
+            <>
+              <h3>Error</h3>
+              <pre className="json error-block">{prettyJson(error)}</pre>
+            </>
+          )}
+        </section>
+      </div>
+
+      <section aria-labelledby="receipts">
+        <h2 id="receipts">Receipts</h2>
+        {receipts.length === 0 ? (
+          <p className="empty">No receipts yet.</p>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Receipt</th>
+                <th scope="col">Skill</th>
+                <th scope="col">Disposition</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {receipts.map((r) => (
+                <tr key={r.receiptId}>
+                  <td>
+                    <Link href={`/receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
+                      {r.receiptId}
+                    </Link>
+                  </td>
+                  <td>{r.skill}</td>
+                  <td>{r.disposition}</td>
+                  <td>{r.isChild ? "child" : "root"}</td>
+                  <td className="nowrap">{formatTime(r.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      {decisions.length > 0 && (
+        <section aria-labelledby="decisions">
+          <h2 id="decisions">Decisions</h2>
+          <ul className="decisions">
+            {decisions.map((d) => (
+              <li key={d.id}>
+                <span className={`badge decision-${d.decision}`}>{d.decision}</span>{" "}
+                {d.decision === "approve" ? "approved" : "denied"} by <strong>{d.username}</strong>{" "}
+                for gate <code>{d.gateId}</code> at {formatTime(d.decidedAt)}: “{d.reason}”
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,60 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { ApiError } from "@/components/ApiError";
+import { param } from "@/lib/format";
+import { load } from "@/lib/server-api";
+
+export const metadata: Metadata = { title: "Skills" };
+
+export default async function SkillsPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const q = param((await searchParams).q)?.trim() ?? "";
+  const loaded = await load((api) =>
+    api.skills.search.query(q === "" ? { limit: 200 } : { query: q, limit: 200 }),
+  );
+  if (!loaded.ok) return <ApiError title="Skills" error={loaded.error} />;
+  const skills = loaded.value;
+  return (
+    <section className="page">
+      <h1>Skills</h1>
+      <form className="search" method="get" action="/skills" role="search" aria-label="Skills">
+        <div className="field">
+          <label htmlFor="q">Search skills</label>
+          <input id="q" name="q" type="search" defaultValue={q} placeholder="name or description" />
+        </div>
+        <button type="submit" className="button">
+          Search
+        </button>
+      </form>
+      {skills.length === 0 ? (
+        <p className="empty">{q ? `No skill matches “${q}”.` : "The catalog is empty."}</p>
+      ) : (
+        <ul className="skills">
+          {skills.map((s) => (
+            <li key={s.path} className="card">
+              <h2>
+                <Link href={`/skills/${encodeURIComponent(s.name)}`}>{s.name}</Link>
+              </h2>
+              <p className="badges">
+                <span className="badge">{s.kind}</span> <span className="badge">{s.source}</span>{" "}
+                {s.status !== "ok" && <span className="badge status-invalid">{s.status}</span>}
+                {s.runners.map((r) => (
+                  <span key={r.name} className="badge" title={`runner ${r.name}`}>
+                    {r.type}
+                  </span>
+                ))}
+              </p>
+              <p>{s.description ?? <span className="muted">No description.</span>}</p>
+              <p className="hint">
+                inputs: {[...new Set(s.runners.flatMap((r) => r.inputs))].join(", ") || "none"}
+              </p>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

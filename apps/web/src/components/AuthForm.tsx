@@ -1,0 +1,72 @@
+"use client";
+
+import { useState } from "react";
+import type { FormEvent } from "react";
+import { browserApi, errorMessage } from "@/lib/client-api";
+
+/** Only same-origin paths are followed after sign-in (no open redirect). */
+export function safeNext(next: string | null | undefined): string {
+  if (!next || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) {
+    return "/runs";
+  }
+  return next;
+}
+
+/** Sign in, or create the first admin with the bootstrap token. */
+export type AuthFormProps =
+  { mode: "login"; next?: string | undefined } | { mode: "bootstrap"; token: string };
+
+export function AuthForm(props: AuthFormProps) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const bootstrap = props.mode === "bootstrap";
+
+  async function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (key: string) => {
+      const v = form.get(key);
+      return typeof v === "string" ? v : "";
+    };
+    const username = text("username");
+    const password = text("password");
+    setBusy(true);
+    setError(null);
+    try {
+      if (props.mode === "bootstrap") {
+        await browserApi().auth.bootstrap.mutate({ token: props.token, username, password });
+      } else {
+        await browserApi().auth.login.mutate({ username, password });
+      }
+      window.location.assign(safeNext(props.mode === "login" ? props.next : undefined));
+    } catch (e) {
+      setError(errorMessage(e));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="card auth-form" onSubmit={(e) => void submit(e)} aria-busy={busy}>
+      <label htmlFor="username">Username</label>
+      <input id="username" name="username" autoComplete="username" required autoFocus />
+      <label htmlFor="password">Password</label>
+      <input
+        id="password"
+        name="password"
+        type="password"
+        autoComplete={bootstrap ? "new-password" : "current-password"}
+        minLength={bootstrap ? 12 : undefined}
+        required
+      />
+      {bootstrap && <p className="hint">At least 12 characters.</p>}
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <button type="submit" className="button primary" disabled={busy}>
+        {bootstrap ? "Create admin" : "Sign in"}
+      </button>
+    </form>
+  );
+}

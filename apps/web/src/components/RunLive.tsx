@@ -1,0 +1,71 @@
+"use client";
+
+import { useEffect, useRef, useState } from "react";
+import { useRouter } from "next/navigation";
+import { browserApi } from "@/lib/client-api";
+import { isSettled } from "@/lib/api-types";
+
+/**
+ * The run's status, live: an SSE subscription to run events plus a 1 s poll (the fallback
+ * when the stream drops). A change re-renders the server page (steps, outputs, requests).
+ */
+export function RunLive({ runId, status: initial }: { runId: string; status: string }) {
+  const router = useRouter();
+  const [status, setStatus] = useState(initial);
+  const [live, setLive] = useState<"connecting" | "live" | "polling" | "idle">("connecting");
+  const last = useRef(initial);
+
+  useEffect(() => {
+    last.current = initial;
+    setStatus(initial);
+  }, [initial]);
+
+  useEffect(() => {
+    if (isSettled(initial)) {
+      setLive("idle");
+      return;
+    }
+    const api = browserApi();
+    const seen = (next: string) => {
+      if (next === last.current) return;
+      last.current = next;
+      setStatus(next);
+      router.refresh();
+    };
+    const sub = api.runs.onStatus.subscribe(undefined, {
+      onStarted: () => setLive("live"),
+      onData: (event) => {
+        if (event.runId === runId) seen(event.status);
+      },
+      onError: () => setLive("polling"),
+    });
+    let stopped = false;
+    const timer = window.setInterval(() => {
+      if (document.visibilityState === "hidden") return;
+      api.runs.get
+        .query({ runId })
+        .then((detail) => {
+          if (!stopped) seen(detail.run.status);
+        })
+        .catch(() => undefined);
+    }, 1000);
+    return () => {
+      stopped = true;
+      sub.unsubscribe();
+      window.clearInterval(timer);
+    };
+  }, [initial, runId, router]);
+
+  return (
+    <span className="run-live">
+      <span className={`badge status-${status}`} data-testid="run-status" aria-live="polite">
+        {status}
+      </span>
+      {!isSettled(status) && (
+        <span className="live-dot" title={`updates: ${live}`}>
+          {live === "live" ? "live" : live === "polling" ? "polling" : "…"}
+        </span>
+      )}
+    </span>
+  );
+}

@@ -1,0 +1,29 @@
+"use client";
+
+import { useState } from "react";
+import { browserApi, errorMessage } from "@/lib/client-api";
+
+/** Ends the session and returns to the sign-in page. */
+export function SignOutButton() {
+  const [error, setError] = useState<string | null>(null);
+  async function signOut() {
+    try {
+      await browserApi().auth.logout.mutate();
+      window.location.assign("/login");
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  }
+  return (
+    <>
+      <button type="button" className="button ghost" onClick={() => void signOut()}>
+        Sign out
+      </button>
+      {error && (
+        <span role="alert" className="error-inline">
+          {error}
+        </span>
+      )}
+    </>
+  );
+}

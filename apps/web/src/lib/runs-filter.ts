@@ -1,0 +1,75 @@
+/**
+ * URL ⇄ runs.list input. The URL is the deep link (`/runs?status=…&skill=…&from=…&to=…
+ * &waiting=1&cursor=…`); this turns it into the API's filter, normalising the browser's
+ * `datetime-local` values (no zone) to RFC 3339 UTC.
+ */
+import type { RUN_STATUSES, RunsListInput } from "./api-types";
+
+export type SearchParams = Record<string, string | string[] | undefined>;
+
+const first = (v: string | string[] | undefined): string | undefined =>
+  (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
+
+/** `2024-05-01T10:30` → `2024-05-01T10:30:00Z`; RFC 3339 stays; anything else is kept for the API to refuse. */
+export function toRfc3339(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return `${value}T00:00:00Z`;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(value)) return `${value}:00Z`;
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(value)) return `${value}Z`;
+  return value;
+}
+
+/** RFC 3339 → the `datetime-local` control's value (UTC wall time). */
+export function toLocalInput(value: string | undefined): string {
+  if (value === undefined) return "";
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})/.exec(value);
+  return m?.[1] ?? "";
+}
+
+export interface RunFilters {
+  status: string | undefined;
+  skill: string | undefined;
+  from: string | undefined;
+  to: string | undefined;
+  waiting: boolean;
+  cursor: string | undefined;
+}
+
+/** Reads the filters of a `/runs` URL. */
+export function readFilters(params: SearchParams): RunFilters {
+  return {
+    status: first(params.status),
+    skill: first(params.skill),
+    from: first(params.from),
+    to: first(params.to),
+    waiting: first(params.waiting) === "1",
+    cursor: first(params.cursor),
+  };
+}
+
+/** The runs.list input for these filters (unknown statuses go through so the API names them). */
+export function listInput(filters: RunFilters, limit = 50): RunsListInput {
+  const input: RunsListInput = { limit };
+  if (filters.status !== undefined) input.status = filters.status as (typeof RUN_STATUSES)[number];
+  if (filters.skill !== undefined) input.skill = filters.skill;
+  const from = toRfc3339(filters.from);
+  const to = toRfc3339(filters.to);
+  if (from !== undefined) input.from = from;
+  if (to !== undefined) input.to = to;
+  if (filters.waiting) input.waitingForApproval = true;
+  if (filters.cursor !== undefined) input.cursor = filters.cursor;
+  return input;
+}
+
+/** The `/runs` URL for filters (cursor optional), for links and pagination. */
+export function runsHref(filters: RunFilters, cursor?: string | null): string {
+  const q = new URLSearchParams();
+  if (filters.status) q.set("status", filters.status);
+  if (filters.skill) q.set("skill", filters.skill);
+  if (filters.from) q.set("from", filters.from);
+  if (filters.to) q.set("to", filters.to);
+  if (filters.waiting) q.set("waiting", "1");
+  if (cursor) q.set("cursor", cursor);
+  const s = q.toString();
+  return s ? `/runs?${s}` : "/runs";
+}
