@@ -169,6 +169,9 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
   try {
     child = spawn(command, [...opts.args], {
       cwd: opts.cwd,
+      // apps/web type-checks this file (through the API's router type) under Next.js's globals,
+      // where ProcessEnv requires NODE_ENV; the child's environment is exactly opts.env.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
       env: { ...opts.env } as NodeJS.ProcessEnv,
       shell: false,
       detached: true,

@@ -23,7 +23,13 @@ export default async function SkillsPage({
       <form className="search" method="get" action="/skills" role="search" aria-label="Skills">
         <div className="field">
           <label htmlFor="q">Search skills</label>
-          <input id="q" name="q" type="search" defaultValue={q} placeholder="name or description" />
+          <input
+            id="q"
+            name="q"
+            type="search"
+            defaultValue={q}
+            placeholder="name, description or tag"
+          />
         </div>
         <button type="submit" className="button">
           Search
@@ -34,12 +40,20 @@ export default async function SkillsPage({
       ) : (
         <ul className="skills">
           {skills.map((s) => (
-            <li key={s.path} className="card">
+            <li key={s.ref} className="card">
               <h2>
-                <Link href={`/skills/${encodeURIComponent(s.name)}`}>{s.name}</Link>
+                <Link
+                  href={`/skills/${encodeURIComponent(s.source === "workspace" ? s.name : s.ref)}`}
+                >
+                  {s.name}
+                </Link>
+                {s.version !== null && <span className="muted"> @{s.version}</span>}
               </h2>
               <p className="badges">
-                <span className="badge">{s.kind}</span> <span className="badge">{s.source}</span>{" "}
+                <span className="badge" title="trust tier">
+                  {s.trustTier}
+                </span>{" "}
+                <span className="badge">{s.source}</span>{" "}
                 {s.status !== "ok" && <span className="badge status-invalid">{s.status}</span>}
                 {s.runners.map((r) => (
                   <span key={r.name} className="badge" title={`runner ${r.name}`}>
@@ -48,8 +62,11 @@ export default async function SkillsPage({
                 ))}
               </p>
               <p>{s.description ?? <span className="muted">No description.</span>}</p>
+              {s.tags.length > 0 && <p className="hint">tags: {s.tags.join(", ")}</p>}
               <p className="hint">
-                inputs: {[...new Set(s.runners.flatMap((r) => r.inputs))].join(", ") || "none"}
+                inputs:{" "}
+                {[...new Set(s.runners.flatMap((r) => r.inputs.map((i) => i.name)))].join(", ") ||
+                  "none"}
               </p>
             </li>
           ))}

@@ -1,6 +1,5 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { ApiError } from "@/components/ApiError";
 import { StartRunForm } from "@/components/StartRunForm";
 import { load } from "@/lib/server-api";
@@ -13,10 +12,10 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function SkillPage({ params }: { params: Params }) {
   const name = decodeURIComponent((await params).name);
-  const loaded = await load((api) => api.skills.search.query({ query: name, limit: 200 }));
+  const loaded = await load((api) => api.skills.get.query({ skill: name }));
+  // A 404 from the API renders the not-found page inside load().
   if (!loaded.ok) return <ApiError title={`Skill ${name}`} error={loaded.error} />;
-  const skill = loaded.value.find((s) => s.name === name);
-  if (!skill) notFound();
+  const skill = loaded.value;
   const me = await load((api) => api.auth.me.query());
   const canStart = me.ok && (me.value.role === "approver" || me.value.role === "admin");
   return (
@@ -27,12 +26,34 @@ export default async function SkillPage({ params }: { params: Params }) {
       <h1>{skill.name}</h1>
       <p>{skill.description ?? <span className="muted">No description.</span>}</p>
       <dl className="facts card">
-        <dt>Kind</dt>
-        <dd>{skill.kind}</dd>
+        <dt>Trust tier</dt>
+        <dd>
+          <span className="badge">{skill.trustTier}</span>
+        </dd>
         <dt>Source</dt>
         <dd>
-          {skill.source} (<code>{skill.path}</code>)
+          {skill.source} (<code>{skill.ref}</code>)
         </dd>
+        {skill.version !== null && (
+          <>
+            <dt>Version</dt>
+            <dd>{skill.version}</dd>
+          </>
+        )}
+        {skill.packageDigest !== null && (
+          <>
+            <dt>Package digest</dt>
+            <dd>
+              <code>{skill.packageDigest}</code>
+            </dd>
+          </>
+        )}
+        {skill.tags.length > 0 && (
+          <>
+            <dt>Tags</dt>
+            <dd>{skill.tags.join(", ")}</dd>
+          </>
+        )}
         <dt>Status</dt>
         <dd>{skill.status}</dd>
         <dt>Runners</dt>
@@ -40,7 +61,20 @@ export default async function SkillPage({ params }: { params: Params }) {
           {skill.runners.map((r) => (
             <div key={r.name}>
               <code>{r.name}</code> — {r.type}
-              {r.default ? " (default)" : ""}; inputs: {r.inputs.join(", ") || "none"}
+              {r.default ? " (default)" : ""}
+              {r.inputs.length === 0 ? (
+                "; no inputs"
+              ) : (
+                <ul>
+                  {r.inputs.map((i) => (
+                    <li key={i.name}>
+                      <code>{i.name}</code> ({i.type}
+                      {i.required ? ", required" : ""})
+                      {i.description !== null ? ` — ${i.description}` : ""}
+                    </li>
+                  ))}
+                </ul>
+              )}
             </div>
           ))}
         </dd>
@@ -49,24 +83,17 @@ export default async function SkillPage({ params }: { params: Params }) {
           <Link href={`/runs?skill=${encodeURIComponent(skill.name)}`}>Runs of this skill</Link>
         </dd>
       </dl>
-      {skill.diagnostics.length > 0 && (
+      {skill.problem !== null && (
         <section aria-labelledby="diagnostics">
           <h2 id="diagnostics">Diagnostics</h2>
-          <ul>
-            {skill.diagnostics.map((d, i) => (
-              <li key={i} className="error">
-                <code>{d.code}</code> {d.file ? `${d.file}${d.line ? `:${d.line}` : ""}: ` : ""}
-                {d.message}
-              </li>
-            ))}
-          </ul>
+          <p className="error">{skill.problem}</p>
         </section>
       )}
       <h2>Start a run</h2>
       {skill.status !== "ok" ? (
         <p className="error">This package is invalid; fix the diagnostics above to run it.</p>
       ) : canStart ? (
-        <StartRunForm skill={skill.name} runners={skill.runners} />
+        <StartRunForm skill={skill.ref} runners={skill.runners} />
       ) : (
         <p className="muted">Starting runs needs the approver or admin role.</p>
       )}
