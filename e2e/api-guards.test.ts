@@ -104,7 +104,7 @@ describe("a cross-site POST without the CSRF token is refused", () => {
 
   describe("from a page on another site, in Chromium, while the admin is signed in", () => {
     let browser: Browser;
-    let evil: Server;
+    let evil: Server | undefined;
     let evilUrl: string;
     beforeAll(async () => {
       browser = await launchChromium();
@@ -114,16 +114,18 @@ describe("a cross-site POST without the CSRF token is refused", () => {
 <form id="f" method="POST" enctype="text/plain" action="${target}">
 <input type="hidden" name='{"skill":"skills/echo","inputs":{"message":"csrf' value='"}}'>
 </form><script>document.getElementById("f").submit()</script>`;
-      evil = createServer((_, res) =>
+      const server = createServer((_, res) =>
         res.writeHead(200, { "content-type": "text/html" }).end(html),
       );
-      await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
+      evil = server;
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
       // "localhost" is another site than "127.0.0.1" (the console's host).
-      evilUrl = `http://localhost:${(evil.address() as AddressInfo).port}/`;
+      evilUrl = `http://localhost:${(server.address() as AddressInfo).port}/`;
     });
     afterAll(async () => {
       await browser?.close();
-      await new Promise((resolve) => evil?.close(resolve));
+      const server = evil;
+      if (server !== undefined) await new Promise((resolve) => server.close(resolve));
     });
 
     it("a form auto-submitted to /trpc/runs.start is refused and starts nothing", async () => {

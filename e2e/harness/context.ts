@@ -22,6 +22,8 @@ export interface E2eStack {
 
 declare module "vitest" {
   export interface ProvidedContext {
-    e2e: E2eStack;
+    e2e: E2eStack | null;
+    /** Why the harness could not start the stack (every journey then fails with it). */
+    e2eError: string | null;
   }
 }

@@ -13,6 +13,7 @@ import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import "./context.js";
 import { buildWeb } from "../../scripts/build-web.mjs";
 import {
   ROOT,
@@ -73,7 +74,27 @@ async function bootstrapAdmin(bootstrapUrl: string, admin: E2eUser): Promise<voi
   }
 }
 
+/**
+ * A harness failure (no Chromium, a failed build, a service that does not start) is handed
+ * to the journeys, which all fail with it — loudly, never skipped — while the rest of the
+ * suite still runs and reports.
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  try {
+    const { stack, teardown } = await start();
+    project.provide("e2e", stack);
+    project.provide("e2eError", null);
+    return teardown;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`[e2e] the harness could not start: ${message}\n`);
+    project.provide("e2e", null);
+    project.provide("e2eError", message);
+    return async () => {};
+  }
+}
+
+async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void> }> {
   requireChromium();
   ensureRuntimeBuilt();
   ensureApiBuilt((line) => process.stdout.write(`[e2e] ${line}\n`));
@@ -135,8 +156,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
 
     const stack: E2eStack = { consoleUrl, apiUrl: api.apiUrl, workspace, admin, approver, viewer };
-    project.provide("e2e", stack);
-    return teardown;
+    return { stack, teardown };
   } catch (error) {
     await teardown();
     throw error;

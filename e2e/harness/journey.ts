@@ -9,7 +9,11 @@ import "./context.js";
 
 /** The running stack set up by the global harness. */
 export function stack(): E2eStack {
-  return inject("e2e");
+  const ready = inject("e2e");
+  if (ready === null) {
+    throw new Error(`the e2e harness could not start: ${inject("e2eError") ?? "unknown error"}`);
+  }
+  return ready;
 }
 
 /** One journey: its screenshots, and a screenshot of every open page when it fails. */
