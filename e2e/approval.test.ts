@@ -8,6 +8,7 @@ import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium } from "./harness/chromium.js";
 import {
+  apiMutate,
   apiQuery,
   apiSession,
   eventually,
@@ -20,11 +21,23 @@ import {
 
 const GATE = "gated.release";
 let browser: Browser;
+/** Runs this file started: a journey that fails midway leaves no gate pending for the next. */
+const started: string[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
+  if (started.length === 0) return;
+  const session = await apiSession(stack().approver);
+  for (const runId of started) {
+    await apiMutate(session, "approvals.decide", {
+      runId,
+      gateId: GATE,
+      decision: "deny",
+      reason: "e2e cleanup after a failed journey",
+    }).catch(() => {});
+  }
 });
 
 /** The inbox article of `runId`'s gate. */
@@ -35,7 +48,8 @@ async function inboxArticle(page: Page, runId: string): Promise<Locator> {
   return (await articles.count()) > 1 ? articles.filter({ hasText: runId }) : articles.first();
 }
 
-const hex = (digest: string) => digest.replace(/^sha256:/, "").slice(0, 12);
+/** The part of a digest any display shows: `sha256:` and the first 8 hex digits. */
+const prefix = (digest: string) => digest.slice(0, "sha256:".length + 8);
 
 /** Waits until the decided article is gone or says "decided". */
 async function decided(article: Locator): Promise<void> {
@@ -47,7 +61,9 @@ async function decided(article: Locator): Promise<void> {
 }
 
 interface Detail {
-  run: { status: string };
+  run: { status: string; disposition: string | null };
+  result: unknown;
+  steps: Array<{ stepId: string; status: string }>;
   decisions: Array<{ username: string; decision: string; reason: string }>;
 }
 
@@ -58,6 +74,7 @@ it("approves a gated run from the inbox; the run seals and the DAG names the app
   await journey(browser, "approve", async (j) => {
     const initiator = await j.signIn(admin);
     const runId = await startFromSkillPage(initiator, "gated", { message });
+    started.push(runId);
     await waitForRunStatus(initiator, "needs_approval");
     await j.shot(initiator, "run-waiting");
 
@@ -71,8 +88,8 @@ it("approves a gated run from the inbox; the run seals and the DAG names the app
     expect(text).toContain(pending.reason);
     expect(text).toContain("Package digest");
     expect(text).toContain("Closure digest");
-    expect(text).toContain(hex(pending.boundPackageDigest));
-    expect(text).toContain(hex(pending.boundExecutionClosureDigest));
+    expect(text).toContain(prefix(pending.boundPackageDigest));
+    expect(text).toContain(prefix(pending.boundExecutionClosureDigest));
     expect(await article.getByText("stale", { exact: true }).count()).toBe(0);
     await j.shot(page, "inbox");
 
@@ -126,13 +143,14 @@ it("approves a gated run from the inbox; the run seals and the DAG names the app
   });
 });
 
-it("denies a gated run from the inbox; the run does not seal and the echo never runs", async () => {
+it("denies a gated run from the inbox; the run closes declined and the echo never runs", async () => {
   const { admin, approver } = stack();
   const message = `withheld ${Date.now()}`;
   const reason = `not this one (${Date.now()})`;
   await journey(browser, "deny", async (j) => {
     const initiator = await j.signIn(admin);
     const runId = await startFromSkillPage(initiator, "gated", { message });
+    started.push(runId);
     await waitForRunStatus(initiator, "needs_approval");
 
     const session = await apiSession(approver);
@@ -149,7 +167,10 @@ it("denies a gated run from the inbox; the run does not seal and the echo never 
       const d = await apiQuery<Detail>(session, "runs.get", { runId });
       return d.run.status === "needs_approval" || d.run.status === "running" ? undefined : d;
     });
-    expect(detail.run.status).not.toBe("sealed");
+    // A denial closes the run: sealed with disposition "declined", no result, the echo never ran.
+    expect(detail.run.disposition).toBe("declined");
+    expect(detail.result).toBeNull();
+    expect(detail.steps.some((step) => step.stepId.includes("say"))).toBe(false);
     expect(detail.decisions).toEqual([
       expect.objectContaining({ username: approver.username, decision: "deny", reason }),
     ]);
