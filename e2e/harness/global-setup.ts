@@ -120,6 +120,11 @@ async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void>
       RUNX_API_HOST: "127.0.0.1",
       RUNX_API_ORIGINS: consoleUrl,
       RUNX_API_SESSION_SECRET: randomBytes(32).toString("hex"),
+      // Production receipt signing (a fresh Ed25519 key per run), so the receipt panel can
+      // show "verified" rather than the local signer's "unverified".
+      RUNX_RECEIPT_SIGN_KID: "e2e-harness",
+      RUNX_RECEIPT_SIGN_ED25519_SEED_BASE64: randomBytes(32).toString("base64"),
+      RUNX_RECEIPT_SIGN_ISSUER_TYPE: "ci",
     };
     const apiLog = createWriteStream(join(logs, "api.log"));
     const api = await startApi({ env, onLine: (line) => apiLog.write(`${line}\n`) });
