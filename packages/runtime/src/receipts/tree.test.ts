@@ -236,6 +236,9 @@ describe("receiptStatus", () => {
     );
     expect(receiptStatus(signed, productionPolicy(signer.verifier))).toBe("verified");
     expect(receiptStatus(signed, productionPolicy())).toBe("unverified");
+    // A store read in local-development mode still reports a key-checked signature as verified.
+    expect(receiptStatus(signed, localDevelopmentPolicy(signer.verifier))).toBe("verified");
+    expect(receiptStatus(localReceipt, localDevelopmentPolicy(signer.verifier))).toBe("unverified");
     expect(receiptStatus(localReceipt, productionPolicy(signer.verifier))).toBe("invalid");
     expect(
       receiptStatus(

@@ -6,7 +6,7 @@
  */
 import { receiptBodyDigest, receiptContentId } from "./identity.js";
 import type { Act, Attenuation, Receipt, Reference } from "./model.js";
-import { policyVerifier } from "./verifier.js";
+import { isPseudoSignature, policyVerifier } from "./verifier.js";
 import type { ReceiptVerifier, SignatureFailure, SignaturePolicy } from "./verifier.js";
 
 /** Stable finding codes (snake_case in JSON). */
@@ -337,7 +337,9 @@ export function receiptStatus(receipt: Receipt, policy: SignaturePolicy): Receip
   if (!isContentAddressed(receipt)) return "invalid";
   const findings = verifyReceiptProof(receipt, policy);
   if (findings.length === 0) {
-    return policy.mode === "production" && policy.verifier !== undefined
+    // A real signature the policy's key accepted is verified in either mode; a local
+    // development receipt (`sig:<digest>`) never is.
+    return policy.verifier !== undefined && !isPseudoSignature(receipt.signature.value)
       ? "verified"
       : "unverified";
   }
