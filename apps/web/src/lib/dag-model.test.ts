@@ -27,7 +27,7 @@ describe("fastLayout", () => {
     expect(layout.edges).toHaveLength(3);
   });
 
-  it("survives cycles and dangling edges, and lays out 20,000 nodes quickly", () => {
+  it("survives cycles and dangling edges, and culls a 20,000-node layout to the viewport", () => {
     expect(usableEdges([n("a")], [{ from: "a", to: "zz", kind: "child" }])).toEqual([]);
     const cyc = fastLayout(
       [n("a"), n("b")],
@@ -41,9 +41,9 @@ describe("fastLayout", () => {
     const edges = big
       .slice(1)
       .map((x, i) => ({ from: `r${Math.floor(i / 8)}`, to: x.id, kind: "child" }));
-    const t = performance.now();
+    // Layout time is measured by bench/console-dag.mjs, not asserted here.
     const layout = fastLayout(big, edges);
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(layout.nodes).toHaveLength(20_000);
     // Culling keeps a viewport's worth, not the whole graph.
     const shown = cull(layout, visibleRect({ scale: 1, tx: 0, ty: 0 }, 1200, 800));
     expect(shown.nodes.length).toBeGreaterThan(0);
