@@ -7,17 +7,18 @@ import { isSettled } from "@/lib/api-types";
 
 /**
  * The run's status, live: an SSE subscription to run events plus a 1 s poll (the fallback
- * when the stream drops). A change re-renders the server page (steps, outputs, requests).
+ * when the stream drops). A change re-renders the server page (steps, outputs, requests), and
+ * the status shown here is the one that page rendered, so status and output always change
+ * together (never "sealed" next to a stale, empty output).
  */
 export function RunLive({ runId, status: initial }: { runId: string; status: string }) {
   const router = useRouter();
-  const [status, setStatus] = useState(initial);
   const [live, setLive] = useState<"connecting" | "live" | "polling" | "idle">("connecting");
-  const last = useRef(initial);
+  const rendered = useRef(initial);
+  const status = initial;
 
   useEffect(() => {
-    last.current = initial;
-    setStatus(initial);
+    rendered.current = initial;
   }, [initial]);
 
   useEffect(() => {
@@ -26,11 +27,9 @@ export function RunLive({ runId, status: initial }: { runId: string; status: str
       return;
     }
     const api = browserApi();
+    // Until the refreshed page shows the new status, every event or poll asks again.
     const seen = (next: string) => {
-      if (next === last.current) return;
-      last.current = next;
-      setStatus(next);
-      router.refresh();
+      if (next !== rendered.current) router.refresh();
     };
     const sub = api.runs.onStatus.subscribe(undefined, {
       onStarted: () => setLive("live"),
