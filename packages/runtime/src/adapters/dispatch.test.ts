@@ -202,6 +202,29 @@ describe("adapter dispatch: dry run and approval", () => {
     expect(validateAdaptersDispatchReceipt(attempt?.dispatch)).toBe(true);
   });
 
+  it("checks spawn authority before approval: without --allow-spawn nobody is asked to approve", async () => {
+    const root = workspace();
+    trust(root);
+    writeAdapterSkill(root, "gated", {
+      authority: ["read_only", "human_approval_required"],
+    });
+    const { envelope, spawns } = await run(root, { skill: "gated" });
+    expect(envelope.status).toBe("sealed");
+    expect(envelope.requests).toEqual([]);
+    expect(dispatchOf(envelope)).toMatchObject({
+      status: "dry_run",
+      failure_code: "spawn_authority_missing",
+    });
+    expect(spawns).toBe(0);
+    const [attempt] = await attempts(root, envelope.run_id);
+    expect(attempt?.dispatch.authority.approval_policy).toBe("required");
+    expect(attempt?.dispatch.approval).toBeNull();
+    // With the flag, the same dispatch stops for a human before anything spawns.
+    const gated = await run(root, { skill: "gated", allowSpawn: true });
+    expect(gated.envelope.status).toBe("needs_approval");
+    expect(gated.spawns).toBe(0);
+  });
+
   it("pauses for approval, spawns only after it, and refuses a stale approval", async () => {
     const root = workspace();
     trust(root);
