@@ -63,6 +63,8 @@ export interface ApprovalBinding {
   packet_digest: string;
   packet_id: string;
   created_at: string;
+  /** The packet this one retries (a resume with answers), so the approval rebuilds it. */
+  retry_of: string | null;
   adapter_id: string;
   definition_digest: string;
   authority_granted: string[];
@@ -104,6 +106,8 @@ export interface DispatchRequest {
   approval: ApprovalDecision | null;
   /** The packet creation time to reuse (a resume rebuilding an approved packet). */
   createdAt?: string;
+  /** The packet this attempt retries (a resume with answers to its questions). */
+  retryOf?: string;
   /** Whether `fixture_mode` is honoured (harness or test mode, fake-local only). */
   fixtureModes: boolean;
   now(): Date;
@@ -361,6 +365,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     stepId: req.stepId,
     graphRunId: req.graphRunId,
     skill: req.skill,
+    retryOf: req.retryOf ?? null,
     createdAt: req.createdAt ?? stamp(invokedAt),
     inputs: req.inputs,
     lane: req.adapter.lane,
@@ -428,6 +433,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
       packet_digest: packet.packet_digest,
       packet_id: packet.packet_id,
       created_at: packet.created_at,
+      retry_of: packet.retry_of,
       adapter_id: definition.id,
       definition_digest: loaded.digest,
       authority_granted: authority,

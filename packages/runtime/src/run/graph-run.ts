@@ -21,6 +21,7 @@ import type { GraphRunner } from "../parser/runner-types.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Receipt, Reference, SyncPoint } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
+import { isAdapterQuestions, packetAnswers } from "./adapter-answers.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
 import {
@@ -389,6 +390,8 @@ export function checkGraphAnswers(checkpoint: Checkpoint, answers: ResumeAnswers
           path: `answers.${request.id}`,
         });
       }
+      // Answers to an adapter's questions: one per question_id, of the declared type.
+      if (isAdapterQuestions(request)) packetAnswers(request, answer);
     }
   }
 }
