@@ -179,6 +179,26 @@ describe("graph steps whose runner is an adapter", () => {
     ]);
   });
 
+  it("refuse a retry policy on an adapter step: a dispatch is never retried automatically", async () => {
+    graphPackage("retrying", [
+      "runners:",
+      "  default:",
+      "    type: graph",
+      "    graph:",
+      "      name: adapter-retrying",
+      "      steps:",
+      "        - id: hand",
+      "          skill: ../dispatch",
+      "          retry: {max_attempts: 3}",
+      "          inputs:",
+      ...PACKET_INPUTS,
+    ]);
+    const r = await runx(ws, ["skill", "skills/retrying", "--allow-spawn", "--json"], { env });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain("never retried automatically");
+    expect(spawnedAny()).toBe(false);
+  });
+
   it("a refused dispatch blocks the graph and runs nothing after it", async () => {
     writeAdapterSkill(ws.root, "dispatch", { lane: "omx-codex" });
     const r = await runx(ws, ["skill", "skills/flow", "--allow-spawn", "--json"], { env });
