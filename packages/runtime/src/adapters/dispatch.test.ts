@@ -1,8 +1,17 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
+import { writeAttemptRecord } from "./records.js";
 import {
   adapterRuntime,
   adapterWorkspace,
@@ -200,6 +209,29 @@ describe("adapter dispatch: dry run and approval", () => {
       principal: null,
     });
     expect(validateAdaptersDispatchReceipt(attempt?.dispatch)).toBe(true);
+  });
+
+  it("checks spawn authority before approval: without --allow-spawn nobody is asked to approve", async () => {
+    const root = workspace();
+    trust(root);
+    writeAdapterSkill(root, "gated", {
+      authority: ["read_only", "human_approval_required"],
+    });
+    const { envelope, spawns } = await run(root, { skill: "gated" });
+    expect(envelope.status).toBe("sealed");
+    expect(envelope.requests).toEqual([]);
+    expect(dispatchOf(envelope)).toMatchObject({
+      status: "dry_run",
+      failure_code: "spawn_authority_missing",
+    });
+    expect(spawns).toBe(0);
+    const [attempt] = await attempts(root, envelope.run_id);
+    expect(attempt?.dispatch.authority.approval_policy).toBe("required");
+    expect(attempt?.dispatch.approval).toBeNull();
+    // With the flag, the same dispatch stops for a human before anything spawns.
+    const gated = await run(root, { skill: "gated", allowSpawn: true });
+    expect(gated.envelope.status).toBe("needs_approval");
+    expect(gated.spawns).toBe(0);
   });
 
   it("pauses for approval, spawns only after it, and refuses a stale approval", async () => {
@@ -531,5 +563,215 @@ describe("adapter dispatch: static boundary", () => {
       "utf8",
     );
     expect(fake).not.toMatch(/node:(http|https|net|dgram|tls)|fetch\(|homedir|os"/);
+  });
+});
+
+async function resume(
+  root: string,
+  runId: string,
+  document: unknown,
+  opts: { allowSpawn?: boolean } = {},
+): Promise<{ envelope: SkillRunEnvelope; spawns: number }> {
+  let spawns = 0;
+  const runtime = adapterRuntime(root, { onAdapterSpawn: () => (spawns += 1) });
+  try {
+    const envelope = await runtime.resumeWith({
+      runId,
+      document,
+      ...(opts.allowSpawn === true ? { allowSpawn: true } : {}),
+    });
+    return { envelope, spawns };
+  } finally {
+    runtime.close();
+  }
+}
+
+/** Writes `adapters/<id>.yaml`: fake-local's definition with another id and argv. */
+function writeDefinition(root: string, id: string, argv: string): void {
+  writeFileSync(
+    join(root, "adapters", `${id}.yaml`),
+    readFileSync(join(root, "adapters", "fake-local.yaml"), "utf8")
+      .replace("id: fake-local", `id: ${id}`)
+      .replace(/argv: \[.*\]/, `argv: ${argv}`),
+  );
+}
+
+describe("adapter trust: payload outside the workspace (A.7)", () => {
+  it.each([
+    ["direct", "[node, ../../OUTSIDE/run.mjs]", "lies outside the workspace"],
+    ["file-link", "[node, ./link.mjs]", "through a symlink"],
+    ["dir-link", "[node, ./linkdir/run.mjs]", "through a symlink"],
+    ["import", "[node, ./imports-outside.mjs]", "lies outside the workspace"],
+  ])("refuses a %s payload at trust time and at dispatch", async (id, argv, reason) => {
+    const root = workspace();
+    const outside = join(root, "..", `${root.split("/").pop()}-outside`);
+    roots.push(outside);
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, "run.mjs"), "process.exit(0);\n");
+    symlinkSync(join(outside, "run.mjs"), join(root, "adapters", "link.mjs"));
+    symlinkSync(outside, join(root, "adapters", "linkdir"));
+    writeFileSync(
+      join(root, "adapters", "imports-outside.mjs"),
+      `import "../../${outside.split("/").pop()}/run.mjs";\n`,
+    );
+    writeDefinition(root, id, argv.replace("OUTSIDE", outside.split("/").pop()!));
+    const runtime = adapterRuntime(root);
+    try {
+      let refusal: unknown;
+      try {
+        runtime.adapters.trust(id);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toMatchObject({
+        code: "POLICY_DENIED",
+        details: expect.objectContaining({ failure_code: "adapter_config_invalid" }),
+      });
+      expect((refusal as Error).message).toContain(reason);
+    } finally {
+      runtime.close();
+    }
+    const trustFile = join(root, ".runx", "adapters", "trust.json");
+    expect(existsSync(trustFile) ? readFileSync(trustFile, "utf8") : "").not.toContain(`"${id}"`);
+    writeAdapterSkill(root, id, { adapter: id });
+    const envelope = await expectRefusal(root, "adapter_config_invalid", { skill: id });
+    expect(envelope.closure?.summary).toContain(reason);
+  });
+});
+
+describe("adapter admission: credentials (A.11)", () => {
+  it("refuses a credential the adapter definition is not granted, even within its maximum and the ceiling", async () => {
+    const root = workspace();
+    const file = join(root, "adapters", "fake-local.yaml");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace(
+        '"credentials:FAKE_TOKEN"]',
+        '"credentials:FAKE_TOKEN", "credentials:OTHER_TOKEN"]',
+      ),
+    );
+    trust(root);
+    writeAdapterSkill(root, "other", {
+      authority: ["read_only", "credentials:OTHER_TOKEN"],
+      ceiling: ["read_only", "credentials:OTHER_TOKEN"],
+    });
+    const envelope = await expectRefusal(root, "credential_not_granted", {
+      skill: "other",
+      secretEnv: ["OTHER_TOKEN"],
+      env: { OTHER_TOKEN: "tok_other_value_123" },
+    });
+    expect(envelope.closure?.summary).toContain("OTHER_TOKEN");
+  });
+});
+
+describe("adapter needs_input and resume with answers (H.50-52, G.47)", () => {
+  it("surfaces the question, refuses a bad answer, and an answer alone never spawns", async () => {
+    const root = workspace();
+    trust(root);
+    const { envelope: paused, spawns } = await run(root, {
+      allowSpawn: true,
+      inputs: { fixture_mode: "needs_input" },
+    });
+    expect(spawns).toBe(1);
+    expect(paused.status).toBe("needs_agent");
+    expect(paused.requests).toEqual([
+      expect.objectContaining({
+        id: "adapter.dispatch.input",
+        kind: "agent_act",
+        invocation: expect.objectContaining({
+          questions: [
+            { question_id: "q_scope", prompt: "Which module?", answer_schema: { type: "string" } },
+          ],
+        }),
+      }),
+    ]);
+    const [first] = await attempts(root, paused.run_id);
+    expect(first?.dispatch).toMatchObject({
+      status: "blocked",
+      failure: null,
+      questions: [{ question_id: "q_scope" }],
+    });
+    expect(first?.verified).toBe(true);
+    // The answer must match its schema; a refusal leaves the run paused.
+    await expect(
+      resume(root, paused.run_id, { answers: { "adapter.dispatch.input": { q_scope: 3 } } }),
+    ).rejects.toMatchObject({ code: "ANSWERS_INVALID" });
+    // H.52: answered but without --allow-spawn: a new packet, recorded as a dry run.
+    const { envelope: dry, spawns: drySpawns } = await resume(root, paused.run_id, {
+      answers: { "adapter.dispatch.input": { q_scope: "lib" } },
+    });
+    expect(drySpawns).toBe(0);
+    expect(dispatchOf(dry)).toMatchObject({
+      status: "dry_run",
+      failure_code: "spawn_authority_missing",
+    });
+    const [, second] = await attempts(root, paused.run_id);
+    expect(second?.dispatch.retry_of).toBe(first?.dispatch.packet_id);
+    expect(await verifyAll(root)).toBe(true);
+  });
+
+  it("builds a new packet from the answers that needs its own approval; re-dispatch appends a receipt and leaves the first unchanged", async () => {
+    const root = workspace();
+    trust(root);
+    writeAdapterSkill(root, "gated", { authority: ["read_only", "human_approval_required"] });
+    const opts = { skill: "gated", allowSpawn: true, inputs: { fixture_mode: "needs_input" } };
+    const { envelope: gate1 } = await run(root, opts);
+    expect(gate1.status).toBe("needs_approval");
+    const gateId = gate1.requests[0]!.id;
+    const { envelope: asked } = await resume(
+      root,
+      gate1.run_id,
+      { approvals: { [gateId]: true } },
+      { allowSpawn: true },
+    );
+    expect(asked.status).toBe("needs_agent");
+    const [first] = await attempts(root, gate1.run_id);
+    const recordFile = join(root, ".runx", "runs", gate1.run_id, "dispatches", "dispatch-1.json");
+    const receiptsDir = join(root, ".runx", "receipts");
+    const firstRecord = readFileSync(recordFile, "utf8");
+    const firstReceipt = readFileSync(
+      join(receiptsDir, `sha256-${first!.receipt_id.slice(7)}.json`),
+      "utf8",
+    );
+
+    // The answered packet differs from the approved one, so the earlier approval does not carry.
+    const { envelope: gate2, spawns: gate2Spawns } = await resume(
+      root,
+      gate1.run_id,
+      { answers: { "adapter.dispatch.input": { q_scope: "lib" } } },
+      { allowSpawn: true },
+    );
+    expect(gate2.status).toBe("needs_approval");
+    expect(gate2Spawns).toBe(0);
+    const binding = (gate2.requests[0] as { gate: { summary: Record<string, unknown> } }).gate
+      .summary;
+    expect(binding.packet_digest).not.toBe(first?.dispatch.packet_digest);
+    expect(binding.retry_of).toBe(first?.dispatch.packet_id);
+
+    const { envelope: done, spawns } = await resume(
+      root,
+      gate1.run_id,
+      { approvals: { [gate2.requests[0]!.id]: true } },
+      { allowSpawn: true },
+    );
+    expect(spawns).toBe(1);
+    expect(dispatchOf(done)).toMatchObject({ status: "completed", failure_code: null });
+    const all = await attempts(root, gate1.run_id);
+    expect(all.map((a) => [a.dispatch.attempt, a.dispatch.status, a.verified])).toEqual([
+      [1, "blocked", true],
+      [2, "completed", true],
+    ]);
+    expect(all[1]?.dispatch.retry_of).toBe(first?.dispatch.packet_id);
+    expect(all[1]?.dispatch.approval?.receipt_id).toBe(gate2.receipt_id);
+    expect(all[1]?.receipt_id).not.toBe(first?.receipt_id);
+    // Append-only: the first attempt's record and receipt are byte for byte as they were.
+    expect(readFileSync(recordFile, "utf8")).toBe(firstRecord);
+    expect(
+      readFileSync(join(receiptsDir, `sha256-${first!.receipt_id.slice(7)}.json`), "utf8"),
+    ).toBe(firstReceipt);
+    expect(() =>
+      writeAttemptRecord(join(root, ".runx"), { receipt_id: "x", dispatch: first!.dispatch }),
+    ).toThrow(/EEXIST/);
+    expect(await verifyAll(root)).toBe(true);
   });
 });

@@ -5,9 +5,17 @@
  * Nothing is written before the gate has passed: a refusal leaves the workspace untouched.
  *
  * Gate order: adapter known, valid and trusted → packet executable → lane supported → scope
- * within the adapter maximum and the policy ceiling → approval present where required (and
- * still bound to the same packet, adapter and authority) → `--allow-spawn` given → worktree
- * and branch → tool probe → configuration → a fresh output directory.
+ * within the adapter maximum and the policy ceiling → `--allow-spawn` given → approval present
+ * where required (and still bound to the same packet, adapter and authority) → worktree and
+ * branch → tool probe → configuration → a fresh output directory.
+ *
+ * Why spawn authority comes before approval: the source contract (spec 002, "Current
+ * decision") has the runtime validate the packet and "write receipt/evidence by default without
+ * spawning", launching only through an explicit `--allow-spawn` gate followed by the
+ * branch/worktree/version checks. Without `--allow-spawn` the default outcome is therefore a
+ * sealed `dry_run` receipt, never a pause asking a human to approve a launch that would not
+ * happen (open-scaffold §5.6 steps 7–8 agree: the static checks run before anyone is asked).
+ * Issue 8 lists approval before the flag; the source document wins over that summary.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -55,6 +63,8 @@ export interface ApprovalBinding {
   packet_digest: string;
   packet_id: string;
   created_at: string;
+  /** The packet this one retries (a resume with answers), so the approval rebuilds it. */
+  retry_of: string | null;
   adapter_id: string;
   definition_digest: string;
   authority_granted: string[];
@@ -96,6 +106,8 @@ export interface DispatchRequest {
   approval: ApprovalDecision | null;
   /** The packet creation time to reuse (a resume rebuilding an approved packet). */
   createdAt?: string;
+  /** The packet this attempt retries (a resume with answers to its questions). */
+  retryOf?: string;
   /** Whether `fixture_mode` is honoured (harness or test mode, fake-local only). */
   fixtureModes: boolean;
   now(): Date;
@@ -353,6 +365,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     stepId: req.stepId,
     graphRunId: req.graphRunId,
     skill: req.skill,
+    retryOf: req.retryOf ?? null,
     createdAt: req.createdAt ?? stamp(invokedAt),
     inputs: req.inputs,
     lane: req.adapter.lane,
@@ -404,13 +417,23 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
       `adapter ${definition.id} is not granted credential ${ungranted.join(", ")}`,
     );
 
-  // 7. Approval where required, bound to this packet, adapter and authority.
+  // 7. Spawn authority, only from an operator-originated invocation. Checked before approval
+  // (spec 002): without it the attempt is a recorded dry run and no human is asked to approve.
+  if (!req.spawnAuthority.granted) {
+    return refuse(
+      "spawn_authority_missing",
+      "no --allow-spawn: recorded as a dry run, nothing was launched",
+    );
+  }
+
+  // 8. Approval where required, bound to this packet, adapter and authority.
   const authority = packetAuthority(packet);
   if (approvalRequired(authority)) {
     const binding: ApprovalBinding = {
       packet_digest: packet.packet_digest,
       packet_id: packet.packet_id,
       created_at: packet.created_at,
+      retry_of: packet.retry_of,
       adapter_id: definition.id,
       definition_digest: loaded.digest,
       authority_granted: authority,
@@ -431,14 +454,6 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     }
     if (Date.parse(req.approval.binding.expires_at) < invokedAt.getTime())
       return refuse("approval_stale", "the approval has expired");
-  }
-
-  // 8. Spawn authority, only from an operator-originated invocation.
-  if (!req.spawnAuthority.granted) {
-    return refuse(
-      "spawn_authority_missing",
-      "no --allow-spawn: recorded as a dry run, nothing was launched",
-    );
   }
 
   // 9. Workspace, when required or when a write word is requested.

@@ -147,6 +147,19 @@ function atLeast(a: number[], b: number[]): boolean {
   return true;
 }
 
+/**
+ * The version the probe's regex found, with a prerelease tag that directly follows it kept:
+ * a `version_regex` like `v(\d+\.\d+\.\d+)` captures `0.17.3` out of `v0.17.3-beta.1`, and
+ * dropping the `-beta.1` would let a prerelease pass as a release.
+ */
+function versionText(stdout: string, match: RegExpExecArray | null): string | undefined {
+  if (match === null) return undefined;
+  const text = match[1] ?? match[0];
+  const at = match.index + Math.max(0, match[0].indexOf(text)) + text.length;
+  const tag = /^-[0-9A-Za-z.-]+/.exec(stdout.slice(at));
+  return tag === null || text.includes("-") ? text : `${text}${tag[0]}`;
+}
+
 /** The tool probe's record for the receipt. */
 export interface ProbeRecord {
   argv: string[];
@@ -176,7 +189,7 @@ export async function probeTool(
       problem: { code: "missing_tool", message: `${probe.argv[0] ?? ""} is not installed` },
     };
   const match = new RegExp(probe.version_regex).exec(result.stdout);
-  const text = match?.[1] ?? match?.[0];
+  const text = versionText(result.stdout, match);
   const version = text !== undefined ? parseVersion(text) : undefined;
   const minimum = parseVersion(probe.min_version);
   if (

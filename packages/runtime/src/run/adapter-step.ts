@@ -2,15 +2,23 @@
  * The `adapter` runner in a run (issue 8): one dispatch attempt through the gate, its signed
  * dispatch receipt sealed as a child of the run's receipt, or a `needs_approval` pause whose
  * gate binds the packet, adapter and authority digests. Resume with an approval rebuilds the
- * packet and refuses (`approval_stale`) when anything bound has changed since.
+ * packet and refuses (`approval_stale`) when anything bound has changed since. An attempt whose
+ * adapter asks questions (`needs_input`) pauses the run `needs_agent`; resume with answers keyed
+ * by `question_id` builds a new packet that retries the first and passes the gate again.
+ * The pieces are shared with adapter steps of graphs (run/adapter-graph-step.ts).
  */
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
-import type { AdapterRunner } from "../parser/runner-types.js";
+import type { AdapterRunner, RunnerDefinition } from "../parser/runner-types.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Commitment, Receipt, Reference } from "../receipts/index.js";
 import { dispatchAttempt } from "../adapters/dispatch.js";
-import type { AdapterStepConfig, ApprovalBinding, DispatchOutcome } from "../adapters/dispatch.js";
+import type {
+  AdapterStepConfig,
+  ApprovalBinding,
+  DispatchOutcome,
+  DispatchReceiptBody,
+} from "../adapters/dispatch.js";
 import { clearCancel, nextAttempt, writeAttemptRecord } from "../adapters/records.js";
 import { DEFAULT_CEILING } from "../adapters/vocabulary.js";
 import type { ResumeAnswers } from "./answers.js";
@@ -25,10 +33,14 @@ import {
 } from "./context.js";
 import type { RunScope } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
-import type { Disposition, SkillRunEnvelope } from "./envelope.js";
+import type { Disposition, RunRequest, SkillRunEnvelope } from "./envelope.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
 import type { StepStart } from "./single-step.js";
+import { packetAnswers } from "./adapter-answers.js";
+import type { DispatchQuestion } from "./adapter-answers.js";
+
+export { packetAnswers } from "./adapter-answers.js";
 
 /** The principal that stands for the local operator. */
 export const LOCAL_OPERATOR = "runx:principal:local_operator";
@@ -71,38 +83,66 @@ export function adapterConfigOf(runner: AdapterRunner): AdapterStepConfig {
   };
 }
 
-function ceilingOf(runner: AdapterRunner): string[] {
-  const ceiling = runner.policy?.authority_ceiling;
-  return Array.isArray(ceiling)
-    ? ceiling.filter((w): w is string => typeof w === "string")
-    : [...DEFAULT_CEILING];
+/**
+ * The authority ceiling of an adapter runner: its own `policy.authority_ceiling`, else the
+ * default. A graph that declares a ceiling on its own runner narrows every adapter step in it.
+ */
+export function ceilingOf(runner: AdapterRunner, enclosing?: RunnerDefinition): string[] {
+  const read = (r: RunnerDefinition | undefined): string[] | undefined => {
+    const ceiling = (r?.policy as { authority_ceiling?: unknown } | undefined)?.authority_ceiling;
+    return Array.isArray(ceiling)
+      ? ceiling.filter((w): w is string => typeof w === "string")
+      : undefined;
+  };
+  const own = read(runner) ?? [...DEFAULT_CEILING];
+  const outer = enclosing !== undefined && enclosing !== runner ? read(enclosing) : undefined;
+  return outer === undefined ? own : own.filter((w) => outer.includes(w));
 }
 
-function approvalRequestId(stepId: string): string {
+/** The id of the approval gate of a step's dispatch. */
+export function approvalRequestId(stepId: string): string {
   return `adapter.${stepId}.approval`;
 }
 
-async function attempt(
-  scope: RunScope,
-  inputs: Record<string, unknown>,
-  approval: { decision: boolean; binding: ApprovalBinding; receiptId: string } | null,
-): Promise<DispatchOutcome> {
+/** The id of the request carrying a dispatch's questions (`needs_input`). */
+export function inputRequestId(stepId: string): string {
+  return `adapter.${stepId}.input`;
+}
+
+/** One dispatch of an adapter runner, as a single-skill run or a graph step asks for it. */
+export interface DispatchCall {
+  runner: AdapterRunner;
+  /** The step's key in the run (a graph step's path); names records and the packet. */
+  stepId: string;
+  graphRunId: string | null;
+  skill: { name: string; version: string | null; digest: string };
+  ceiling: string[];
+  /** The step inputs; `answers` (question_id/value pairs) when resuming `needs_input`. */
+  inputs: Record<string, unknown>;
+  approval: { decision: boolean; binding: ApprovalBinding; receiptId: string } | null;
+  /** The packet this one retries (a resume with answers). */
+  retryOf?: string | null;
+}
+
+/** Runs one dispatch attempt of `call` through the gate (and the adapter, when it passes). */
+export async function dispatchCall(scope: RunScope, call: DispatchCall): Promise<DispatchOutcome> {
   const { deps, prep } = scope;
-  const runner = prep.runner as AdapterRunner;
   const fixtureModes =
     deps.receiptProfile?.kind === "harness" || deps.env.RUNX_ADAPTER_FIXTURE_MODES === "1";
+  const { approval } = call;
+  const retryOf = call.retryOf ?? approval?.binding.retry_of ?? null;
   return dispatchAttempt({
     root: deps.paths.root,
     runxDir: deps.paths.runxDir,
     home: deps.env.HOME,
     runId: prep.runId,
-    stepId: runner.name,
-    graphRunId: null,
-    attempt: nextAttempt(deps.paths.runxDir, prep.runId, runner.name),
-    skill: { name: prep.pkg.name, version: null, digest: prep.packageDigest },
-    adapter: adapterConfigOf(runner),
-    ceiling: ceilingOf(runner),
-    inputs,
+    stepId: call.stepId,
+    graphRunId: call.graphRunId,
+    attempt: nextAttempt(deps.paths.runxDir, prep.runId, call.stepId),
+    skill: call.skill,
+    adapter: adapterConfigOf(call.runner),
+    ceiling: call.ceiling,
+    inputs: call.inputs,
     baseEnv: deps.env,
     secrets: scope.secrets,
     taint: scope.taint,
@@ -117,6 +157,7 @@ async function attempt(
             approver: LOCAL_OPERATOR,
           },
     ...(approval !== null ? { createdAt: approval.binding.created_at } : {}),
+    ...(retryOf !== null ? { retryOf } : {}),
     fixtureModes,
     now: () => deps.now(),
     signal: scope.signal,
@@ -126,44 +167,89 @@ async function attempt(
   });
 }
 
-/** Runs the adapter step of a fresh run. */
-export async function runAdapterStep(
-  scope: RunScope,
-  inputs: Record<string, unknown>,
-  start: StepStart,
-): Promise<SkillRunEnvelope> {
-  const outcome = await attempt(scope, inputs, null);
-  return finish(scope, inputs, outcome, start);
+/** The approval request a `needs_approval` outcome pauses on. */
+export function approvalRequest(
+  stepId: string,
+  outcome: Extract<DispatchOutcome, { kind: "needs_approval" }>,
+): RunRequest {
+  const id = approvalRequestId(stepId);
+  return {
+    id,
+    kind: "approval",
+    gate: {
+      id,
+      type: "adapter_dispatch",
+      reason: `approve dispatching packet ${outcome.packet.packet_id} to adapter ${outcome.binding.adapter_id} with ${outcome.binding.authority_granted.join(", ")}`,
+      summary: outcome.binding,
+    },
+  };
 }
 
-/** Continues a run paused for a dispatch approval. */
-export async function resumeAdapterStep(
-  scope: RunScope,
-  checkpoint: Checkpoint,
-  answers: ResumeAnswers,
-  previous: Reference,
-): Promise<SkillRunEnvelope> {
-  const request = checkpoint.requests[0];
-  if (request?.kind !== "approval")
-    throw new RuntimeError("RESUME_REFUSED", "the adapter checkpoint holds no approval gate", {});
-  const decision = answers.approvals[request.id];
-  if (decision === undefined) {
-    throw new RuntimeError(
-      "ANSWERS_INVALID",
-      `the dispatch waits for a human decision under approvals.${request.id}`,
-      { path: `approvals.${request.id}` },
-    );
-  }
-  const binding = request.gate.summary as ApprovalBinding;
-  const outcome = await attempt(scope, checkpoint.inputs, {
-    decision: decision.approved,
-    binding,
-    receiptId: checkpoint.paused_receipt.id,
-  });
-  return finish(scope, checkpoint.inputs, outcome, { runExists: true, previous });
+/** True when an attempt ended asking questions (`needs_input`): the run waits for answers. */
+export function needsInput(outcome: DispatchOutcome): boolean {
+  return (
+    outcome.kind === "attempt" &&
+    outcome.body.status === "blocked" &&
+    outcome.body.failure === null &&
+    outcome.questions.length > 0
+  );
 }
 
-const DISPOSITION: Readonly<Record<string, Disposition>> = {
+/**
+ * The request a `needs_input` attempt pauses on: one `agent_act` request whose answer is an
+ * object keyed by `question_id`. An answer is task input, never approval: resuming with it
+ * builds a new packet (`retry_of` the asking one) that goes through the whole gate again.
+ */
+export function inputRequest(
+  stepId: string,
+  body: DispatchReceiptBody,
+  questions: readonly DispatchQuestion[],
+  dispatchReceiptId: string,
+): RunRequest {
+  return {
+    id: inputRequestId(stepId),
+    kind: "agent_act",
+    invocation: {
+      type: "adapter_questions",
+      adapter_id: body.adapter_id,
+      packet_id: body.packet_id,
+      dispatch_receipt_id: dispatchReceiptId,
+      questions: questions.map((q) => ({
+        question_id: q.question_id,
+        prompt: q.prompt,
+        ...(q.answer_schema !== undefined ? { answer_schema: q.answer_schema } : {}),
+      })),
+      answer: "an object keyed by question_id",
+    },
+  };
+}
+
+/** What a step receipt's output says about its dispatch. */
+export function dispatchOutput(
+  outcome: Extract<DispatchOutcome, { kind: "attempt" }>,
+  childId: string,
+): { dispatch: Record<string, unknown> } {
+  const body = outcome.body;
+  return {
+    dispatch: {
+      status: body.status,
+      attempt: body.attempt,
+      failure_code: body.failure?.code ?? null,
+      receipt_id: childId,
+      packet_id: body.packet_id,
+      packet_digest: body.packet_digest,
+      retry_of: body.retry_of,
+      // Only a completed dispatch promotes its (validated) artifacts.
+      artifacts: body.status === "completed" ? body.artifacts : [],
+      questions: outcome.questions,
+      summary: body.summary,
+    },
+  };
+}
+
+/** The disposition of the step that ran a dispatch with this receipt status. */
+/** The disposition of the step that ran a dispatch with this receipt status. */
+export const DISPOSITION: Readonly<Record<string, Disposition>> = {
   completed: "closed",
   dry_run: "closed",
   rejected: "blocked",
@@ -172,42 +258,22 @@ const DISPOSITION: Readonly<Record<string, Disposition>> = {
   cancelled: "killed",
 };
 
-async function finish(
+/**
+ * Seals one attempt's dispatch receipt as a signed child receipt (committing the
+ * `dispatch-receipt.v1` document), stores it and records the attempt append-only.
+ */
+export async function sealDispatchChild(
   scope: RunScope,
-  inputs: Record<string, unknown>,
-  outcome: DispatchOutcome,
-  start: StepStart,
-): Promise<SkillRunEnvelope> {
+  skillName: string,
+  stepId: string,
+  outcome: Extract<DispatchOutcome, { kind: "attempt" }>,
+  inputsDigest: string,
+  beforeIndex: () => void = () => undefined,
+): Promise<Receipt> {
   const { deps, prep } = scope;
-  const stepId = prep.runner.name;
-  if (outcome.kind === "needs_approval") {
-    const id = approvalRequestId(stepId);
-    return pauseRun(scope, {
-      kind: "adapter",
-      requests: [
-        {
-          id,
-          kind: "approval",
-          gate: {
-            id,
-            type: "adapter_dispatch",
-            reason: `approve dispatching packet ${outcome.packet.packet_id} to adapter ${outcome.binding.adapter_id} with ${outcome.binding.authority_granted.join(", ")}`,
-            summary: outcome.binding,
-          },
-        },
-      ],
-      inputs,
-      reasonCode: "approval_required",
-      summary: `waiting for approval: ${id}`,
-      runExists: start.runExists,
-      ...(start.previous !== undefined ? { previous: start.previous } : {}),
-      next: `runx resume ${prep.runId} <answers.json> --allow-spawn   (answers: {"approvals": {"${id}": true}})`,
-    });
-  }
   const body = outcome.body;
-  const disposition = DISPOSITION[body.status] ?? "failed";
-  const inputsDigest = hashCanonical(scope.taint.redactJson(inputs));
-  const createdAt = receiptTimestamp(deps.now());
+  const asking = needsInput(outcome);
+  const disposition = asking ? "deferred" : (DISPOSITION[body.status] ?? "failed");
   const commitments: Commitment[] = [
     commitment("input", body.packet_digest ?? inputsDigest),
     commitment("output", hashCanonical(body)),
@@ -218,18 +284,15 @@ async function finish(
         ]
       : []),
   ];
-  const reasonCode = body.failure?.code ?? `dispatch_${body.status}`;
+  const reasonCode = asking ? "agent_required" : (body.failure?.code ?? `dispatch_${body.status}`);
   const summary = body.failure?.message ?? body.summary ?? `dispatch ${body.status}`;
   const child: Receipt = sealReceipt(
     buildSkillReceipt({
-      name: prep.pkg.name,
+      name: skillName,
       step: `${stepId}.dispatch-${body.attempt}`,
-      createdAt,
+      createdAt: receiptTimestamp(deps.now()),
       subjectKind: "agent_adapter_dispatch",
-      disposition:
-        DISPOSITION[body.status] === "closed" && body.status === "dry_run"
-          ? "declined"
-          : disposition,
+      disposition: body.status === "dry_run" ? "declined" : disposition,
       reasonCode,
       succeeded: body.status === "completed",
       sealSummary: summary,
@@ -241,32 +304,149 @@ async function finish(
     }),
     deps.signer(),
   );
-  await storeReceipt(
-    deps,
-    prep,
-    child,
-    () => {
-      if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-    },
-    { isChild: true },
-  );
+  await storeReceipt(deps, prep, child, beforeIndex, { isChild: true });
   writeAttemptRecord(deps.paths.runxDir, { receipt_id: child.id, dispatch: body });
   clearCancel(deps.paths.runxDir, prep.runId);
+  return child;
+}
 
-  const output = {
-    dispatch: {
-      status: body.status,
-      attempt: body.attempt,
-      failure_code: body.failure?.code ?? null,
-      receipt_id: child.id,
-      packet_id: body.packet_id,
-      packet_digest: body.packet_digest,
-      // Only a completed dispatch promotes its (validated) artifacts.
-      artifacts: body.status === "completed" ? body.artifacts : [],
-      questions: outcome.questions,
-      summary: body.summary,
-    },
+function callOf(scope: RunScope, inputs: Record<string, unknown>): Omit<DispatchCall, "approval"> {
+  const runner = scope.prep.runner as AdapterRunner;
+  return {
+    runner,
+    stepId: runner.name,
+    graphRunId: null,
+    skill: { name: scope.prep.pkg.name, version: null, digest: scope.prep.packageDigest },
+    ceiling: ceilingOf(runner),
+    inputs,
   };
+}
+
+/** Runs the adapter step of a fresh run. */
+export async function runAdapterStep(
+  scope: RunScope,
+  inputs: Record<string, unknown>,
+  start: StepStart,
+): Promise<SkillRunEnvelope> {
+  const outcome = await dispatchCall(scope, { ...callOf(scope, inputs), approval: null });
+  return finish(scope, inputs, outcome, start);
+}
+
+/** Checks a resume document against an adapter pause before the run is taken. */
+export function checkAdapterAnswers(checkpoint: Checkpoint, answers: ResumeAnswers): void {
+  const request = checkpoint.requests[0];
+  if (request?.kind === "agent_act") {
+    if (answers.answers[request.id] === undefined) {
+      throw new RuntimeError(
+        "ANSWERS_INVALID",
+        `the dispatch waits for answers under answers.${request.id}`,
+        { path: `answers.${request.id}` },
+      );
+    }
+    packetAnswers(request, answers.answers[request.id]);
+  } else if (request?.kind === "approval" && answers.approvals[request.id] === undefined) {
+    throw new RuntimeError(
+      "ANSWERS_INVALID",
+      `the dispatch waits for a human decision under approvals.${request.id}`,
+      { path: `approvals.${request.id}` },
+    );
+  }
+}
+
+/**
+ * Continues a run paused by its dispatch: for an approval, the human decision (the packet is
+ * rebuilt and refused as `approval_stale` when anything bound changed); for questions, the
+ * answers, which build a new packet that passes the whole gate again (its own approval, its
+ * own `--allow-spawn`). An answer alone never spawns.
+ */
+export async function resumeAdapterStep(
+  scope: RunScope,
+  checkpoint: Checkpoint,
+  answers: ResumeAnswers,
+  previous: Reference,
+): Promise<SkillRunEnvelope> {
+  const request = checkpoint.requests[0];
+  const start = { runExists: true, previous };
+  if (request?.kind === "agent_act") {
+    const answer = answers.answers[request.id];
+    if (answer === undefined) {
+      throw new RuntimeError(
+        "ANSWERS_INVALID",
+        `the dispatch waits for answers under answers.${request.id}`,
+        { path: `answers.${request.id}` },
+      );
+    }
+    const inputs = { ...checkpoint.inputs, answers: packetAnswers(request, answer) };
+    const retryOf = request.invocation.packet_id;
+    const outcome = await dispatchCall(scope, {
+      ...callOf(scope, inputs),
+      approval: null,
+      retryOf: typeof retryOf === "string" ? retryOf : null,
+    });
+    return finish(scope, inputs, outcome, start);
+  }
+  if (request?.kind !== "approval")
+    throw new RuntimeError("RESUME_REFUSED", "the adapter checkpoint holds no approval gate", {});
+  const decision = answers.approvals[request.id];
+  if (decision === undefined) {
+    throw new RuntimeError(
+      "ANSWERS_INVALID",
+      `the dispatch waits for a human decision under approvals.${request.id}`,
+      { path: `approvals.${request.id}` },
+    );
+  }
+  const binding = request.gate.summary as ApprovalBinding;
+  const outcome = await dispatchCall(scope, {
+    ...callOf(scope, checkpoint.inputs),
+    approval: { decision: decision.approved, binding, receiptId: checkpoint.paused_receipt.id },
+  });
+  return finish(scope, checkpoint.inputs, outcome, start);
+}
+
+async function finish(
+  scope: RunScope,
+  inputs: Record<string, unknown>,
+  outcome: DispatchOutcome,
+  start: StepStart,
+): Promise<SkillRunEnvelope> {
+  const { deps, prep } = scope;
+  const stepId = prep.runner.name;
+  if (outcome.kind === "needs_approval") {
+    const request = approvalRequest(stepId, outcome);
+    return pauseRun(scope, {
+      kind: "adapter",
+      requests: [request],
+      inputs,
+      reasonCode: "approval_required",
+      summary: `waiting for approval: ${request.id}`,
+      runExists: start.runExists,
+      ...(start.previous !== undefined ? { previous: start.previous } : {}),
+      next: `runx resume ${prep.runId} <answers.json> --allow-spawn   (answers: {"approvals": {"${request.id}": true}})`,
+    });
+  }
+  const body = outcome.body;
+  const inputsDigest = hashCanonical(scope.taint.redactJson(inputs));
+  const child = await sealDispatchChild(scope, prep.pkg.name, stepId, outcome, inputsDigest, () => {
+    if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
+  });
+  if (needsInput(outcome)) {
+    const request = inputRequest(stepId, body, outcome.questions, child.id);
+    return pauseRun(scope, {
+      kind: "adapter",
+      requests: [request],
+      inputs,
+      reasonCode: "agent_required",
+      summary: `adapter ${body.adapter_id} asks: ${outcome.questions.map((q) => q.question_id).join(", ")}`,
+      runExists: true,
+      childReceipts: [child],
+      ...(start.previous !== undefined ? { previous: start.previous } : {}),
+      next: `runx resume ${prep.runId} <answers.json> --allow-spawn   (answers: {"answers": {"${request.id}": {${outcome.questions.map((q) => `"${q.question_id}": …`).join(", ")}}}})`,
+    });
+  }
+  const disposition = DISPOSITION[body.status] ?? "failed";
+  const reasonCode = body.failure?.code ?? `dispatch_${body.status}`;
+  const summary = body.failure?.message ?? body.summary ?? `dispatch ${body.status}`;
+  const output = dispatchOutput(outcome, child.id);
   const closed = disposition === "closed";
   const parentCreated = receiptTimestamp(deps.now());
   const receipt = sealReceipt(

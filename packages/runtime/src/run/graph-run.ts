@@ -10,6 +10,7 @@ import {
   bindStepContracts,
   contractFromRunner,
   createGraphState,
+  effectiveRetry,
   graphFromRunner,
   nextActions,
   resumeGraph,
@@ -21,6 +22,7 @@ import type { GraphRunner } from "../parser/runner-types.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Receipt, Reference, SyncPoint } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
+import { isAdapterQuestions, packetAnswers } from "./adapter-answers.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
 import {
@@ -67,9 +69,11 @@ export async function boundGraph(
   const here = [...path, `${pkg.graphDocumentPath ?? pkg.packageDir}#${runner.name}`];
   // Nested skills are resolved first so their runners' output contracts bind to the steps.
   const nested = new Map<string, StepContract>();
+  const adapterSteps = raw.steps.filter((s) => s.kind === "run" && s.run.type === "adapter");
   for (const step of raw.steps) {
     if (step.kind !== "skill") continue;
     const child = await loadNestedPackage(deps, pkg, step);
+    if (child.runner.type === "adapter") adapterSteps.push(step);
     const contract = contractFromRunner(child.runner);
     const key = `${child.pkg.graphDocumentPath ?? child.pkg.packageDir}#${child.runner.name}`;
     if (
@@ -115,6 +119,17 @@ export async function boundGraph(
   });
   validateResultProducers(doc);
   assertRetryAdmissible(doc);
+  // A dispatch is one attempt: a retry is a new packet with its own approval, never automatic.
+  for (const step of adapterSteps) {
+    const declared = doc.steps.find((s) => s.id === step.id);
+    if (declared !== undefined && effectiveRetry(declared).max_attempts > 1) {
+      throw new RuntimeError(
+        "RETRY_REFUSED",
+        `step ${step.id} hands work to an adapter; a dispatch is never retried automatically (a retry is a new packet with its own approval)`,
+        { step_id: step.id },
+      );
+    }
+  }
   return doc;
 }
 
@@ -389,6 +404,8 @@ export function checkGraphAnswers(checkpoint: Checkpoint, answers: ResumeAnswers
           path: `answers.${request.id}`,
         });
       }
+      // Answers to an adapter's questions: one per question_id, of the declared type.
+      if (isAdapterQuestions(request)) packetAnswers(request, answer);
     }
   }
 }

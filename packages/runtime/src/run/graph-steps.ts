@@ -232,7 +232,7 @@ export async function loadNestedPackage(
   return { pkg, runner: selectRunner(pkg, step.runner) };
 }
 
-/** An inline `run: {type: cli-tool|javascript|agent-task, …}` source as a runner. */
+/** An inline `run: {type: cli-tool|javascript|agent-task|adapter, …}` source as a runner. */
 function inlineRunner(step: GraphStep & { kind: "run" }): RunnerDefinition {
   return normalizeRunner(step.id, step.run, {
     path: ["steps", step.index, "run"],
@@ -469,6 +469,23 @@ export async function executeGraphStep(
         {
           step: step.id,
         },
+      );
+    }
+    if (runner.type === "adapter") {
+      // The adapter boundary: the same gate, approval pause and spawn authority as a
+      // single-skill dispatch; its dispatch receipt becomes a child of this step's receipt.
+      const { executeAdapterGraphStep } = await import("./adapter-graph-step.js");
+      return await executeAdapterGraphStep(
+        scope,
+        step,
+        runner,
+        { name: nested.name, ...(nested.pkg !== undefined ? { pkg: nested.pkg } : {}) },
+        values,
+        approvals,
+        answers,
+        subgraph,
+        artifacts,
+        seal,
       );
     }
     if (runner.type === "graph") {

@@ -87,6 +87,8 @@ export async function resumeRun(
   if (checkpoint.kind === "agent")
     checkAgentAnswers(prep.runner, prep.pkg.name, checkpoint, answers);
   if (checkpoint.kind === "graph") checkGraphAnswers(checkpoint, answers);
+  if (checkpoint.kind === "adapter")
+    (await import("./adapter-step.js")).checkAdapterAnswers(checkpoint, answers);
 
   // Take the run: only one process moves a paused run forward.
   state.transaction(() => {
