@@ -1,14 +1,15 @@
 /**
  * Adapter services of the runtime: the definitions in the workspace and their trust state,
  * trusting one, the dispatch attempts of a run (with each attempt's receipt checked against
- * the document it commits) and cancelling a running dispatch from another process.
+ * the document it commits), the attempts in flight, and cancelling a running dispatch from
+ * another process.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
-import { hashCanonical } from "../receipts/index.js";
-import type { ReceiptStore } from "../receipts/index.js";
+import { hashCanonical, receiptStatus, verifyReceiptProof } from "../receipts/index.js";
+import type { Receipt, ReceiptStatus, ReceiptStore, SignaturePolicy } from "../receipts/index.js";
 import type { DispatchReceiptBody } from "../adapters/dispatch.js";
 import { cancelRequestPath, listAttemptRecords, requestCancel } from "../adapters/records.js";
 import {
@@ -81,38 +82,170 @@ export function trust(
   return trustAdapter(root, runxDir, id, principal, now);
 }
 
+/** The signed receipt of an attempt, checked as the receipt page and the DAG check it. */
+export interface AttemptReceiptCheck {
+  /**
+   * `verified` / `unverified` (a local-development signature) as `receiptStatus` reports them;
+   * `invalid` when the receipt fails a check or does not commit this attempt's document;
+   * `missing` when the store has no such receipt.
+   */
+  status: ReceiptStatus | "missing";
+  /** The first failed check (finding code), null unless `invalid` or `missing`. */
+  failed_check: string | null;
+}
+
 /** One dispatch attempt as the console shows it. */
 export interface DispatchAttemptView {
   receipt_id: string;
   /** The signed receipt exists, commits this document, and the document matches its schema. */
   verified: boolean;
+  /** The receipt's own verification (signature and content address) folded with `verified`. */
+  receipt: AttemptReceiptCheck;
   dispatch: DispatchReceiptBody;
 }
 
-/** The dispatch attempts of a run, oldest first, each checked against its signed receipt. */
+/** An attempt that has launched and not yet been recorded. */
+export interface RunningDispatch {
+  step_id: string;
+  attempt: number;
+  /** When the packet was written (right before the launch). */
+  started_at: string;
+}
+
+/** A run's recorded attempts and the ones still in flight. */
+export interface DispatchState {
+  attempts: DispatchAttemptView[];
+  running: RunningDispatch[];
+}
+
+async function checkAttempt(
+  receipts: ReceiptStore,
+  policy: SignaturePolicy | undefined,
+  record: { receipt_id: string; dispatch: DispatchReceiptBody },
+): Promise<{ verified: boolean; receipt: AttemptReceiptCheck }> {
+  let receipt: Receipt;
+  try {
+    receipt = await receipts.read(record.receipt_id);
+  } catch (error) {
+    const missing = error instanceof RuntimeError && error.code === "RECEIPT_NOT_FOUND";
+    return {
+      verified: false,
+      receipt: missing
+        ? { status: "missing", failed_check: "receipt_missing" }
+        : { status: "invalid", failed_check: findingOf(error) },
+    };
+  }
+  const committed = receipt.subject.commitments.find((c) => c.scope === "output")?.value;
+  const documentMatches = committed === hashCanonical(record.dispatch);
+  const schemaValid = validateAdaptersDispatchReceipt(record.dispatch) === true;
+  const verified = documentMatches && schemaValid;
+  if (policy === undefined) {
+    return {
+      verified,
+      receipt: verified
+        ? { status: "unverified", failed_check: null }
+        : { status: "invalid", failed_check: "dispatch_document_mismatch" },
+    };
+  }
+  const status = receiptStatus(receipt, policy);
+  if (status === "invalid") {
+    const findings = verifyReceiptProof(receipt, policy).filter(
+      (f) => f.code !== "signature_verifier_missing",
+    );
+    return {
+      verified,
+      receipt: { status, failed_check: findings[0]?.code ?? "receipt_invalid" },
+    };
+  }
+  if (!documentMatches)
+    return { verified, receipt: { status: "invalid", failed_check: "dispatch_document_mismatch" } };
+  if (!schemaValid)
+    return { verified, receipt: { status: "invalid", failed_check: "dispatch_document_invalid" } };
+  return { verified, receipt: { status, failed_check: null } };
+}
+
+function findingOf(error: unknown): string {
+  if (error instanceof RuntimeError) {
+    const code = error.details.code;
+    return typeof code === "string" && code !== "" ? code : error.code.toLowerCase();
+  }
+  return "receipt_unreadable";
+}
+
+/**
+ * The dispatch attempts of a run, oldest first, each checked against its signed receipt
+ * (`policy`: the read policy the receipt page uses, so both show the same status).
+ */
 export async function dispatchAttempts(
   runxDir: string,
   receipts: ReceiptStore,
   runId: string,
+  policy?: SignaturePolicy,
 ): Promise<DispatchAttemptView[]> {
   const out: DispatchAttemptView[] = [];
   for (const record of listAttemptRecords(runxDir, runId)) {
-    let verified = false;
-    try {
-      const receipt = await receipts.read(record.receipt_id);
-      const committed = receipt.subject.commitments.find((c) => c.scope === "output")?.value;
-      verified =
-        committed === hashCanonical(record.dispatch) &&
-        validateAdaptersDispatchReceipt(record.dispatch) === true;
-    } catch {
-      verified = false;
-    }
-    out.push({ receipt_id: record.receipt_id, verified, dispatch: record.dispatch });
+    const checked = await checkAttempt(receipts, policy, record);
+    out.push({ receipt_id: record.receipt_id, ...checked, dispatch: record.dispatch });
   }
   return out;
 }
 
-/** Asks the running dispatch of `runId` to stop; refuses an unknown run. */
+/** How `adapters/records.ts` and `attemptDir` name a step on disk. */
+const safeStep = (stepId: string): string => stepId.replace(/[^A-Za-z0-9_-]/g, "_");
+
+/**
+ * Attempts of a run that have launched (their packet is written right before the process
+ * starts) and have no record yet. A process that died without recording its attempt leaves
+ * its packet behind, so callers pair this with the run's own status (`running`).
+ */
+export function runningDispatches(runxDir: string, runId: string): RunningDispatch[] {
+  const recorded = new Set(
+    listAttemptRecords(runxDir, runId).map(
+      (r) => `${safeStep(r.dispatch.step_id)}/${r.dispatch.attempt}`,
+    ),
+  );
+  const base = join(runxDir, "runs", runId, "dispatch");
+  if (!existsSync(base)) return [];
+  const out: RunningDispatch[] = [];
+  for (const step of readdirSync(base).sort()) {
+    const stepDir = join(base, step);
+    if (!statSync(stepDir).isDirectory()) continue;
+    for (const n of readdirSync(stepDir)) {
+      const attempt = Number(n);
+      if (!Number.isInteger(attempt) || attempt < 1) continue;
+      const packet = join(stepDir, n, "packet.json");
+      if (!existsSync(packet) || recorded.has(`${step}/${attempt}`)) continue;
+      let stepId = step;
+      try {
+        const parsed = JSON.parse(readFileSync(packet, "utf8")) as { step_id?: unknown };
+        if (typeof parsed.step_id === "string") stepId = parsed.step_id;
+      } catch {
+        // A packet being written: the directory name stands for the step.
+      }
+      out.push({ step_id: stepId, attempt, started_at: statSync(packet).mtime.toISOString() });
+    }
+  }
+  return out.sort((a, b) => a.started_at.localeCompare(b.started_at) || a.attempt - b.attempt);
+}
+
+/** A run's recorded attempts and the ones in flight (what the console's run page shows). */
+export async function dispatchState(
+  runxDir: string,
+  receipts: ReceiptStore,
+  runId: string,
+  policy?: SignaturePolicy,
+): Promise<DispatchState> {
+  return {
+    attempts: await dispatchAttempts(runxDir, receipts, runId, policy),
+    running: runningDispatches(runxDir, runId),
+  };
+}
+
+/**
+ * Asks the running dispatch of `runId` to stop. Refuses a run with no dispatch state
+ * (RUN_NOT_FOUND) and one with no attempt in flight (DISPATCH_NOT_RUNNING): a request left
+ * behind would otherwise cancel the run's next attempt the moment it launched.
+ */
 export function cancelDispatch(
   runxDir: string,
   runId: string,
@@ -123,6 +256,13 @@ export function cancelDispatch(
     throw new RuntimeError("RUN_NOT_FOUND", `run ${runId} has no dispatch state to cancel`, {
       run_id: runId,
     });
+  }
+  if (runningDispatches(runxDir, runId).length === 0) {
+    throw new RuntimeError(
+      "DISPATCH_NOT_RUNNING",
+      `run ${runId} has no dispatch in flight (runx adapter attempts ${runId} lists its attempts)`,
+      { run_id: runId },
+    );
   }
   requestCancel(runxDir, runId, now);
   return { run_id: runId, requested: true };
