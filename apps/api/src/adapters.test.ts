@@ -112,6 +112,7 @@ describe("adapters.attempts", () => {
     const [attempt] = state.attempts;
     expect(attempt).toMatchObject({
       verified: true,
+      lane: "plain-agent",
       receipt: { status: expect.stringMatching(/^(verified|unverified)$/), failed_check: null },
       dispatch: {
         run_id: started.runId,
@@ -125,6 +126,10 @@ describe("adapters.attempts", () => {
     // The receipt it links to is the one the receipt page loads, with the same status.
     const detail = await caller(viewer).receipts.get({ receiptId: attempt!.receipt_id });
     expect(detail.verification?.status).toBe(attempt!.receipt.status);
+    // Once the package changes, its lane no longer speaks for this attempt.
+    fx.ws.write("skills/dispatch/X.yaml", SKILL_YAML.replace("plain-agent", "coding-agent"));
+    const [changed] = (await caller(viewer).adapters.attempts({ runId: started.runId })).attempts;
+    expect(changed).toMatchObject({ verified: true, lane: null });
     // Nothing is in flight, so there is nothing to cancel.
     expect(await code(caller(approver).adapters.cancel({ runId: started.runId }))).toBe("CONFLICT");
   });
@@ -203,6 +208,7 @@ describe("adapters.cancel", () => {
       expect(after.attempts).toHaveLength(1);
       expect(after.attempts[0]).toMatchObject({
         verified: true,
+        lane: "plain-agent",
         dispatch: {
           status: "cancelled",
           failure: { code: "cancelled" },

@@ -349,7 +349,21 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       trust: (id) =>
         trustAdapter(paths.root, paths.runxDir, id, "runx:principal:local_operator", now()),
       attempts: (runId) => dispatchAttempts(paths.runxDir, getReceipts(), runId, readPolicy()),
-      state: (runId) => dispatchState(paths.runxDir, getReceipts(), runId, readPolicy()),
+      state: (runId) => {
+        let packageDir: string | undefined;
+        try {
+          packageDir = getState().getRun(runId).packageDir;
+        } catch {
+          packageDir = undefined;
+        }
+        return dispatchState(
+          paths.runxDir,
+          getReceipts(),
+          runId,
+          readPolicy(),
+          packageDir !== undefined ? { root: paths.root, packageDir } : undefined,
+        );
+      },
       cancel: (runId) => cancelDispatch(paths.runxDir, runId, now()),
     },
     verifyStore(opts = {}) {

@@ -12,6 +12,7 @@ import { hashCanonical, receiptStatus, verifyReceiptProof } from "../receipts/in
 import type { Receipt, ReceiptStatus, ReceiptStore, SignaturePolicy } from "../receipts/index.js";
 import type { DispatchReceiptBody } from "../adapters/dispatch.js";
 import { cancelRequestPath, listAttemptRecords, requestCancel } from "../adapters/records.js";
+import { computeSourceDigest, loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
 import {
   ADAPTERS_DIR,
   AdapterLoadProblem,
@@ -101,6 +102,12 @@ export interface DispatchAttemptView {
   verified: boolean;
   /** The receipt's own verification (signature and content address) folded with `verified`. */
   receipt: AttemptReceiptCheck;
+  /**
+   * The lane the attempt was routed to: from its packet when it launched, else from the run's
+   * package when that is still the version the attempt ran (same digest); null when unknown
+   * (the dispatch receipt itself carries no lane).
+   */
+  lane: string | null;
   dispatch: DispatchReceiptBody;
 }
 
@@ -185,7 +192,12 @@ export async function dispatchAttempts(
   const out: DispatchAttemptView[] = [];
   for (const record of listAttemptRecords(runxDir, runId)) {
     const checked = await checkAttempt(receipts, policy, record);
-    out.push({ receipt_id: record.receipt_id, ...checked, dispatch: record.dispatch });
+    out.push({
+      receipt_id: record.receipt_id,
+      ...checked,
+      lane: packetLane(runxDir, record.dispatch),
+      dispatch: record.dispatch,
+    });
   }
   return out;
 }
@@ -228,17 +240,71 @@ export function runningDispatches(runxDir: string, runId: string): RunningDispat
   return out.sort((a, b) => a.started_at.localeCompare(b.started_at) || a.attempt - b.attempt);
 }
 
-/** A run's recorded attempts and the ones in flight (what the console's run page shows). */
+/** The lane in an attempt's packet (written only when the attempt launched). */
+function packetLane(
+  runxDir: string,
+  dispatch: Pick<DispatchReceiptBody, "run_id" | "step_id" | "attempt">,
+): string | null {
+  const file = join(
+    runxDir,
+    "runs",
+    dispatch.run_id,
+    "dispatch",
+    safeStep(dispatch.step_id),
+    String(dispatch.attempt),
+    "packet.json",
+  );
+  try {
+    const lane = (JSON.parse(readFileSync(file, "utf8")) as { lane?: unknown }).lane;
+    return typeof lane === "string" && lane !== "" ? lane : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The lane an adapter runner of the package declares, if the package is still at `digest`. */
+async function packageLane(
+  root: string,
+  packageDir: string,
+  digest: string,
+  stepId: string,
+): Promise<string | null> {
+  try {
+    const resolved = await resolveSkillRef(packageDir, { workspaceRoot: root });
+    if (computeSourceDigest(resolved) !== digest) return null;
+    const runner = (await loadSkillPackage(resolved)).runners[stepId];
+    if (runner?.type !== "adapter") return null;
+    const lane = runner.adapter.lane;
+    return typeof lane === "string" && lane !== "" ? lane : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A run's recorded attempts and the ones in flight (what the console's run page shows).
+ * `run` (the run's workspace root and package directory, when the run is known) lets an
+ * attempt that never launched show the lane its package routes it to.
+ */
 export async function dispatchState(
   runxDir: string,
   receipts: ReceiptStore,
   runId: string,
   policy?: SignaturePolicy,
+  run?: { root: string; packageDir: string },
 ): Promise<DispatchState> {
-  return {
-    attempts: await dispatchAttempts(runxDir, receipts, runId, policy),
-    running: runningDispatches(runxDir, runId),
-  };
+  const attempts = await dispatchAttempts(runxDir, receipts, runId, policy);
+  if (run !== undefined) {
+    for (const attempt of attempts) {
+      attempt.lane ??= await packageLane(
+        run.root,
+        run.packageDir,
+        attempt.dispatch.skill.digest,
+        attempt.dispatch.step_id,
+      );
+    }
+  }
+  return { attempts, running: runningDispatches(runxDir, runId) };
 }
 
 /**
