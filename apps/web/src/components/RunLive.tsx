@@ -4,16 +4,31 @@ import { useEffect, useRef, useState } from "react";
 import { useRouter } from "next/navigation";
 import { browserApi } from "@/lib/client-api";
 import { isSettled } from "@/lib/api-types";
+import { dispatchKey } from "@/lib/dispatch-view";
 
 /**
  * The run's status, live: an SSE subscription to run events plus a 1 s poll (the fallback
  * when the stream drops). A change re-renders the server page (steps, outputs, requests).
+ * With `dispatch` (the page's dispatch-attempts key) the poll also watches the run's adapter
+ * dispatches, which launch and settle without a run status change of their own.
  */
-export function RunLive({ runId, status: initial }: { runId: string; status: string }) {
+export function RunLive({
+  runId,
+  status: initial,
+  dispatch,
+}: {
+  runId: string;
+  status: string;
+  dispatch?: string;
+}) {
   const router = useRouter();
   const [status, setStatus] = useState(initial);
   const [live, setLive] = useState<"connecting" | "live" | "polling" | "idle">("connecting");
   const last = useRef(initial);
+  const lastDispatch = useRef(dispatch);
+  useEffect(() => {
+    lastDispatch.current = dispatch;
+  }, [dispatch]);
 
   useEffect(() => {
     last.current = initial;
@@ -46,6 +61,16 @@ export function RunLive({ runId, status: initial }: { runId: string; status: str
         .query({ runId })
         .then((detail) => {
           if (!stopped) seen(detail.run.status);
+        })
+        .catch(() => undefined);
+      if (lastDispatch.current === undefined) return;
+      api.adapters.attempts
+        .query({ runId })
+        .then((state) => {
+          const key = dispatchKey(state);
+          if (stopped || key === lastDispatch.current) return;
+          lastDispatch.current = key;
+          router.refresh();
         })
         .catch(() => undefined);
     }, 1000);
