@@ -4,7 +4,7 @@
  * spawning run started elsewhere shows as in flight and is cancelled through the API.
  */
 import { randomBytes } from "node:crypto";
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TRPCError } from "@trpc/server";
 import { createRuntime } from "@runx/runtime";
@@ -148,6 +148,21 @@ describe("adapters.attempts", () => {
     expect(attempt).toMatchObject({
       verified: false,
       receipt: { status: "invalid", failed_check: "dispatch_document_mismatch" },
+    });
+
+    // A missing receipt is reported as such.
+    rmSync(
+      join(
+        fx.ws.root,
+        ".runx",
+        "receipts",
+        `sha256-${attempt!.receipt_id.slice("sha256:".length)}.json`,
+      ),
+    );
+    const [gone] = (await caller(approver).adapters.attempts({ runId: started.runId })).attempts;
+    expect(gone).toMatchObject({
+      verified: false,
+      receipt: { status: "missing", failed_check: "receipt_missing" },
     });
 
     const echo = await caller(approver).runs.start({

@@ -348,7 +348,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       list: () => listAdapters(paths.root, paths.runxDir),
       trust: (id) =>
         trustAdapter(paths.root, paths.runxDir, id, "runx:principal:local_operator", now()),
-      attempts: (runId) => dispatchAttempts(paths.runxDir, getReceipts(), runId, readPolicy()),
+      attempts: (runId) =>
+        dispatchAttempts(
+          paths.runxDir,
+          { receiptDir: paths.receiptDir, policy: readPolicy() },
+          runId,
+        ),
       state: (runId) => {
         let packageDir: string | undefined;
         try {
@@ -358,9 +363,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         }
         return dispatchState(
           paths.runxDir,
-          getReceipts(),
+          { receiptDir: paths.receiptDir, policy: readPolicy() },
           runId,
-          readPolicy(),
           packageDir !== undefined ? { root: paths.root, packageDir } : undefined,
         );
       },

@@ -5,11 +5,18 @@
  * another process.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
-import { hashCanonical, receiptStatus, verifyReceiptProof } from "../receipts/index.js";
-import type { Receipt, ReceiptStatus, ReceiptStore, SignaturePolicy } from "../receipts/index.js";
+import {
+  hashCanonical,
+  parseReceiptDocument,
+  receiptStatus,
+  verifyReceiptProof,
+} from "../receipts/index.js";
+import type { Receipt, ReceiptStatus, SignaturePolicy } from "../receipts/index.js";
+import { receiptFileNames } from "../receipts/store-files.js";
 import type { DispatchReceiptBody } from "../adapters/dispatch.js";
 import { cancelRequestPath, listAttemptRecords, requestCancel } from "../adapters/records.js";
 import { computeSourceDigest, loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
@@ -98,7 +105,10 @@ export interface AttemptReceiptCheck {
 /** One dispatch attempt as the console shows it. */
 export interface DispatchAttemptView {
   receipt_id: string;
-  /** The signed receipt exists, commits this document, and the document matches its schema. */
+  /**
+   * The signed receipt exists, passes its checks under the read policy, commits this document,
+   * and the document matches its schema.
+   */
   verified: boolean;
   /** The receipt's own verification (signature and content address) folded with `verified`. */
   receipt: AttemptReceiptCheck;
@@ -125,73 +135,75 @@ export interface DispatchState {
   running: RunningDispatch[];
 }
 
+/** Where attempts' receipts are read from, and the policy they are checked under. */
+export interface AttemptReceiptSource {
+  receiptDir: string;
+  /** The read policy the receipt page and the DAG use, so all three show the same status. */
+  policy: SignaturePolicy;
+}
+
+async function readStored(dir: string, id: string): Promise<Receipt | { missing: true } | string> {
+  for (const name of receiptFileNames(id)) {
+    let text: string;
+    try {
+      text = await readFile(join(dir, name), "utf8");
+    } catch {
+      continue;
+    }
+    const parsed = parseReceiptDocument(text);
+    if ("error" in parsed) return "receipt_unreadable";
+    return parsed.receipt.id === id ? parsed.receipt : "seal_digest_mismatch";
+  }
+  return { missing: true };
+}
+
 async function checkAttempt(
-  receipts: ReceiptStore,
-  policy: SignaturePolicy | undefined,
+  source: AttemptReceiptSource,
   record: { receipt_id: string; dispatch: DispatchReceiptBody },
 ): Promise<{ verified: boolean; receipt: AttemptReceiptCheck }> {
-  let receipt: Receipt;
+  let stored: Awaited<ReturnType<typeof readStored>>;
   try {
-    receipt = await receipts.read(record.receipt_id);
-  } catch (error) {
-    const missing = error instanceof RuntimeError && error.code === "RECEIPT_NOT_FOUND";
-    return {
-      verified: false,
-      receipt: missing
-        ? { status: "missing", failed_check: "receipt_missing" }
-        : { status: "invalid", failed_check: findingOf(error) },
-    };
+    stored = await readStored(source.receiptDir, record.receipt_id);
+  } catch {
+    stored = "receipt_unreadable";
   }
-  const committed = receipt.subject.commitments.find((c) => c.scope === "output")?.value;
-  const documentMatches = committed === hashCanonical(record.dispatch);
-  const schemaValid = validateAdaptersDispatchReceipt(record.dispatch) === true;
-  const verified = documentMatches && schemaValid;
-  if (policy === undefined) {
-    return {
-      verified,
-      receipt: verified
-        ? { status: "unverified", failed_check: null }
-        : { status: "invalid", failed_check: "dispatch_document_mismatch" },
-    };
-  }
-  const status = receiptStatus(receipt, policy);
+  if (typeof stored === "string")
+    return { verified: false, receipt: { status: "invalid", failed_check: stored } };
+  if (!("schema" in stored))
+    return { verified: false, receipt: { status: "missing", failed_check: "receipt_missing" } };
+  const status = receiptStatus(stored, source.policy);
   if (status === "invalid") {
-    const findings = verifyReceiptProof(receipt, policy).filter(
+    const findings = verifyReceiptProof(stored, source.policy).filter(
       (f) => f.code !== "signature_verifier_missing",
     );
     return {
-      verified,
+      verified: false,
       receipt: { status, failed_check: findings[0]?.code ?? "receipt_invalid" },
     };
   }
-  if (!documentMatches)
-    return { verified, receipt: { status: "invalid", failed_check: "dispatch_document_mismatch" } };
-  if (!schemaValid)
-    return { verified, receipt: { status: "invalid", failed_check: "dispatch_document_invalid" } };
-  return { verified, receipt: { status, failed_check: null } };
+  const committed = stored.subject.commitments.find((c) => c.scope === "output")?.value;
+  if (committed !== hashCanonical(record.dispatch))
+    return {
+      verified: false,
+      receipt: { status: "invalid", failed_check: "dispatch_document_mismatch" },
+    };
+  if (validateAdaptersDispatchReceipt(record.dispatch) !== true)
+    return {
+      verified: false,
+      receipt: { status: "invalid", failed_check: "dispatch_document_invalid" },
+    };
+  return { verified: true, receipt: { status, failed_check: null } };
 }
 
-function findingOf(error: unknown): string {
-  if (error instanceof RuntimeError) {
-    const code = error.details.code;
-    return typeof code === "string" && code !== "" ? code : error.code.toLowerCase();
-  }
-  return "receipt_unreadable";
-}
-
-/**
- * The dispatch attempts of a run, oldest first, each checked against its signed receipt
- * (`policy`: the read policy the receipt page uses, so both show the same status).
- */
+/** The dispatch attempts of a run, oldest first, each checked against its signed receipt. */
 export async function dispatchAttempts(
   runxDir: string,
-  receipts: ReceiptStore,
+  source: AttemptReceiptSource,
   runId: string,
-  policy?: SignaturePolicy,
 ): Promise<DispatchAttemptView[]> {
   const out: DispatchAttemptView[] = [];
   for (const record of listAttemptRecords(runxDir, runId)) {
-    const checked = await checkAttempt(receipts, policy, record);
+    const checked = await checkAttempt(source, record);
     out.push({
       receipt_id: record.receipt_id,
       ...checked,
@@ -288,12 +300,11 @@ async function packageLane(
  */
 export async function dispatchState(
   runxDir: string,
-  receipts: ReceiptStore,
+  source: AttemptReceiptSource,
   runId: string,
-  policy?: SignaturePolicy,
   run?: { root: string; packageDir: string },
 ): Promise<DispatchState> {
-  const attempts = await dispatchAttempts(runxDir, receipts, runId, policy);
+  const attempts = await dispatchAttempts(runxDir, source, runId);
   if (run !== undefined) {
     for (const attempt of attempts) {
       attempt.lane ??= await packageLane(
