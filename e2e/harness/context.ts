@@ -13,7 +13,7 @@ export interface E2eStack {
   consoleUrl: string;
   /** The API's base URL (without /trpc). */
   apiUrl: string;
-  /** The scratch workspace (skills/echo, skills/gated, skills/xss). */
+  /** The scratch workspace (skills/echo, skills/gated, skills/xss, skills/dispatch). */
   workspace: string;
   admin: E2eUser;
   approver: E2eUser;

@@ -2,7 +2,7 @@
  * The e2e harness (vitest globalSetup of the `e2e` project), once per run:
  * Chromium present (else fail, saying how to install it) → runtime, API and console built
  * (the console only when its sources changed) → a scratch workspace with the bundled `echo`
- * and the `gated` and `xss` test skills → the API and `next start` on free loopback ports →
+ * and the `gated`, `xss` and `dispatch` test skills → the API and `next start` on free loopback ports →
  * the first admin created through the printed bootstrap URL in the browser → an approver and
  * a viewer added through the API. Service logs go to e2e/artifacts/logs/.
  */
@@ -45,7 +45,7 @@ function makeWorkspace(): string {
   mkdirSync(join(root, "skills"));
   mkdirSync(join(root, "home"));
   cpSync(join(ROOT, "skills", "echo"), join(root, "skills", "echo"), { recursive: true });
-  for (const skill of ["gated", "xss"]) {
+  for (const skill of ["gated", "xss", "dispatch"]) {
     cpSync(join(ROOT, "e2e", "fixtures", "skills", skill), join(root, "skills", skill), {
       recursive: true,
     });

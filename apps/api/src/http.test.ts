@@ -99,6 +99,25 @@ describe("HTTP API", () => {
     expect(status).toBe("sealed");
   });
 
+  it("refuses adapters.cancel without the CSRF token or as a GET", async () => {
+    const { cookie, csrf } = await login();
+    const body = JSON.stringify({ runId: "run_console_0000000000000000" });
+    const headers = { "content-type": "application/json", cookie, origin: ORIGIN };
+    const noToken = await fetch(`${base}/adapters.cancel`, { method: "POST", headers, body });
+    expect(noToken.status).toBe(403);
+    const asGet = await fetch(`${base}/adapters.cancel?input=${encodeURIComponent(body)}`, {
+      headers: { cookie },
+    });
+    expect(asGet.status).toBe(405);
+    // With the token it reaches the runtime: this run has no dispatch state.
+    const ok = await fetch(`${base}/adapters.cancel`, {
+      method: "POST",
+      headers: { ...headers, "x-csrf-token": csrf },
+      body,
+    });
+    expect(ok.status).toBe(404);
+  });
+
   it("accepts a Bearer token without cookies or CSRF (automation)", async () => {
     const alice = fx.runtime.console.operators.list()[0]!;
     const { token } = fx.runtime.console.operators.createToken(alice.id, "ci");

@@ -113,6 +113,8 @@ const PROCEDURES: Array<{
     role: "viewer",
     call: (c) => c.data.tail({ source: "local://api-test", resource: "orders", aggregateId: "o1" }),
   },
+  { name: "adapters.attempts", role: "viewer", call: (c) => c.adapters.attempts({ runId: RUN }) },
+  { name: "adapters.cancel", role: "approver", call: (c) => c.adapters.cancel({ runId: RUN }) },
 ];
 
 const BELOW: Record<Operator["role"], Operator["role"] | null> = {
@@ -174,6 +176,16 @@ describe("input validation through the runtime's JSON Schemas", () => {
     ],
     ["receipts.get", (c: ReturnType<typeof caller>) => c.receipts.get({ receiptId: "nope" })],
     ["runs.resume", (c: ReturnType<typeof caller>) => c.runs.resume({ runId: "nope" })],
+    [
+      "adapters.attempts",
+      (c: ReturnType<typeof caller>) => c.adapters.attempts({ runId: "run_../../etc" }),
+    ],
+    [
+      "adapters.attempts",
+      (c: ReturnType<typeof caller>) => c.adapters.attempts({ runId: RUN, extra: 1 } as never),
+    ],
+    ["adapters.cancel", (c: ReturnType<typeof caller>) => c.adapters.cancel({} as never)],
+    ["adapters.cancel", (c: ReturnType<typeof caller>) => c.adapters.cancel({ runId: "nope" })],
     ["skills.get", (c: ReturnType<typeof caller>) => c.skills.get({ skill: "" })],
     ["skills.search", (c: ReturnType<typeof caller>) => c.skills.search({ limit: 0 })],
     [
@@ -206,6 +218,7 @@ describe("error mapping", () => {
       await code(c.auth.addOperator({ username: "admin", role: "viewer", password: PASSWORD })),
     ).toBe("CONFLICT");
     expect(await code(c.runs.start({ skill: "skills/missing", inputs: {} }))).toBe("NOT_FOUND");
+    expect(await code(c.adapters.cancel({ runId: RUN }))).toBe("NOT_FOUND");
   });
 
   it("signs in, runs an approval-gated skill, refuses self-approval, and seals another approver's decision", async () => {

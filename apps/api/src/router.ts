@@ -139,6 +139,21 @@ const skills = router({
     .query(({ ctx, input }) => ctx.runtime.catalog.get(input.skill)),
 });
 
+/** Adapter dispatch attempts of a run and cancelling the one in flight (issue 8). */
+const adapters = router({
+  /**
+   * A run's recorded dispatch attempts, oldest first, each with its signed receipt's id and
+   * verification, plus the attempts in flight (launched, not yet recorded).
+   */
+  attempts: viewer
+    .input(contract("run-ref"))
+    .query(({ ctx, input }) => ctx.runtime.adapters.state(input.runId)),
+  /** Asks the run's dispatch in flight (in any process) to stop; its attempt seals `cancelled`. */
+  cancel: approver
+    .input(contract("run-ref"))
+    .mutation(({ ctx, input }) => ctx.runtime.adapters.cancel(input.runId)),
+});
+
 /** Read-only views of the data store for viewers (bindings never include secrets). */
 const data = router({
   /** Whether data sources are configured (a broken data-sources.json is reported, not thrown). */
@@ -159,7 +174,7 @@ const data = router({
 });
 
 /** The API's root router. */
-export const appRouter = router({ auth, runs, approvals, receipts, skills, data });
+export const appRouter = router({ auth, runs, approvals, receipts, skills, data, adapters });
 
 /** The hand-off type for apps/web (`import type { AppRouter } from "@runx/api/router"`). */
 export type AppRouter = typeof appRouter;

@@ -49,10 +49,11 @@ import type { TrustRecord } from "./adapters/trust.js";
 import {
   cancelDispatch,
   dispatchAttempts,
+  dispatchState,
   listAdapters,
   trust as trustAdapter,
 } from "./services/adapters.js";
-import type { AdapterListing, DispatchAttemptView } from "./services/adapters.js";
+import type { AdapterListing, DispatchAttemptView, DispatchState } from "./services/adapters.js";
 import { LocalRegistry, registryRoot } from "./registry/local.js";
 import { catalogServices } from "./services/catalog.js";
 import type { CatalogServices } from "./services/catalog.js";
@@ -150,7 +151,12 @@ export interface Runtime {
     trust(id: string): TrustRecord;
     /** A run's dispatch attempts, oldest first, each checked against its signed receipt. */
     attempts(runId: string): Promise<DispatchAttemptView[]>;
-    /** Asks the running dispatch of a run (in any process) to stop. */
+    /** A run's recorded attempts plus the attempts in flight (the console's run page). */
+    state(runId: string): Promise<DispatchState>;
+    /**
+     * Asks the running dispatch of a run (in any process) to stop; DISPATCH_NOT_RUNNING when
+     * no attempt of the run is in flight.
+     */
     cancel(runId: string): { run_id: string; requested: true };
   };
   /** Operator console services: operators, runs, approvals, receipt DAGs, evidence. */
@@ -342,7 +348,26 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       list: () => listAdapters(paths.root, paths.runxDir),
       trust: (id) =>
         trustAdapter(paths.root, paths.runxDir, id, "runx:principal:local_operator", now()),
-      attempts: (runId) => dispatchAttempts(paths.runxDir, getReceipts(), runId),
+      attempts: (runId) =>
+        dispatchAttempts(
+          paths.runxDir,
+          { receiptDir: paths.receiptDir, policy: readPolicy() },
+          runId,
+        ),
+      state: (runId) => {
+        let packageDir: string | undefined;
+        try {
+          packageDir = getState().getRun(runId).packageDir;
+        } catch {
+          packageDir = undefined;
+        }
+        return dispatchState(
+          paths.runxDir,
+          { receiptDir: paths.receiptDir, policy: readPolicy() },
+          runId,
+          packageDir !== undefined ? { root: paths.root, packageDir } : undefined,
+        );
+      },
       cancel: (runId) => cancelDispatch(paths.runxDir, runId, now()),
     },
     verifyStore(opts = {}) {

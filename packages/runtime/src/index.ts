@@ -51,6 +51,13 @@ export type { StateStore, RunRecord, StepRecord } from "./store/types.js";
 export type { StoreVerification } from "./services/verify.js";
 export type { HistoryListing, HistoryDetail } from "./services/history.js";
 export type {
+  AdapterListing,
+  AttemptReceiptCheck,
+  DispatchAttemptView,
+  DispatchState,
+  RunningDispatch,
+} from "./services/adapters.js";
+export type {
   ConsoleServices,
   ApprovalServices,
   DagEdge,

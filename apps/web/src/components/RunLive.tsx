@@ -4,18 +4,33 @@ import { useEffect, useRef, useState } from "react";
 import { useRouter } from "next/navigation";
 import { browserApi } from "@/lib/client-api";
 import { isSettled } from "@/lib/api-types";
+import { dispatchKey } from "@/lib/dispatch-view";
 
 /**
  * The run's status, live: an SSE subscription to run events plus a 1 s poll (the fallback
  * when the stream drops). A change re-renders the server page (steps, outputs, requests), and
  * the status shown here is the one that page rendered, so status and output always change
- * together (never "sealed" next to a stale, empty output).
+ * together (never "sealed" next to a stale, empty output). With `dispatch` (the page's
+ * dispatch-attempts key) the poll also watches the run's adapter dispatches, which launch and
+ * settle without a run status change of their own.
  */
-export function RunLive({ runId, status: initial }: { runId: string; status: string }) {
+export function RunLive({
+  runId,
+  status: initial,
+  dispatch,
+}: {
+  runId: string;
+  status: string;
+  dispatch?: string;
+}) {
   const router = useRouter();
   const [live, setLive] = useState<"connecting" | "live" | "polling" | "idle">("connecting");
   const rendered = useRef(initial);
   const status = initial;
+  const lastDispatch = useRef(dispatch);
+  useEffect(() => {
+    lastDispatch.current = dispatch;
+  }, [dispatch]);
 
   useEffect(() => {
     rendered.current = initial;
@@ -45,6 +60,16 @@ export function RunLive({ runId, status: initial }: { runId: string; status: str
         .query({ runId })
         .then((detail) => {
           if (!stopped) seen(detail.run.status);
+        })
+        .catch(() => undefined);
+      if (lastDispatch.current === undefined) return;
+      api.adapters.attempts
+        .query({ runId })
+        .then((state) => {
+          const key = dispatchKey(state);
+          if (stopped || key === lastDispatch.current) return;
+          lastDispatch.current = key;
+          router.refresh();
         })
         .catch(() => undefined);
     }, 1000);

@@ -19,6 +19,7 @@ export type DagNode = Dag["nodes"][number];
 export type DagEdge = Dag["edges"][number];
 export type SkillItem = RouterOutputs["skills"]["search"][number];
 export type RunsListInput = RouterInputs["runs"]["list"];
+export type DispatchState = RouterOutputs["adapters"]["attempts"];
 
 /** Run statuses the list filter offers (the store's RUN_STATUSES). */
 export const RUN_STATUSES = [

@@ -1,4 +1,4 @@
-import { cpSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FAKE_LOCAL_DIR, writeAdapterSkill } from "../adapters/test-support.js";
@@ -46,5 +46,12 @@ describe("runx adapter and runx skill --allow-spawn", () => {
     ]);
     const verify = await runx(ws, ["verify", "--json"], { env });
     expect(verify.code).toBe(0);
+    // Nothing of that run is in flight: a cancel is refused instead of left for a later attempt.
+    const cancel = await runx(ws, ["adapter", "cancel", envelope.run_id, "--json"], { env });
+    expect(cancel.code).toBe(1);
+    expect(cancel.stdout + cancel.stderr).toContain("DISPATCH_NOT_RUNNING");
+    expect(existsSync(join(ws.root, ".runx", "runs", envelope.run_id, "cancel-requested"))).toBe(
+      false,
+    );
   });
 });

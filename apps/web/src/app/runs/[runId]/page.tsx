@@ -3,8 +3,10 @@ import Link from "next/link";
 import { AnswerForm } from "@/components/AnswerForm";
 import { ApiError } from "@/components/ApiError";
 import { Digest } from "@/components/Digest";
+import { DispatchAttempts } from "@/components/DispatchAttempts";
 import { RunLive } from "@/components/RunLive";
 import { StatusBadge } from "@/components/StatusBadge";
+import { dispatchKey } from "@/lib/dispatch-view";
 import { duration, formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
 
@@ -18,6 +20,18 @@ export default async function RunPage({ params }: { params: Params }) {
   const runId = decodeURIComponent((await params).runId);
   const loaded = await load((api) => api.runs.get.query({ runId }));
   if (!loaded.ok) return <ApiError title={`Run ${runId}`} error={loaded.error} />;
+  // Dispatch attempts and the viewer's role are extras: the run page renders without them.
+  const extras = await load(async (api) => {
+    const [me, dispatch] = await Promise.all([
+      api.auth.me.query(),
+      api.adapters.attempts.query({ runId }),
+    ]);
+    return { me, dispatch };
+  });
+  const dispatch = extras.ok ? extras.value.dispatch : null;
+  const canCancel = extras.ok && extras.value.me.role !== "viewer";
+  const hasDispatches =
+    dispatch !== null && (dispatch.attempts.length > 0 || dispatch.running.length > 0);
   const {
     run,
     inputs,
@@ -40,7 +54,11 @@ export default async function RunPage({ params }: { params: Params }) {
         <h1>
           Run <span className="mono">{run.id}</span>
         </h1>
-        <RunLive runId={run.id} status={run.status} />
+        <RunLive
+          runId={run.id}
+          status={run.status}
+          {...(dispatch !== null ? { dispatch: dispatchKey(dispatch) } : {})}
+        />
       </div>
       <nav className="link-row" aria-label="Run">
         <Link href={`/runs/${enc}/receipts`} className="button">
@@ -128,6 +146,15 @@ export default async function RunPage({ params }: { params: Params }) {
           </ul>
           <AnswerForm runId={run.id} requestIds={pendingRequests.map((r) => r.id)} />
         </section>
+      )}
+
+      {hasDispatches && (
+        <DispatchAttempts
+          runId={run.id}
+          runStatus={run.status}
+          state={dispatch}
+          canCancel={canCancel}
+        />
       )}
 
       <section aria-labelledby="steps">
