@@ -148,8 +148,9 @@ it("starts the dispatch skill from the console and shows its attempt with the re
 
 it("cancels a running dispatch from the run page; a viewer cannot", async () => {
   const { approver, viewer, workspace } = stack();
-  // The CLI starts the reviewed runner (paused for its approval), then resumes it with
-  // --allow-spawn; fake-local sleeps until it is cancelled (its timeout is 20 s).
+  // The CLI starts the reviewed runner with --allow-spawn (spawn authority is checked before
+  // approval, so it pauses for its approval), then resumes it with --allow-spawn; fake-local
+  // sleeps until it is cancelled (its timeout is 20 s).
   writeFileSync(
     join(workspace, "dispatch-sleep.json"),
     JSON.stringify({
@@ -165,6 +166,7 @@ it("cancels a running dispatch from the run page; a viewer cannot", async () => 
     "reviewed",
     "--inputs",
     "dispatch-sleep.json",
+    "--allow-spawn",
     "--json",
   ]);
   expect(paused.status, paused.stderr).toBe(2);
