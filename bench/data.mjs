@@ -32,8 +32,8 @@ const arg = (name, fallback) => {
   return i >= 0 ? argv[i + 1] : fallback;
 };
 const EVENTS = Number(arg("--events", "2000"));
-const ROUNDS = Number(arg("--rounds", "5"));
-const WARMUP = Number(arg("--warmup", "500"));
+const ROUNDS = Number(arg("--rounds", "7"));
+const WARMUP = Number(arg("--warmup", "2000"));
 const ONLY = new Set(arg("--only", "sqlite,postgres,redis").split(","));
 const JSON_OUT = argv.includes("--json");
 for (const [name, value] of [
