@@ -4,7 +4,9 @@ import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
 import {
   DataStop,
   EMPTY_PROJECTION_DIGEST,
+  assertPortableNumbers,
   canonicalEvent,
+  chainDigest,
   canonicalRecord,
   normalizeTimestamp,
 } from "./model.js";
@@ -34,6 +36,29 @@ describe("data store pure core", () => {
       committed_at: "2026-07-14T04:00:00.000Z",
     };
     expect(canonicalRecord(record, canonicalEvent(event))).toBe(canonicalJson(record));
+  });
+
+  it("chains with the canonical bytes of {event_digest, previous_projection_digest, version}", () => {
+    const e = hashCanonical({ type: "a" });
+    const viaObject = (previous: string, version: number, eventDigest: string) =>
+      hashCanonical({ event_digest: eventDigest, previous_projection_digest: previous, version });
+    expect(chainDigest(EMPTY_PROJECTION_DIGEST, 1, e)).toBe(
+      viaObject(EMPTY_PROJECTION_DIGEST, 1, e),
+    );
+    expect(chainDigest(e, 9_007_199_254_740_991, e)).toBe(viaObject(e, 9_007_199_254_740_991, e));
+    // Not a lowercase hex digest: written by the general canonical writer, same answer.
+    expect(chainDigest('sha256:"\u00e9', 2, e.toUpperCase())).toBe(
+      viaObject('sha256:"\u00e9', 2, e.toUpperCase()),
+    );
+  });
+
+  it("refuses integers beyond 2^53-1 anywhere in an event, naming where", () => {
+    expect(() => assertPortableNumbers({ a: [1, { b: 2 ** 53 }] }, "event")).toThrow(
+      "event.a[1].b: integer 9007199254740992 is beyond 2^53-1",
+    );
+    expect(() =>
+      assertPortableNumbers({ a: [1.5, -(2 ** 53 - 1), "9007199254740993"] }, "event"),
+    ).not.toThrow();
   });
 
   it("normalises RFC 3339 times and rejects impossible ones", () => {

@@ -12,7 +12,7 @@
  *   (our extension of the upstream status set) and fail the invocation, so a graph never
  *   treats a refused operation as done.
  */
-import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
+import { canonicalJson, hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
 import type { Json, JsonRecord } from "../tools/types.js";
 
 /** The packet id every operation returns. */
@@ -194,8 +194,23 @@ export function deriveEventType(event: JsonRecord): string {
   return "data.event";
 }
 
+/** True when `value` holds an integer beyond 2^53 − 1 anywhere (no paths built). */
+function hasUnportableNumber(value: Json): boolean {
+  if (typeof value === "number") return Number.isInteger(value) && !Number.isSafeInteger(value);
+  if (value === null || typeof value !== "object") return false;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  for (const item of items) if (hasUnportableNumber(item)) return true;
+  return false;
+}
+
 /** Refuses numbers that would not round-trip exactly (integers beyond 2^53 − 1). */
 export function assertPortableNumbers(value: Json, path: string): void {
+  // The common case (nothing to refuse) is checked without building a path per value.
+  if (!hasUnportableNumber(value)) return;
+  refuseUnportableNumbers(value, path);
+}
+
+function refuseUnportableNumbers(value: Json, path: string): void {
   if (typeof value === "number") {
     if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
       throw new DataStop(
@@ -206,11 +221,12 @@ export function assertPortableNumbers(value: Json, path: string): void {
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, index) => assertPortableNumbers(item, `${path}[${index}]`));
+    value.forEach((item, index) => refuseUnportableNumbers(item, `${path}[${index}]`));
     return;
   }
   if (value !== null && typeof value === "object") {
-    for (const [key, item] of Object.entries(value)) assertPortableNumbers(item, `${path}.${key}`);
+    for (const [key, item] of Object.entries(value))
+      refuseUnportableNumbers(item, `${path}.${key}`);
   }
 }
 
@@ -238,21 +254,36 @@ export function canonicalEvent(event: JsonRecord): string {
  * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
  */
 export function canonicalRecord(record: EventRecord, eventJson: string): string {
-  const { event: _event, committed_at, ...rest } = record;
-  const head = canonicalJson({ committed_at });
-  const tail = canonicalJson(rest);
-  return `${head.slice(0, -1)},"event":${eventJson},${tail.slice(1)}`;
+  // The record's keys are fixed, so their sorted order is too; every value is written by the
+  // canonical writer (which refuses what has no canonical form).
+  return (
+    `{"committed_at":${canonicalJson(record.committed_at)},"event":${eventJson}` +
+    `,"event_digest":${canonicalJson(record.event_digest)}` +
+    `,"event_ref":${canonicalJson(record.event_ref)}` +
+    `,"event_type":${canonicalJson(record.event_type)}` +
+    `,"idempotency_key":${canonicalJson(record.idempotency_key)}` +
+    `,"version":${canonicalJson(record.version)}}`
+  );
 }
 
 /** `resource:aggregate:version`. */
 export const eventRef = (stream: StreamKey, version: number): string =>
   `${stream.resource}:${stream.aggregateId}:${version}`;
 
+const HEX_DIGEST = /^sha256:[0-9a-f]{64}$/;
+
 /** P0: the chain value of an empty stream. */
 export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, version: 0 });
 
 /** Pn = H({event_digest: En, previous_projection_digest: P(n−1), version: n}). */
 export function chainDigest(previous: string, version: number, eventDigest: string): string {
+  // Well-formed digests and a safe integer need no escaping: the canonical bytes are this
+  // template (key order event_digest < previous_projection_digest < version).
+  if (HEX_DIGEST.test(previous) && HEX_DIGEST.test(eventDigest) && Number.isSafeInteger(version)) {
+    return sha256Prefixed(
+      `{"event_digest":"${eventDigest}","previous_projection_digest":"${previous}","version":${version}}`,
+    );
+  }
   return hashCanonical({
     event_digest: eventDigest,
     previous_projection_digest: previous,

@@ -37,6 +37,18 @@ export interface DataOperationDeps {
   now(): Date;
 }
 
+/** H(data_source_ref) per source (the same few sources recur on every call). */
+const sourceDigests = new Map<string, string>();
+function sourceDigest(source: string): string {
+  let digest = sourceDigests.get(source);
+  if (digest === undefined) {
+    digest = hashCanonical(source);
+    if (sourceDigests.size >= 1024) sourceDigests.clear();
+    sourceDigests.set(source, digest);
+  }
+  return digest;
+}
+
 function baseFor(
   operation: DataOperation,
   names: { source: string; resource: string; aggregateId: string },
@@ -46,7 +58,7 @@ function baseFor(
   const evidence: JsonRecord = {
     provider: adapter?.provider ?? "unbound",
     adapter: adapter?.adapter ?? "unbound",
-    data_source_ref_digest: hashCanonical(names.source),
+    data_source_ref_digest: sourceDigest(names.source),
     resource: names.resource,
     aggregate_id: aggregateId,
     storage_class: adapter?.storageClass ?? "none",

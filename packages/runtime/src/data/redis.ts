@@ -17,10 +17,11 @@ import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js"
 // KEYS: stream list, idempotency hash, head string, heads index zset, heads hash.
 // Head string: "<version>|<projection digest>|<index member>" (no JSON to decode per append).
 // ARGV: 1 expected, 2 idempotency key, 3 event digest, 4 record JSON, 5 previous digest the
-// caller chained from, 6 next digest, 7 new index member, 8 aggregate id, 9 empty digest.
-const APPEND = `
+// caller chained from, 6 next digest, 7 new index member, 8 aggregate id. The empty-stream
+// digest P0 is a constant of the script (appended below).
+const APPEND_BODY = `
 local len = redis.call('LLEN', KEYS[1])
-local cur = ARGV[9]
+local cur = EMPTY
 local old = false
 local head = redis.call('GET', KEYS[3])
 if head then
@@ -52,6 +53,8 @@ redis.call('HSET', KEYS[5], ARGV[8], ARGV[4])
 redis.call('SET', KEYS[3], nextv .. '|' .. ARGV[6] .. '|' .. ARGV[7])
 return {'committed', len + 1, ARGV[6]}
 `;
+
+const APPEND = `local EMPTY = '${EMPTY_PROJECTION_DIGEST}'${APPEND_BODY}`;
 
 const READ = `
 local len = redis.call('LLEN', KEYS[1])
@@ -117,7 +120,8 @@ export interface RedisAdapterOptions {
 /** A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once. */
 function scripted<T>(redis: Redis, lua: string, keys: number) {
   const sha = createHash("sha1").update(lua).digest("hex");
-  return async (...args: (string | number)[]): Promise<T> => {
+  // `args` is keys then arguments, in one array.
+  return async (args: (string | number)[]): Promise<T> => {
     try {
       return (await redis.evalsha(sha, keys, ...args)) as T;
     } catch (error) {
@@ -231,8 +235,12 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
             : "";
       for (let attempt = 0; attempt < 4; attempt++) {
         const next = chainDigest(previous, r.version, r.event_digest);
-        const reply = await runxAppend(
-          ...keys,
+        const reply = await runxAppend([
+          keys[0] as string,
+          keys[1] as string,
+          keys[2] as string,
+          keys[3] as string,
+          keys[4] as string,
           req.expectedVersion,
           req.idempotencyKey,
           r.event_digest,
@@ -241,8 +249,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
           next,
           headMember(r.committed_at, s.aggregateId),
           s.aggregateId,
-          EMPTY_PROJECTION_DIGEST,
-        );
+        ]);
         const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
         known.set(id, { version: Number(len), digest });
         if (kind === "committed") return { kind, projectionDigest: digest };
@@ -266,13 +273,13 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readEvents(s, page) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await runxRead(
+      const [len, proj, items] = await runxRead([
         keys[0] as string,
         keys[2] as string,
         page.afterVersion !== undefined ? "f" : "t",
         page.afterVersion ?? 0,
         page.limit,
-      );
+      ]);
       const head: StreamHead = {
         version: Number(len),
         projection_digest: parseHead(Number(len), proj),
@@ -282,7 +289,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readHead(s) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await runxRead(keys[0] as string, keys[2] as string, "h", 0, 0);
+      const [len, proj, items] = await runxRead([keys[0] as string, keys[2] as string, "h", 0, 0]);
       const last = items[0] !== undefined ? parseRecord(items[0]) : null;
       return {
         version: Number(len),
@@ -292,13 +299,13 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
       const r = resourceHash(q.source, q.resource);
-      const flat = await runxHeads(
+      const flat = await runxHeads([
         `${p}:resource:${r}:heads-index-v1`,
         `${p}:resource:${r}:heads-v1`,
         q.after !== undefined ? headMember(q.after.committed_at, q.after.aggregate_id) : "",
         q.limit,
         ...q.eventTypes,
-      );
+      ]);
       const rows: HeadRecord[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
         rows.push({ ...parseRecord(flat[i + 1] as string), aggregate_id: flat[i] as string });

@@ -211,6 +211,15 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
   const insertEvent = db.prepare(
     `INSERT INTO runx_events (data_source_ref, resource, aggregate_id, version, idempotency_key, event_ref, event_type, event_digest, event_json, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  // Appends need only the head's version and chain value (no event JSON to decode).
+  const headVersionStmt = db.prepare(
+    `SELECT version, projection_digest FROM runx_stream_heads WHERE ${where}`,
+  );
+  // The head row is known to exist (or not) inside the append transaction: a plain UPDATE or
+  // INSERT, no ON CONFLICT probe.
+  const updateHead = db.prepare(
+    `UPDATE runx_stream_heads SET version = ?, event_ref = ?, event_type = ?, event_digest = ?, idempotency_key = ?, event_json = ?, committed_at = ?, projection_digest = ? WHERE ${where}`,
+  );
   const upsertHead = db.prepare(
     `INSERT INTO runx_stream_heads (data_source_ref, resource, aggregate_id, version, event_ref, event_type, event_digest, idempotency_key, event_json, committed_at, projection_digest)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -243,7 +252,12 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
 
   const appendTx = (req: AppendRequest): AppendOutcome => {
     const s = req.stream;
-    const head = readHead(s);
+    const row = headVersionStmt.get(s.source, s.resource, s.aggregateId) as
+      { version: number; projection_digest: string } | undefined;
+    const head =
+      row === undefined
+        ? { version: 0, projection_digest: EMPTY_PROJECTION_DIGEST }
+        : { version: Number(row.version), projection_digest: row.projection_digest };
     // Key lookup before the version check, so a retry with a stale version still replays.
     // On the happy path the idempotency unique index answers it during the insert.
     const settleExisting = (): AppendOutcome | undefined => {
@@ -294,19 +308,35 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
       if (settled === undefined) throw error;
       return settled;
     }
-    upsertHead.run(
-      s.source,
-      s.resource,
-      s.aggregateId,
-      r.version,
-      r.event_ref,
-      r.event_type,
-      r.event_digest,
-      r.idempotency_key,
-      req.eventJson,
-      r.committed_at,
-      next,
-    );
+    if (row === undefined) {
+      upsertHead.run(
+        s.source,
+        s.resource,
+        s.aggregateId,
+        r.version,
+        r.event_ref,
+        r.event_type,
+        r.event_digest,
+        r.idempotency_key,
+        req.eventJson,
+        r.committed_at,
+        next,
+      );
+    } else {
+      updateHead.run(
+        r.version,
+        r.event_ref,
+        r.event_type,
+        r.event_digest,
+        r.idempotency_key,
+        req.eventJson,
+        r.committed_at,
+        next,
+        s.source,
+        s.resource,
+        s.aggregateId,
+      );
+    }
     return { kind: "committed", projectionDigest: next };
   };
   const appendTransaction = db.transaction(appendTx);

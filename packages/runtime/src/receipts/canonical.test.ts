@@ -124,4 +124,35 @@ describe("canonicalJson", () => {
       expect((error as RuntimeError).details.path).toBe("$.a[1]");
     }
   });
+
+  it.each([
+    ["a nested lone surrogate", { b: { c: ["ok", "\uDBFF"] } }, "$.b.c[1]"],
+    ["a lone surrogate key deep down", [{ x: { "\uDFFF": 1 } }], "$[0].x.\uDFFF"],
+    [
+      "a nested cycle",
+      (() => {
+        const o: Record<string, unknown> = { n: {} };
+        (o.n as Record<string, unknown>).back = o;
+        return o;
+      })(),
+      "$.n.back",
+    ],
+    ["a nested class instance", { list: [1, new Date(0)] }, "$.list[1]"],
+    ["a nested hole", { h: holey() }, "$.h[1]"],
+  ])("names the path of %s (after the fast writer hands over)", (_label, value, path) => {
+    try {
+      canonicalJson(value);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as RuntimeError).code).toBe("CANONICAL_JSON_INVALID");
+      expect((error as RuntimeError).details.path).toBe(path);
+    }
+  });
+
+  it("writes well-formed astral and non-ASCII text and keys unchanged", () => {
+    const value = { "\u{1F600}": "\u{1F601}\u00e9", "\uFF61": ["\u2028", -0, 1e21], "": null };
+    expect(canonicalJson(value)).toBe(
+      '{"":null,"\uFF61":["\u2028",0,1e+21],"\u{1F600}":"\u{1F601}\u00e9"}',
+    );
+  });
 });

@@ -5,7 +5,7 @@
  * Anything that has no single JSON reading (non-finite numbers, lone surrogates,
  * `undefined`, class instances, cycles, ...) is refused rather than guessed at.
  */
-import { createHash } from "node:crypto";
+import * as nodeCrypto from "node:crypto";
 import { RuntimeError } from "../errors.js";
 
 /** Name of the general-purpose canonical form. */
@@ -126,14 +126,93 @@ function writeObject(object: Record<string, unknown>, path: string, active: Set<
   return `{${parts.join(",")}}`;
 }
 
+/** `String.prototype.isWellFormed` (Node 20+; TypeScript's lib here predates ES2024). */
+const wellFormed = (value: string): boolean =>
+  (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Thrown by the fast writer when it meets anything the careful writer must explain. */
+const UNWRITABLE = new Error("canonical JSON fast path: unwritable value");
+
+/**
+ * The writer every call runs first: the same bytes as `write`, without building a path string
+ * per key or a Set per call. Whatever it would have to refuse, it hands to `write` (by
+ * throwing UNWRITABLE), which refuses it with the path. `ancestors` holds the objects being
+ * written (cycle check).
+ */
+function fastWrite(value: unknown, ancestors: object[]): string {
+  switch (typeof value) {
+    case "string":
+      if (!wellFormed(value)) throw UNWRITABLE;
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) throw UNWRITABLE;
+      return JSON.stringify(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object":
+      break;
+    default:
+      throw UNWRITABLE;
+  }
+  if (value === null) return "null";
+  if (ancestors.includes(value)) throw UNWRITABLE;
+  ancestors.push(value);
+  let out: string;
+  if (Array.isArray(value)) {
+    const items = value as unknown[];
+    out = "[";
+    for (let index = 0; index < items.length; index++) {
+      if (!(index in items)) throw UNWRITABLE;
+      if (index > 0) out += ",";
+      out += fastWrite(items[index], ancestors);
+    }
+    out += "]";
+  } else {
+    const prototype: unknown = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) throw UNWRITABLE;
+    if (Object.getOwnPropertySymbols(value).length > 0) throw UNWRITABLE;
+    const object = value as Record<string, unknown>;
+    const keys = Object.keys(object);
+    if (keys.length > 1) keys.sort(compareCodePoints);
+    out = "{";
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index] as string;
+      if (!wellFormed(key)) throw UNWRITABLE;
+      if (index > 0) out += ",";
+      out += `${JSON.stringify(key)}:${fastWrite(object[key], ancestors)}`;
+    }
+    out += "}";
+  }
+  ancestors.pop();
+  return out;
+}
+
 /** Writes `value` as runx.stable-json.v1 / runx.receipt.c14n.v1; throws CANONICAL_JSON_INVALID. */
 export function canonicalJson(value: unknown): string {
+  try {
+    return fastWrite(value, []);
+  } catch (error) {
+    if (error !== UNWRITABLE) throw error;
+  }
+  // Something must be refused: the careful writer names the path (and always throws here).
   return write(value, "$", new Set());
 }
 
 /** `sha256:` + lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
 export function sha256Prefixed(data: string | Uint8Array): string {
-  return `sha256:${createHash("sha256").update(data).digest("hex")}`;
+  return `sha256:${sha256Hex(data)}`;
+}
+
+// One-shot hashing (Node >= 20.12) skips the Hash object; older Node 20 uses createHash.
+const oneShot = (
+  nodeCrypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }
+).hash;
+
+/** Lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
+export function sha256Hex(data: string | Uint8Array): string {
+  return oneShot !== undefined
+    ? oneShot("sha256", data, "hex")
+    : nodeCrypto.createHash("sha256").update(data).digest("hex");
 }
 
 /** `sha256:<hex>` of the canonical JSON of `value`. */
