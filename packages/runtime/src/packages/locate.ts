@@ -56,7 +56,7 @@ export function resolveSkillRef(
   try {
     return Promise.resolve(locateSkillRef(ref, options));
   } catch (error) {
-    return Promise.reject(error);
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }
 
