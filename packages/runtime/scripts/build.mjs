@@ -29,13 +29,14 @@ const common = {
   logLevel: "warning",
 };
 
-// CommonJS has no import.meta; give bundled code a file URL for its own location.
+// CommonJS has no import.meta; give bundled code a file URL for its own location, computed
+// only when read (few chunks ever read it, and a command loads dozens of chunks).
 const cjs = {
   ...common,
   format: "cjs",
-  define: { "import.meta.url": "__runx_import_meta_url" },
+  define: { "import.meta.url": "__runx_import_meta.url" },
   banner: {
-    js: 'const __runx_import_meta_url = require("node:url").pathToFileURL(__filename).href;',
+    js: 'const __runx_import_meta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };',
   },
   outExtension: { ".js": ".cjs" },
 };
@@ -49,7 +50,7 @@ const split = await build({
   ...common,
   format: "esm",
   splitting: true,
-  define: { "import.meta.url": "__runx_import_meta_url" },
+  define: cjs.define,
   entryPoints: { main: "src/cli/main.ts" },
   outdir: join(root, "dist", "cli"),
   chunkNames: "[name]-[hash]",

@@ -85,7 +85,10 @@ async function run(argv: string[]): Promise<number> {
     env: readCliEnv(),
     signal: controller.signal,
     json,
-    stdin: process.stdin,
+    // Opened only when a command reads it (creating the stream costs start-up time).
+    get stdin() {
+      return process.stdin;
+    },
     out: write(1),
     err: write(2),
   };

@@ -1,23 +1,45 @@
 /** Builds the runtime for a CLI command from the CLI environment. */
-import { createRuntime } from "../create-runtime.js";
 import type { Runtime } from "../create-runtime.js";
+import { createRuntimeCore } from "../runtime-core.js";
+import type { CoreRuntime, RuntimeOptions } from "../runtime-core.js";
 import type { FlagSpec } from "./args.js";
 import type { CommandContext } from "./context.js";
 
-/** A runtime for this invocation (optionally with an explicit receipt directory). */
-export function cliRuntime(
+function cliOptions(
   ctx: CommandContext,
   receiptDir?: string,
   registryDir?: string,
-): Runtime {
-  return createRuntime({
+): RuntimeOptions {
+  return {
     workspaceRoot: ctx.env.workspaceRoot,
     runxHome: ctx.env.runxHome,
     receiptDir,
     registryDir,
     env: ctx.env.processEnv,
     readStdin: () => ctx.stdin as AsyncIterable<Uint8Array | string>,
-  });
+  };
+}
+
+/**
+ * The runtime core for this invocation (optionally with an explicit receipt directory): runs,
+ * resumes, history, verification, harness, init. Its start-up loads nothing else.
+ */
+export function cliRuntime(
+  ctx: CommandContext,
+  receiptDir?: string,
+  registryDir?: string,
+): CoreRuntime {
+  return createRuntimeCore(cliOptions(ctx, receiptDir, registryDir)).runtime;
+}
+
+/** The whole runtime (console, adapter, registry services too), loaded on demand. */
+export async function cliFullRuntime(
+  ctx: CommandContext,
+  receiptDir?: string,
+  registryDir?: string,
+): Promise<Runtime> {
+  const { createRuntime } = await import("../create-runtime.js");
+  return createRuntime(cliOptions(ctx, receiptDir, registryDir));
 }
 
 /** `--registry-dir <dir>` and its `--registry <path|file://…>` spelling (§7.2). */

@@ -2,7 +2,7 @@
  * Skill reference resolution (§1.1, §1.6): which directory a reference names. Kept apart from
  * package parsing so that resolving does not load the parser.
  */
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import type { Stats } from "node:fs";
 import path from "node:path";
 import { RuntimeError } from "../errors.js";
@@ -31,9 +31,13 @@ export interface ResolveSkillRefOptions {
 
 const BARE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-async function statOrUndefined(file: string): Promise<Stats | undefined> {
+/**
+ * A few local stats per resolution: synchronous, which costs less than a thread-pool round
+ * trip each and keeps node:fs/promises (its stream and readline machinery) off the start-up.
+ */
+function statOrUndefined(file: string): Stats | undefined {
   try {
-    return await stat(file);
+    return statSync(file);
   } catch {
     return undefined;
   }
@@ -45,15 +49,23 @@ async function statOrUndefined(file: string): Promise<Stats | undefined> {
  * Refuses flat markdown files and catalog workspace roots (PACKAGE_INVALID); anything else
  * missing is PACKAGE_NOT_FOUND.
  */
-export async function resolveSkillRef(
+export function resolveSkillRef(
   ref: string,
   options: ResolveSkillRefOptions,
 ): Promise<ResolvedSkillRef> {
+  try {
+    return Promise.resolve(locateSkillRef(ref, options));
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function locateSkillRef(ref: string, options: ResolveSkillRefOptions): ResolvedSkillRef {
   const workspaceRoot = path.resolve(options.workspaceRoot);
   if (ref.trim() === "")
     throw new RuntimeError("PACKAGE_NOT_FOUND", "no skill reference given", { ref });
   const candidate = path.resolve(workspaceRoot, ref);
-  const found = await statOrUndefined(candidate);
+  const found = statOrUndefined(candidate);
   let packageDir: string;
   if (found?.isDirectory() === true) {
     packageDir = candidate;
@@ -80,7 +92,7 @@ export async function resolveSkillRef(
     packageDir = path.dirname(candidate);
   } else if (found === undefined && BARE_NAME.test(ref)) {
     packageDir = path.join(workspaceRoot, "skills", ref);
-    if ((await statOrUndefined(packageDir))?.isDirectory() !== true) {
+    if (statOrUndefined(packageDir)?.isDirectory() !== true) {
       throw new RuntimeError(
         "PACKAGE_NOT_FOUND",
         `skill ${ref} was not found in the workspace skills/ catalog`,
@@ -93,11 +105,9 @@ export async function resolveSkillRef(
 
   const skillMdPath = path.join(packageDir, "SKILL.md");
   const profileCandidate = path.join(packageDir, "X.yaml");
-  const [skillMd, profile, catalog] = await Promise.all([
-    statOrUndefined(skillMdPath),
-    statOrUndefined(profileCandidate),
-    statOrUndefined(path.join(packageDir, "skills")),
-  ]);
+  const skillMd = statOrUndefined(skillMdPath);
+  const profile = statOrUndefined(profileCandidate);
+  const catalog = statOrUndefined(path.join(packageDir, "skills"));
   if (skillMd?.isFile() !== true) {
     throw new RuntimeError("PACKAGE_NOT_FOUND", "the directory has no SKILL.md", {
       ref,

@@ -5,8 +5,7 @@
  * validators are not even loaded. Any miss or unreadable entry falls back to a full parse.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { promises as fsp, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { computeSourceDigest } from "./digest.js";
 import type { ResolvedSkillRef } from "./locate.js";
@@ -88,11 +87,11 @@ export async function loadPackageCached(
     };
     const tmp = `${file}.${process.pid}.tmp`;
     try {
-      await mkdir(options.dir, { recursive: true });
-      await writeFile(tmp, JSON.stringify(entry));
-      await rename(tmp, file);
+      await fsp.mkdir(options.dir, { recursive: true });
+      await fsp.writeFile(tmp, JSON.stringify(entry));
+      await fsp.rename(tmp, file);
     } catch {
-      await rm(tmp, { force: true }).catch(() => undefined);
+      await fsp.rm(tmp, { force: true }).catch(() => undefined);
     }
   }
   return loaded;

@@ -9,7 +9,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
-import { performance } from "node:perf_hooks";
 import { RuntimeError } from "../errors.js";
 
 /** Bytes retained per stream unless the caller says otherwise (spec §10.6). */

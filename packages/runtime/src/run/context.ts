@@ -66,10 +66,13 @@ export interface RunSkillDeps {
 export interface RegistryResolver {
   /** The registry root directory (context skills read records from it). */
   readonly root: string;
+  /** May load the registry on demand (a run that names no registry package never does). */
   materializeForRun(
     ref: string,
     options?: { digest?: string },
-  ): { packageDir: string; record: { package_digest: string } };
+  ):
+    | { packageDir: string; record: { package_digest: string } }
+    | Promise<{ packageDir: string; record: { package_digest: string } }>;
 }
 
 /**

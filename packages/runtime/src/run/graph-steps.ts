@@ -221,7 +221,7 @@ export async function loadNestedPackage(
   step: { id: string; skill: string; runner?: string },
 ): Promise<{ pkg: LoadedSkillPackage; runner: RunnerDefinition }> {
   const target = hasRegistryPrefix(step.skill)
-    ? materializeRegistryRef(deps, step.skill, { step: step.id })
+    ? await materializeRegistryRef(deps, step.skill, { step: step.id })
     : nestedSkillPath(deps, parent, step);
   const resolved = await resolveSkillRef(target, { workspaceRoot: deps.paths.root });
   const digest = computeSourceDigest(resolved);

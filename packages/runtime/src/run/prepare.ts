@@ -38,7 +38,7 @@ async function nestedBindings(
     if (typeof ref !== "string") continue;
     try {
       const target = hasRegistryPrefix(ref)
-        ? materializeRegistryRef(deps, ref)
+        ? await materializeRegistryRef(deps, ref)
         : resolve(packageDir, ref);
       const nested = await resolveSkillRef(target, { workspaceRoot: root });
       out.push({
@@ -71,7 +71,7 @@ export async function prepareRun(
 ): Promise<Prepared> {
   const root = deps.paths.root;
   const target = isRegistrySkillRef(options.ref, root, deps.registry?.().root)
-    ? materializeRegistryRef(
+    ? await materializeRegistryRef(
         deps,
         options.ref,
         options.registryDigest !== undefined ? { digest: options.registryDigest } : {},

@@ -30,11 +30,11 @@ export function isRegistrySkillRef(
 }
 
 /** Materialises a registry ref for a run and returns the package directory. */
-export function materializeRegistryRef(
+export async function materializeRegistryRef(
   deps: Pick<RunSkillDeps, "registry">,
   ref: string,
   options: { step?: string; digest?: string } = {},
-): string {
+): Promise<string> {
   if (deps.registry === undefined) {
     const where = options.step !== undefined ? `step ${options.step}: ` : "";
     throw new RuntimeError(
@@ -43,7 +43,7 @@ export function materializeRegistryRef(
       { ref, ...(options.step !== undefined ? { step: options.step } : {}) },
     );
   }
-  const { packageDir } = deps
+  const { packageDir } = await deps
     .registry()
     .materializeForRun(ref, options.digest !== undefined ? { digest: options.digest } : {});
   return packageDir;

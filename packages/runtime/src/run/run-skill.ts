@@ -4,7 +4,6 @@
  * runner resolve produce no receipt; refusals after that seal a `blocked` receipt (§4.7).
  */
 import { RuntimeError, isRuntimeError } from "../errors.js";
-import { readInputsDocument } from "../packages/inputs-document.js";
 import { resolveInputs, suppliedFromDocument } from "../parser/inputs.js";
 import type { MissingInput, SuppliedInput } from "../parser/inputs.js";
 import { detectInlineCode } from "../policy/inline-code.js";
@@ -86,12 +85,7 @@ export async function runSkill(
     stage("materialize_inputs");
     const supplied =
       request.inputsFile !== undefined
-        ? suppliedFromDocument(
-            await readInputsDocument(request.inputsFile, {
-              workspaceRoot: deps.paths.root,
-              readStdin: () => deps.readStdin(),
-            }),
-          )
+        ? await readSuppliedDocument(deps, request.inputsFile)
         : request.inputs;
     stage("admit_package");
     checkBindings(prep, request.packageDigest, request.executionClosureDigest);
@@ -154,6 +148,20 @@ function pauseForInputs(
       .map((m) => `--${m.id.replaceAll("_", "-")} <${m.type}>`)
       .join(" ")}   (or: runx resume ${prep.runId} <answers.json>)`,
   });
+}
+
+/** Reads `--inputs <file|->` (loaded on demand: most runs pass their inputs as flags). */
+async function readSuppliedDocument(
+  deps: RunSkillDeps,
+  inputsFile: string,
+): Promise<Record<string, SuppliedInput>> {
+  const { readInputsDocument } = await import("../packages/inputs-document.js");
+  return suppliedFromDocument(
+    await readInputsDocument(inputsFile, {
+      workspaceRoot: deps.paths.root,
+      readStdin: () => deps.readStdin(),
+    }),
+  );
 }
 
 /** Spawn authority from the operator's own flag; graph inputs and model output never grant it. */

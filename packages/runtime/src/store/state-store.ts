@@ -7,10 +7,12 @@ import type BetterSqlite3 from "better-sqlite3";
 import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/better-sqlite3";
+import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
 import { createConsoleStore } from "./console-store.js";
 import { receiptIndex, runLedger, runs, steps } from "./schema.js";
+import { statementCache, tableCodec } from "./statements.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
 import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 import type { LedgerEntryRecord, StateStore } from "./types.js";
@@ -45,7 +47,15 @@ function toLedgerRecord(row: typeof runLedger.$inferSelect): LedgerEntryRecord {
 
 /** Builds the store over an open, migrated connection (see `openStateStore`). */
 export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStoreDeps): StateStore {
-  const db = drizzle({ client: sqlite });
+  // The query builder serves the listing and console queries; the statements a run makes on
+  // every invocation are prepared directly (store/statements.ts).
+  let drizzleDb: BetterSQLite3Database | undefined;
+  const orm = (): BetterSQLite3Database => (drizzleDb ??= drizzle({ client: sqlite }));
+  const prepared = statementCache(sqlite);
+  const runCodec = tableCodec(runs);
+  const stepCodec = tableCodec(steps);
+  const indexCodec = tableCodec(receiptIndex);
+  const ledgerCodec = tableCodec(runLedger);
   const { label, clock } = deps;
 
   const notFound = (id: string): RuntimeError =>
@@ -70,8 +80,66 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     }
   }
 
-  const ledgerRows = (runId: string) =>
-    db.select().from(runLedger).where(eq(runLedger.runId, runId));
+  /** Binds `values` (by property) in `keys` order. */
+  const bind = <Row>(
+    codec: { toDriver(key: keyof Row & string, value: unknown): unknown },
+    keys: ReadonlyArray<keyof Row & string>,
+    values: Partial<Record<keyof Row & string, unknown>>,
+  ): unknown[] => keys.map((k) => codec.toDriver(k, values[k]));
+
+  const RUN_KEYS = [
+    "id",
+    "skillName",
+    "runner",
+    "skillRef",
+    "packageDir",
+    "packageDigest",
+    "executionClosureDigest",
+    "status",
+    "disposition",
+    "receiptId",
+    "inputsDigest",
+    "resultJson",
+    "requestsJson",
+    "errorJson",
+    "createdAt",
+    "updatedAt",
+    "createdMs",
+  ] as const;
+  const INDEX_KEYS = [
+    "receiptId",
+    "runId",
+    "skillName",
+    "disposition",
+    "createdAt",
+    "fileName",
+    "isChild",
+    "harness",
+  ] as const;
+  const LEDGER_KEYS = [
+    "runId",
+    "idx",
+    "kind",
+    "status",
+    "stepId",
+    "entryJson",
+    "previousHash",
+    "entryHash",
+    "createdAt",
+  ] as const;
+
+  const readRun = (id: string) => {
+    const row = prepared(
+      `SELECT ${runCodec.columnList} FROM ${runCodec.name} WHERE ${runCodec.column("id")} = ?`,
+    ).get(id) as Record<string, unknown> | undefined;
+    return row === undefined ? undefined : runCodec.decode(row);
+  };
+  const ledgerTail = (runId: string) => {
+    const row = prepared(
+      `SELECT ${ledgerCodec.columnList} FROM ${ledgerCodec.name} WHERE ${ledgerCodec.column("runId")} = ? ORDER BY ${ledgerCodec.column("idx")} DESC LIMIT 1`,
+    ).get(runId) as Record<string, unknown> | undefined;
+    return row === undefined ? undefined : ledgerCodec.decode(row);
+  };
 
   let consoleStore: ReturnType<typeof createConsoleStore> | undefined;
 
@@ -79,7 +147,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     label,
 
     get console() {
-      return (consoleStore ??= createConsoleStore(db, guard, label));
+      return (consoleStore ??= createConsoleStore(orm(), guard, label));
     },
 
     createRun(run) {
@@ -87,29 +155,29 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         const now = clock();
         const at = now.toISOString();
         try {
-          return db
-            .insert(runs)
-            .values({
-              id: run.id,
-              skillName: run.skillName,
-              runner: run.runner,
-              skillRef: run.skillRef,
-              packageDir: run.packageDir,
-              packageDigest: run.packageDigest,
-              executionClosureDigest: run.executionClosureDigest ?? null,
-              status: run.status ?? "running",
-              disposition: run.disposition ?? null,
-              receiptId: run.receiptId ?? null,
-              inputsDigest: run.inputsDigest,
-              resultJson: run.resultJson ?? null,
-              requestsJson: run.requestsJson ?? null,
-              errorJson: run.errorJson ?? null,
-              createdAt: at,
-              updatedAt: at,
-              createdMs: now.getTime(),
-            })
-            .returning()
-            .get();
+          const values = {
+            id: run.id,
+            skillName: run.skillName,
+            runner: run.runner,
+            skillRef: run.skillRef,
+            packageDir: run.packageDir,
+            packageDigest: run.packageDigest,
+            executionClosureDigest: run.executionClosureDigest ?? null,
+            status: run.status ?? "running",
+            disposition: run.disposition ?? null,
+            receiptId: run.receiptId ?? null,
+            inputsDigest: run.inputsDigest,
+            resultJson: run.resultJson ?? null,
+            requestsJson: run.requestsJson ?? null,
+            errorJson: run.errorJson ?? null,
+            createdAt: at,
+            updatedAt: at,
+            createdMs: now.getTime(),
+          };
+          const row = prepared(`${runCodec.insert(RUN_KEYS)} RETURNING ${runCodec.columnList}`).get(
+            bind(runCodec, RUN_KEYS, values),
+          ) as Record<string, unknown>;
+          return runCodec.decode(row);
         } catch (err) {
           if (sqliteFailure(err)?.code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw err;
           throw new RuntimeError("STORE_ERROR", `${label}: run ${run.id} already exists`, {
@@ -122,31 +190,31 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     },
 
     updateRun(id, patch) {
-      const row = guard("update run", () =>
-        db
-          .update(runs)
-          .set({
-            ...definedOnly({
-              status: patch.status,
-              disposition: patch.disposition,
-              receiptId: patch.receiptId,
-              resultJson: patch.resultJson,
-              requestsJson: patch.requestsJson,
-              errorJson: patch.errorJson,
-              executionClosureDigest: patch.executionClosureDigest,
-            }),
-            updatedAt: clock().toISOString(),
-          })
-          .where(eq(runs.id, id))
-          .returning()
-          .get(),
-      );
+      const set: Partial<Record<(typeof RUN_KEYS)[number], unknown>> = {
+        ...definedOnly({
+          status: patch.status,
+          disposition: patch.disposition,
+          receiptId: patch.receiptId,
+          resultJson: patch.resultJson,
+          requestsJson: patch.requestsJson,
+          errorJson: patch.errorJson,
+          executionClosureDigest: patch.executionClosureDigest,
+        }),
+        updatedAt: clock().toISOString(),
+      };
+      const keys = Object.keys(set) as Array<(typeof RUN_KEYS)[number]>;
+      const row = guard("update run", () => {
+        const assignments = keys.map((k) => `${runCodec.column(k)} = ?`).join(", ");
+        return prepared(
+          `UPDATE ${runCodec.name} SET ${assignments} WHERE ${runCodec.column("id")} = ? RETURNING ${runCodec.columnList}`,
+        ).get([...bind(runCodec, keys, set), id]) as Record<string, unknown> | undefined;
+      });
       if (row === undefined) throw notFound(id);
-      return row;
+      return runCodec.decode(row);
     },
 
     getRun(id) {
-      const row = guard("read run", () => db.select().from(runs).where(eq(runs.id, id)).get());
+      const row = guard("read run", () => readRun(id));
       if (row === undefined) throw notFound(id);
       return row;
     },
@@ -165,7 +233,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         where.push(sql`(${runs.createdMs}, ${runs.id}) < (${after.createdMs}, ${after.id})`);
       }
       const rows = guard("list runs", () =>
-        db
+        orm()
           .select()
           .from(runs)
           .where(and(...where))
@@ -190,18 +258,20 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         startedAt: step.startedAt,
         finishedAt: step.finishedAt,
       });
+      const values = { runId: step.runId, stepId: step.stepId, status: step.status, ...optional };
+      const keys = Object.keys(values) as Array<keyof typeof values>;
+      // On conflict the row keeps its other fields: only the status and the given ones change.
+      const updated = (["status", ...Object.keys(optional)] as Array<keyof typeof values>)
+        .map((k) => `${stepCodec.column(k)} = excluded.${stepCodec.column(k)}`)
+        .join(", ");
       return guard(
         "write step",
         () =>
-          db
-            .insert(steps)
-            .values({ runId: step.runId, stepId: step.stepId, status: step.status, ...optional })
-            .onConflictDoUpdate({
-              target: [steps.runId, steps.stepId],
-              set: { status: step.status, ...optional },
-            })
-            .returning()
-            .get(),
+          stepCodec.decode(
+            prepared(
+              `${stepCodec.insert(keys)} ON CONFLICT (${stepCodec.column("runId")}, ${stepCodec.column("stepId")}) DO UPDATE SET ${updated} RETURNING ${stepCodec.columnList}`,
+            ).get(bind(stepCodec, keys, values)) as Record<string, unknown>,
+          ),
         step.runId,
       );
     },
@@ -209,7 +279,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     listSteps(runId) {
       // rowid = first-insert order; an upsert keeps the row (and its rowid) in place.
       return guard("list steps", () =>
-        db
+        orm()
           .select()
           .from(steps)
           .where(eq(steps.runId, runId))
@@ -222,29 +292,28 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     // derived facts may change later: `isChild`/`harness` can turn on (a parent indexed
     // after its child) and a missing `runId` can be filled in. Re-indexing never fails.
     indexReceipt(entry) {
+      const values = {
+        receiptId: entry.receiptId,
+        runId: entry.runId ?? null,
+        skillName: entry.skillName,
+        disposition: entry.disposition,
+        createdAt: entry.createdAt,
+        fileName: entry.fileName,
+        isChild: entry.isChild ?? false,
+        harness: entry.harness ?? false,
+      };
+      const t = indexCodec.name;
+      const c = (k: (typeof INDEX_KEYS)[number]) => indexCodec.column(k);
       return guard("index receipt", () =>
-        db
-          .insert(receiptIndex)
-          .values({
-            receiptId: entry.receiptId,
-            runId: entry.runId ?? null,
-            skillName: entry.skillName,
-            disposition: entry.disposition,
-            createdAt: entry.createdAt,
-            fileName: entry.fileName,
-            isChild: entry.isChild ?? false,
-            harness: entry.harness ?? false,
-          })
-          .onConflictDoUpdate({
-            target: receiptIndex.receiptId,
-            set: {
-              runId: sql`coalesce(${receiptIndex.runId}, excluded.run_id)`,
-              isChild: sql`max(${receiptIndex.isChild}, excluded.is_child)`,
-              harness: sql`max(${receiptIndex.harness}, excluded.harness)`,
-            },
-          })
-          .returning()
-          .get(),
+        indexCodec.decode(
+          prepared(
+            `${indexCodec.insert(INDEX_KEYS)} ON CONFLICT (${c("receiptId")}) DO UPDATE SET ` +
+              `${c("runId")} = coalesce(${t}.${c("runId")}, excluded.${c("runId")}), ` +
+              `${c("isChild")} = max(${t}.${c("isChild")}, excluded.${c("isChild")}), ` +
+              `${c("harness")} = max(${t}.${c("harness")}, excluded.${c("harness")}) ` +
+              `RETURNING ${indexCodec.columnList}`,
+          ).get(bind(indexCodec, INDEX_KEYS, values)) as Record<string, unknown>,
+        ),
       );
     },
 
@@ -254,7 +323,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
       if (options.includeChildren !== true) where.push(eq(receiptIndex.isChild, false));
       if (options.includeHarness !== true) where.push(eq(receiptIndex.harness, false));
       return guard("list receipts", () =>
-        db
+        orm()
           .select()
           .from(receiptIndex)
           .where(and(...where))
@@ -276,17 +345,13 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
       const row = guard(
         "append ledger entry",
         () =>
-          db.transaction(
-            (tx) => {
-              const run = tx.select({ id: runs.id }).from(runs).where(eq(runs.id, runId)).get();
+          sqlite
+            .transaction(() => {
+              const run = prepared(
+                `SELECT 1 FROM ${runCodec.name} WHERE ${runCodec.column("id")} = ?`,
+              ).get(runId);
               if (run === undefined) throw notFound(runId);
-              const tail = tx
-                .select({ idx: runLedger.idx, entryHash: runLedger.entryHash })
-                .from(runLedger)
-                .where(eq(runLedger.runId, runId))
-                .orderBy(desc(runLedger.idx))
-                .limit(1)
-                .get();
+              const tail = ledgerTail(runId);
               const idx = tail === undefined ? 0 : tail.idx + 1;
               const expected = tail === undefined ? LEDGER_GENESIS_HASH : tail.entryHash;
               if (
@@ -299,38 +364,43 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
                   { label, reason: "ledger_chain_mismatch", runId, index: idx },
                 );
               }
-              return tx
-                .insert(runLedger)
-                .values({
-                  runId,
-                  idx,
-                  kind: append.kind,
-                  status: append.status,
-                  stepId: append.stepId ?? null,
-                  entryJson,
-                  previousHash: append.previousHash,
-                  entryHash: append.entryHash,
-                  createdAt: clock().toISOString(),
-                })
-                .returning()
-                .get();
-            },
-            { behavior: "immediate" },
-          ),
+              const values = {
+                runId,
+                idx,
+                kind: append.kind,
+                status: append.status,
+                stepId: append.stepId ?? null,
+                entryJson,
+                previousHash: append.previousHash,
+                entryHash: append.entryHash,
+                createdAt: clock().toISOString(),
+              };
+              return ledgerCodec.decode(
+                prepared(
+                  `${ledgerCodec.insert(LEDGER_KEYS)} RETURNING ${ledgerCodec.columnList}`,
+                ).get(bind(ledgerCodec, LEDGER_KEYS, values)) as Record<string, unknown>,
+              );
+            })
+            .immediate(),
         runId,
       );
       return toLedgerRecord(row);
     },
 
     getLedgerTail(runId) {
-      const row = guard("read ledger", () =>
-        ledgerRows(runId).orderBy(desc(runLedger.idx)).limit(1).get(),
-      );
+      const row = guard("read ledger", () => ledgerTail(runId));
       return row === undefined ? undefined : toLedgerRecord(row);
     },
 
     readLedger(runId) {
-      const rows = guard("read ledger", () => ledgerRows(runId).orderBy(asc(runLedger.idx)).all());
+      const rows = guard("read ledger", () =>
+        orm()
+          .select()
+          .from(runLedger)
+          .where(eq(runLedger.runId, runId))
+          .orderBy(asc(runLedger.idx))
+          .all(),
+      );
       return rows.map(toLedgerRecord);
     },
 

@@ -3,7 +3,7 @@ import { RuntimeError } from "../../errors.js";
 import { flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
-import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
+import { COMMON_FLAGS, cliFullRuntime } from "../runtime.js";
 
 /** Runs `runx adapter`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
@@ -17,7 +17,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         throw new RuntimeError("USAGE", `runx adapter ${action ?? ""} needs ${what}`);
       return target;
     };
-    const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
+    const runtime = await cliFullRuntime(ctx, flagValue(args, "receipt-dir"));
     try {
       const print = (value: unknown, text: string): void =>
         ctx.out(ctx.json ? `${JSON.stringify(value)}\n` : text);

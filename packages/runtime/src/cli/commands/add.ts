@@ -3,11 +3,11 @@ import { RuntimeError } from "../../errors.js";
 import { flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
-import { REGISTRY_FLAGS, cliRuntime, registryDirFlag } from "../runtime.js";
+import { REGISTRY_FLAGS, cliFullRuntime, registryDirFlag } from "../runtime.js";
 
 /** Runs `runx add`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
-  return guard(ctx, () => {
+  return guard(ctx, async () => {
     const args = parseArgs(
       tokens,
       {
@@ -39,7 +39,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     }
     const to = flagValue(args, "to");
     const digest = flagValue(args, "digest");
-    const runtime = cliRuntime(ctx, undefined, registryDirFlag(args.flags));
+    const runtime = await cliFullRuntime(ctx, undefined, registryDirFlag(args.flags));
     const result = runtime.registry().add(ref, {
       ...(to !== undefined ? { to } : {}),
       ...(digest !== undefined ? { digest } : {}),
@@ -49,6 +49,6 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         ? `${JSON.stringify(result)}\n`
         : `${result.status} ${result.skill_id}@${result.version} (${result.trust_tier}) → ${result.destination}\nrun it: runx skill ${result.destination}\n`,
     );
-    return Promise.resolve(0);
+    return 0;
   });
 }

@@ -3,7 +3,7 @@ import { RuntimeError } from "../../errors.js";
 import { flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
-import { REGISTRY_FLAGS, cliRuntime, registryDirFlag } from "../runtime.js";
+import { REGISTRY_FLAGS, cliFullRuntime, registryDirFlag } from "../runtime.js";
 import { RUNX_VERSION } from "../version.js";
 
 const DEFAULT_PORT = 8765;
@@ -48,7 +48,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     }
     const receiptDir = flagValue(args, "receipt-dir");
     const runner = flagValue(args, "runner");
-    const runtime = cliRuntime(ctx, receiptDir, registryDirFlag(args.flags));
+    const runtime = await cliFullRuntime(ctx, receiptDir, registryDirFlag(args.flags));
     try {
       // Loaded on demand: only this command needs the MCP SDK.
       const { loadMcpTools, serveHttp, serveStdio } = await import("../../mcp/server.js");

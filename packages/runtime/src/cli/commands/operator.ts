@@ -8,7 +8,7 @@ import { RuntimeError } from "../../errors.js";
 import { flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
-import { cliRuntime } from "../runtime.js";
+import { cliFullRuntime } from "../runtime.js";
 
 const MAX_PASSWORD_BYTES = 1024;
 
@@ -63,7 +63,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       role: flagValue(args, "role") ?? "",
       password: await readSecretLine(ctx),
     });
-    const operator = await cliRuntime(ctx).console.operators.add(input);
+    const operator = await (await cliFullRuntime(ctx)).console.operators.add(input);
     if (ctx.json) ctx.out(`${JSON.stringify(operator)}\n`);
     else ctx.out(`operator ${operator.username} (${operator.role}) created\n`);
     return 0;

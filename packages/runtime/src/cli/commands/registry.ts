@@ -4,7 +4,7 @@ import { isTrustTier } from "../../registry/keys.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
-import { REGISTRY_FLAGS, cliRuntime, registryDirFlag } from "../runtime.js";
+import { REGISTRY_FLAGS, cliFullRuntime, registryDirFlag } from "../runtime.js";
 
 const ACTIONS = ["package", "publish", "search", "read", "resolve", "install"] as const;
 
@@ -43,7 +43,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
             : "a registry ref";
       throw new RuntimeError("USAGE", `runx registry ${action} needs ${what}`);
     }
-    const runtime = cliRuntime(ctx, undefined, registryDirFlag(args.flags));
+    const runtime = await cliFullRuntime(ctx, undefined, registryDirFlag(args.flags));
     const registry = runtime.registry();
     const owner = flagValue(args, "owner");
     const version = flagValue(args, "version");

@@ -1,0 +1,392 @@
+/**
+ * The runtime's core, composed by `createRuntime` (create-runtime.ts): runs, resumes, history,
+ * verification, harness, init. It is also what the CLI's run, history and verify commands
+ * build directly, so their start-up never loads the console, catalog, adapter or registry
+ * services (the registry of a run loads only when the run names a registry package).
+ */
+import { randomBytes } from "node:crypto";
+import { readProjectConfig } from "./config.js";
+import { isRuntimeError } from "./errors.js";
+import type { ProjectConfig } from "./config.js";
+import {
+  localDevelopmentPolicy,
+  productionPolicy,
+  ReceiptStore,
+  signerFromEnv,
+  verifierFromEnv,
+} from "./receipts/index.js";
+import type {
+  ReceiptSigner,
+  ReceiptVerifier,
+  SignaturePolicy,
+  VerifyVerdict,
+} from "./receipts/index.js";
+import type { SkillRunEnvelope } from "./run/envelope.js";
+import { runSkill } from "./run/run-skill.js";
+import type { RunSkillDeps, SkillRequest } from "./run/run-skill.js";
+import type { ReceiptProfile, RegistryResolver, ToolLanes } from "./run/context.js";
+import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
+import type { HistoryDetail, HistoryListing, PendingRun } from "./services/history.js";
+import type { InitResult } from "./services/init.js";
+import type { SkillListItem } from "./services/list-skills.js";
+import {
+  verificationPolicy,
+  verifyEvidenceBundle,
+  verifyReceiptDocument,
+  verifyReceiptStore,
+} from "./services/verify.js";
+import type { StoreVerification } from "./services/verify.js";
+import { openStateStore } from "./store/open.js";
+import type { StateStore } from "./store/types.js";
+import type { HarnessReport } from "./harness/index.js";
+import type { CaseResult } from "./harness/run-case.js";
+import { displayPath, workspacePaths } from "./workspace.js";
+import type { ProbeRunner } from "./adapters/preflight.js";
+import type { LocalRegistry } from "./registry/local.js";
+import { registryRoot } from "./registry/root.js";
+import type { Prepared } from "./run/context.js";
+import { prepareRun } from "./run/prepare.js";
+import type { WorkspacePaths } from "./workspace.js";
+
+/** The runtime release identity; part of every execution-closure digest. */
+export const RUNTIME_RELEASE = "runx-ts@0.1.0";
+
+/** Everything the runtime needs from its host. */
+export interface RuntimeOptions {
+  workspaceRoot: string;
+  runxHome: string;
+  /** Explicit receipt directory (`--receipt-dir`). */
+  receiptDir?: string | undefined;
+  /** The host environment: signer/verifier keys, RUNX_RECEIPT_DIR, the child-process baseline. */
+  env: Readonly<Record<string, string | undefined>>;
+  now?: () => Date;
+  randomHex?: (bytes: number) => string;
+  readStdin?: () => AsyncIterable<Uint8Array | string>;
+  /** Receipt shaping (`live` by default; the harness replays with `harness`). */
+  receiptProfile?: ReceiptProfile;
+  /** Harness fixture lanes for native tools (never set for a live run). */
+  toolLanes?: ToolLanes;
+  /** Replacement adapter preflight probe runner (tests only). */
+  adapterProbe?: ProbeRunner;
+  /** Spy called right before an adapter process spawns (tests only). */
+  onAdapterSpawn?: () => void;
+  /** Explicit local registry directory (`--registry-dir`); else RUNX_REGISTRY_DIR, else $RUNX_HOME/registry. */
+  registryDir?: string | undefined;
+}
+
+/** The core of the runtime's public surface (see `Runtime` for the rest). */
+export interface CoreRuntime {
+  readonly paths: WorkspacePaths;
+  /** Runs a skill to a sealed, paused or refused envelope. */
+  runSkill(request: SkillRequest, options?: { signal?: AbortSignal }): Promise<SkillRunEnvelope>;
+  /**
+   * Continues a paused run with a resume document (`{answers, approvals}`) read from a file or
+   * `-` (stdin).
+   */
+  resume(
+    request: {
+      runId: string;
+      source: string;
+      packageDigest?: string;
+      executionClosureDigest?: string;
+      /** `--allow-spawn`: adapter dispatches continued by this resume may launch. */
+      allowSpawn?: boolean;
+    },
+    options?: { signal?: AbortSignal },
+  ): Promise<SkillRunEnvelope>;
+  /** Continues a paused run with an already parsed resume document (the harness's path). */
+  resumeWith(
+    request: { runId: string; document: unknown; allowSpawn?: boolean },
+    options?: { signal?: AbortSignal },
+  ): Promise<SkillRunEnvelope>;
+  /** Tree-mode verification of the receipt store. */
+  verifyStore(options?: {
+    rootId?: string;
+    allowLocalDevelopment?: boolean;
+  }): Promise<StoreVerification>;
+  /** Verifies one receipt document. */
+  verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
+  /** Receipts and paused runs. */
+  history(options?: {
+    limit?: number;
+    includeInternal?: boolean;
+    includeHarness?: boolean;
+  }): Promise<HistoryListing>;
+  /**
+   * Replays harness targets (packages or fixture files) in isolated scratch workspaces; the
+   * receipts they produce are copied into this runtime's store and marked as harness receipts.
+   */
+  harness(request: {
+    targets: string[];
+    signal?: AbortSignal;
+    /** Told about every finished case, in order (progress). */
+    onCase?: (result: CaseResult) => void;
+  }): Promise<{ report: HarnessReport; cases: CaseResult[] }>;
+  /** Paused runs with their pending requests (what a console inbox lists). */
+  pending(): PendingRun[];
+  /** One run or receipt in detail. */
+  historyDetail(id: string): Promise<HistoryDetail>;
+  /** The workspace's skill packages. */
+  listSkills(): Promise<{ items: SkillListItem[] }>;
+  /** Creates `.runx/` (or `$RUNX_HOME` with `global`). */
+  init(options?: { global?: boolean }): Promise<InitResult>;
+  /** Verifies a `runx.evidence_bundle.v1` document offline (`runx verify --bundle`). */
+  verifyBundle(
+    text: string,
+    options: { label: string; allowLocalDevelopment?: boolean },
+  ): StoreVerification;
+  /**
+   * Resolves a skill reference (path, name or registry ref) to its package, selected runner and
+   * package/closure digests without running it (what `runx mcp serve` binds at start-up).
+   */
+  prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
+  /** Releases the state store. */
+  close(): void;
+}
+
+/** What `createRuntime` builds the remaining services from. */
+export interface RuntimeCoreParts {
+  runDeps: RunSkillDeps;
+  /** Reads (history) accept local and, when keys exist, real signatures. */
+  readPolicy: () => SignaturePolicy;
+  receipts: () => ReceiptStore;
+  /** The local registry's directory (`--registry-dir` > RUNX_REGISTRY_DIR > $RUNX_HOME/registry). */
+  registryRoot: () => string;
+}
+
+/**
+ * Builds the core. Cheap: nothing is opened until a service needs it. `registry` supplies the
+ * local registry when the host has it at hand; otherwise a run loads it on demand.
+ */
+export function createRuntimeCore(
+  options: RuntimeOptions,
+  hooks: { registry?: () => LocalRegistry } = {},
+): { runtime: CoreRuntime; parts: RuntimeCoreParts } {
+  const env = options.env;
+  const paths = workspacePaths({
+    root: options.workspaceRoot,
+    receiptDir: options.receiptDir,
+    receiptDirEnv: env.RUNX_RECEIPT_DIR,
+  });
+  const storeLabel = displayPath(paths.root, paths.receiptDir);
+  const now = options.now ?? (() => new Date());
+  const randomHex = options.randomHex ?? ((n: number) => randomBytes(n).toString("hex"));
+  const readStdin = options.readStdin ?? (() => process.stdin);
+
+  let signer: ReceiptSigner | undefined;
+  let state: StateStore | undefined;
+  let config: ProjectConfig | undefined;
+  let receipts: ReceiptStore | undefined;
+
+  const getSigner = (): ReceiptSigner => (signer ??= signerFromEnv(env));
+  const verifier = (): ReceiptVerifier | undefined => verifierFromEnv(env) ?? signerVerifier();
+  const signerVerifier = (): ReceiptVerifier | undefined => {
+    const s = signer ?? trySigner();
+    return s?.mode === "production" ? s.verifier : undefined;
+  };
+  const trySigner = (): ReceiptSigner | undefined => {
+    try {
+      return getSigner();
+    } catch {
+      return undefined;
+    }
+  };
+  const readPolicy = (): SignaturePolicy => localDevelopmentPolicy(verifier());
+  const writePolicy = (): SignaturePolicy => {
+    const s = getSigner();
+    return s.mode === "production"
+      ? productionPolicy(s.verifier)
+      : localDevelopmentPolicy(verifier());
+  };
+  const getState = (): StateStore =>
+    (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  const getReceipts = (): ReceiptStore =>
+    (receipts ??= new ReceiptStore({
+      dir: paths.receiptDir,
+      policy: writePolicy(),
+      label: storeLabel,
+    }));
+  const getRegistryRoot = (): string =>
+    registryRoot({
+      explicit: options.registryDir,
+      env,
+      runxHome: options.runxHome,
+      workspaceRoot: paths.root,
+    });
+  let loadedRegistry: LocalRegistry | undefined;
+  const registry = (): RegistryResolver => {
+    if (hooks.registry !== undefined) return hooks.registry();
+    const root = getRegistryRoot();
+    return {
+      root,
+      async materializeForRun(ref, opts) {
+        // Loaded on demand: only a run that names a registry package reads the registry.
+        const { LocalRegistry } = await import("./registry/local.js");
+        loadedRegistry ??= new LocalRegistry({
+          root,
+          workspaceRoot: paths.root,
+          runxDir: paths.runxDir,
+          runxHome: options.runxHome,
+          env,
+          now,
+        });
+        return loadedRegistry.materializeForRun(ref, opts);
+      },
+    };
+  };
+
+  const runDeps: RunSkillDeps = {
+    paths,
+    env,
+    runtimeRelease: RUNTIME_RELEASE,
+    signer: getSigner,
+    receipts: getReceipts,
+    state: getState,
+    config: () => (config ??= readProjectConfig(paths.configFile)),
+    now,
+    randomHex,
+    readStdin,
+    registry,
+    ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
+    ...(options.toolLanes !== undefined ? { toolLanes: options.toolLanes } : {}),
+    ...(options.adapterProbe !== undefined ? { adapterProbe: options.adapterProbe } : {}),
+    ...(options.onAdapterSpawn !== undefined ? { onAdapterSpawn: options.onAdapterSpawn } : {}),
+    agentConfig: async () => {
+      // Loaded on demand: only agent runs read the user's agent configuration.
+      const { loadAgentSettings } = await import("./agents/config.js");
+      try {
+        return await loadAgentSettings(options.runxHome);
+      } catch (error) {
+        if (isRuntimeError(error) && error.code === "AGENT_NOT_CONFIGURED") return undefined;
+        throw error;
+      }
+    },
+  };
+
+  const harness: CoreRuntime["harness"] = async (request) => {
+    const { runHarness } = await import("./harness/index.js");
+    const outcome = await runHarness({
+      workspaceRoot: paths.root,
+      targets: request.targets,
+      receiptDir: paths.receiptDir,
+      env,
+      signal: request.signal ?? new AbortController().signal,
+      ...(request.onCase !== undefined ? { onCase: request.onCase } : {}),
+    });
+    const state = getState();
+    state.transaction(() => {
+      for (const c of outcome.cases) {
+        if (c.receipt === undefined) continue;
+        state.indexReceipt({
+          receiptId: c.receipt.id,
+          skillName: c.name,
+          disposition: c.receipt.seal.disposition,
+          createdAt: c.receipt.created_at,
+          fileName: `sha256-${c.receipt.id.slice("sha256:".length)}.json`,
+          harness: true,
+        });
+      }
+    });
+    return outcome;
+  };
+
+  const runtime: CoreRuntime = {
+    paths,
+    verifyBundle(text, opts) {
+      return verifyEvidenceBundle(text, {
+        label: opts.label,
+        policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+      });
+    },
+    runSkill(request, opts = {}) {
+      return runSkill(runDeps, request, opts.signal ?? new AbortController().signal);
+    },
+    async resume(request, opts = {}) {
+      const { readResumeDocument } = await import("./run/resume-document.js");
+      const document = await readResumeDocument(request.source, {
+        workspaceRoot: paths.root,
+        runxDir: paths.runxDir,
+        runId: request.runId,
+        readStdin,
+      });
+      // Loaded on demand: resuming pulls in the agent and graph machinery.
+      const { resumeRun } = await import("./run/resume.js");
+      return resumeRun(
+        runDeps,
+        {
+          runId: request.runId,
+          document,
+          ...(request.packageDigest !== undefined ? { packageDigest: request.packageDigest } : {}),
+          ...(request.executionClosureDigest !== undefined
+            ? { executionClosureDigest: request.executionClosureDigest }
+            : {}),
+          ...(request.allowSpawn === true ? { allowSpawn: true } : {}),
+        },
+        opts.signal ?? new AbortController().signal,
+      );
+    },
+    async resumeWith(request, opts = {}) {
+      const { resumeRun } = await import("./run/resume.js");
+      return resumeRun(runDeps, request, opts.signal ?? new AbortController().signal);
+    },
+    verifyStore(opts = {}) {
+      return verifyReceiptStore({
+        dir: paths.receiptDir,
+        label: storeLabel,
+        policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+        ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
+      });
+    },
+    verifyReceipt(text, opts = {}) {
+      return verifyReceiptDocument(text, {
+        verifier: verifier(),
+        allowLocalDevelopment: opts.allowLocalDevelopment === true,
+      });
+    },
+    history(opts = {}) {
+      return listHistory({
+        receiptDir: paths.receiptDir,
+        storeLabel,
+        policy: readPolicy(),
+        state: getState(),
+        limit: opts.limit ?? 50,
+        includeInternal: opts.includeInternal === true,
+        includeHarness: opts.includeHarness === true,
+      });
+    },
+    harness,
+    pending() {
+      const state = getState();
+      return pendingRuns(state);
+    },
+    historyDetail(id) {
+      return historyDetail({
+        receiptDir: paths.receiptDir,
+        storeLabel,
+        policy: readPolicy(),
+        state: getState(),
+        id,
+      });
+    },
+    async listSkills() {
+      // Loaded on demand: listing parses every package, which other commands never need.
+      const { listWorkspaceSkills } = await import("./services/list-skills.js");
+      return listWorkspaceSkills(paths.root);
+    },
+    async init(opts = {}) {
+      const { initGlobal, initProject } = await import("./services/init.js");
+      return opts.global === true ? initGlobal(options.runxHome) : initProject(paths);
+    },
+    prepareSkill(request) {
+      return prepareRun(runDeps, request);
+    },
+    close() {
+      state?.close();
+      state = undefined;
+    },
+  };
+  return {
+    runtime,
+    parts: { runDeps, readPolicy, receipts: getReceipts, registryRoot: getRegistryRoot },
+  };
+}
