@@ -25,11 +25,17 @@ export function renderFailure(
 ): number {
   const details = failure.details ?? {};
   if (io.json) {
+    // The envelope's code, reason and message are the failure's own; a detail that happens to
+    // use one of those names (e.g. a store's `reason: "operator_exists"`) is kept as detail_<name>.
+    const kept: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(details)) {
+      kept[key === "code" || key === "reason" || key === "message" ? `detail_${key}` : key] = value;
+    }
     const error: Record<string, unknown> = {
       code: FAILURE_CATEGORY[failure.code],
       reason: failure.code,
       message: failure.message,
-      ...details,
+      ...kept,
       ...extra,
     };
     io.out(`${JSON.stringify({ status: "failure", error })}\n`);
