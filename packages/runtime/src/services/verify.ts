@@ -39,6 +39,28 @@ export function verificationPolicy(
   return allowLocalDevelopment ? localDevelopmentPolicy(verifier) : productionPolicy(verifier);
 }
 
+/**
+ * Each tree report with its status: invalid when any check failed; verified when its root
+ * carries a real signature and the policy holds a key (the tree checks verified it);
+ * unverified otherwise (local-development `sig:` receipts).
+ */
+function withStatus<T extends { valid: boolean; root_receipt_id: string }>(
+  reports: T[],
+  receipts: readonly Receipt[],
+  policy: SignaturePolicy,
+): Array<T & { status: "verified" | "unverified" | "invalid" }> {
+  return reports.map((tree) => {
+    const root = receipts.find((r) => r.id === tree.root_receipt_id);
+    const real = root !== undefined && !root.signature.value.startsWith("sig:");
+    const status = !tree.valid
+      ? ("invalid" as const)
+      : real && policy.verifier !== undefined
+        ? ("verified" as const)
+        : ("unverified" as const);
+    return { ...tree, status };
+  });
+}
+
 /** Verifies every tree in a receipt store (optionally only the tree containing `rootId`). */
 export async function verifyReceiptStore(opts: {
   dir: string;
@@ -52,16 +74,7 @@ export async function verifyReceiptStore(opts: {
     policy: opts.policy,
     ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
   });
-  const trees = reports.map((tree) => {
-    const root = receipts.find((r) => r.id === tree.root_receipt_id);
-    const realSignature = root !== undefined && !root.signature.value.startsWith("sig:");
-    const status: "verified" | "unverified" | "invalid" = !tree.valid
-      ? "invalid"
-      : realSignature && opts.policy.verifier !== undefined
-        ? "verified"
-        : "unverified";
-    return { ...tree, status };
-  });
+  const trees = withStatus(reports, receipts, opts.policy);
   return {
     receipt_dir: opts.label,
     signature_mode: opts.policy.mode,
@@ -143,16 +156,7 @@ export function verifyEvidenceBundle(
     }
   }
   const reports = verifyTree(receipts, { policy: opts.policy, rootId: bundle.root_receipt_id });
-  const trees = reports.map((tree) => {
-    const root = receipts.find((r) => r.id === tree.root_receipt_id);
-    const real = root !== undefined && !root.signature.value.startsWith("sig:");
-    const status: "verified" | "unverified" | "invalid" = !tree.valid
-      ? "invalid"
-      : real && opts.policy.verifier !== undefined
-        ? "verified"
-        : "unverified";
-    return { ...tree, status };
-  });
+  const trees = withStatus(reports, receipts, opts.policy);
   return {
     receipt_dir: opts.label,
     signature_mode: opts.policy.mode,
