@@ -14,7 +14,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { REPO_ROOT } from "../testing/cli.js";
+import { makeWorkspace, REPO_ROOT } from "../testing/cli.js";
+import type { Workspace } from "../testing/cli.js";
 
 export const CORPUS = join(REPO_ROOT, "..", "shared", "conformance");
 export const UPSTREAM = join(CORPUS, "runx-upstream");
@@ -130,4 +131,31 @@ export function buildTree(root: string, rows: CaseRow[]): string | undefined {
 /** A verdict for every row: used by groups that are not replayed yet. */
 export function skipAll(rows: CaseRow[], reason: string): Map<string, Verdict> {
   return new Map(rows.map((row) => [row.id, { result: "SKIP", reason }]));
+}
+
+/**
+ * Replays every row in its own scratch copy of the corpus: a row whose files cannot be laid
+ * out is skipped with the reason, and an error thrown while replaying fails that row only.
+ */
+export async function replayEachInScratch(
+  rows: CaseRow[],
+  replay: (ws: Workspace, row: CaseRow) => Promise<Verdict>,
+): Promise<Map<string, Verdict>> {
+  const verdicts = new Map<string, Verdict>();
+  for (const row of rows) {
+    const ws = makeWorkspace("runx-conformance-");
+    try {
+      const problem = buildTree(ws.root, [row]);
+      verdicts.set(
+        row.id,
+        problem !== undefined ? { result: "SKIP", reason: problem } : await replay(ws, row),
+      );
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      verdicts.set(row.id, { result: "FAIL", reason });
+    } finally {
+      ws.cleanup();
+    }
+  }
+  return verdicts;
 }

@@ -224,6 +224,21 @@ export function chargeChallenge(
   };
 }
 
+/** The unexpired price and the challenge bound to it, as the later charge stages take them. */
+function readPricedChallenge(
+  input: { charge_price_packet: JsonRecord; charge_challenge_packet: JsonRecord },
+  now: Date,
+): { price: ChargePrice; challenge: ChargeChallenge } {
+  const price = readPrice(input.charge_price_packet, "charge_price_packet");
+  checkNotExpired(price, now, "charge_price_packet.expires_at");
+  const challenge = readChallenge(
+    input.charge_challenge_packet,
+    input.charge_price_packet,
+    "charge_challenge_packet",
+  );
+  return { price, challenge };
+}
+
 /** `payment.charge_verification_request` input after schema validation. */
 export interface ChargeVerificationInput {
   charge_price_packet: JsonRecord;
@@ -236,13 +251,7 @@ export interface ChargeVerificationInput {
 
 /** Builds the `runx.payment.charge_verification_request.v1` data. */
 export function chargeVerificationRequest(input: ChargeVerificationInput, now: Date): JsonRecord {
-  const price = readPrice(input.charge_price_packet, "charge_price_packet");
-  checkNotExpired(price, now, "charge_price_packet.expires_at");
-  const challenge = readChallenge(
-    input.charge_challenge_packet,
-    input.charge_price_packet,
-    "charge_challenge_packet",
-  );
+  const { price, challenge } = readPricedChallenge(input, now);
   const family = input.settlement_family;
   if (!price.accepted_settlement_families.includes(family)) {
     throw authorityDenied(
@@ -301,13 +310,7 @@ export function chargePlan(
   },
   now: Date,
 ): JsonRecord {
-  const price = readPrice(input.charge_price_packet, "charge_price_packet");
-  checkNotExpired(price, now, "charge_price_packet.expires_at");
-  const challenge = readChallenge(
-    input.charge_challenge_packet,
-    input.charge_price_packet,
-    "charge_challenge_packet",
-  );
+  const { price, challenge } = readPricedChallenge(input, now);
   const request = input.charge_verification_request;
   const {
     request_id: requestId,

@@ -4,8 +4,8 @@
  * stated status and request, and `runx resume <run_id> answers.json --json --receipt-dir R`
  * with the public answers document must seal (exit 0).
  */
-import { makeWorkspace, runx, type CliResult, type Workspace } from "../../testing/cli.js";
-import { buildTree, type CaseRow, type Verdict } from "../corpus.js";
+import { runx, type CliResult, type Workspace } from "../../testing/cli.js";
+import { replayEachInScratch, type CaseRow, type Verdict } from "../corpus.js";
 
 interface RunEnvelope {
   status?: string;
@@ -86,26 +86,11 @@ async function replayFlow(ws: Workspace, row: CaseRow, flow: Flow): Promise<Verd
   return { result: "PASS" };
 }
 
-export async function replayFlows(rows: CaseRow[]): Promise<Map<string, Verdict>> {
-  const verdicts = new Map<string, Verdict>();
-  for (const row of rows) {
+export function replayFlows(rows: CaseRow[]): Promise<Map<string, Verdict>> {
+  return replayEachInScratch(rows, (ws, row) => {
     const flow = FLOWS[row.replay];
-    if (flow === undefined) {
-      verdicts.set(row.id, { result: "SKIP", reason: `no flow for ${row.replay}` });
-      continue;
-    }
-    const ws = makeWorkspace("runx-conformance-");
-    try {
-      const problem = buildTree(ws.root, [row]);
-      verdicts.set(
-        row.id,
-        problem !== undefined
-          ? { result: "SKIP", reason: problem }
-          : await replayFlow(ws, row, flow),
-      );
-    } finally {
-      ws.cleanup();
-    }
-  }
-  return verdicts;
+    return flow !== undefined
+      ? replayFlow(ws, row, flow)
+      : Promise.resolve({ result: "SKIP", reason: `no flow for ${row.replay}` });
+  });
 }

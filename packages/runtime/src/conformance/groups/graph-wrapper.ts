@@ -12,8 +12,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { buildTree, type CaseRow, type Verdict } from "../corpus.js";
-import { makeWorkspace, runx } from "../../testing/cli.js";
+import { replayEachInScratch, type CaseRow, type Verdict } from "../corpus.js";
+import { runx } from "../../testing/cli.js";
 
 interface Seal {
   seal?: { disposition?: string; reason_code?: string };
@@ -75,39 +75,22 @@ function judge(row: CaseRow, code: number | null, report: Report | undefined): V
   };
 }
 
-export async function replayGraphWrapper(rows: CaseRow[]): Promise<Map<string, Verdict>> {
-  const verdicts = new Map<string, Verdict>();
-  for (const row of rows) {
+export function replayGraphWrapper(rows: CaseRow[]): Promise<Map<string, Verdict>> {
+  return replayEachInScratch(rows, async (ws, row) => {
     const fixture = wrapperFixture(row);
-    if ("problem" in fixture) {
-      verdicts.set(row.id, { result: "SKIP", reason: fixture.problem });
-      continue;
-    }
-    const ws = makeWorkspace("runx-conformance-");
+    if ("problem" in fixture) return { result: "SKIP", reason: fixture.problem };
+    const file = join(WRAPPER_DIR, `${row.caseName}.yaml`);
+    mkdirSync(dirname(join(ws.root, file)), { recursive: true });
+    writeFileSync(join(ws.root, file), fixture.yaml);
+    const r = await runx(ws, ["harness", file, "--json", "--receipt-dir", "conformance-receipts"], {
+      timeoutMs: 60_000,
+    });
+    let report: Report | undefined;
     try {
-      const problem = buildTree(ws.root, [row]);
-      if (problem !== undefined) {
-        verdicts.set(row.id, { result: "SKIP", reason: problem });
-        continue;
-      }
-      const file = join(WRAPPER_DIR, `${row.caseName}.yaml`);
-      mkdirSync(dirname(join(ws.root, file)), { recursive: true });
-      writeFileSync(join(ws.root, file), fixture.yaml);
-      const r = await runx(
-        ws,
-        ["harness", file, "--json", "--receipt-dir", "conformance-receipts"],
-        { timeoutMs: 60_000 },
-      );
-      let report: Report | undefined;
-      try {
-        report = r.json<Report>();
-      } catch {
-        report = undefined;
-      }
-      verdicts.set(row.id, judge(row, r.code, report));
-    } finally {
-      ws.cleanup();
+      report = r.json<Report>();
+    } catch {
+      report = undefined;
     }
-  }
-  return verdicts;
+    return judge(row, r.code, report);
+  });
 }

@@ -16,8 +16,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { canonicalJson } from "../../receipts/canonical.js";
-import { makeWorkspace, runx, type CliResult, type Workspace } from "../../testing/cli.js";
-import { buildTree, UPSTREAM, type CaseRow, type Verdict } from "../corpus.js";
+import { runx, type CliResult, type Workspace } from "../../testing/cli.js";
+import { replayEachInScratch, UPSTREAM, type CaseRow, type Verdict } from "../corpus.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -253,26 +253,11 @@ const BY_KIND: Record<string, (ws: Workspace, row: CaseRow) => Promise<Verdict>>
   "harness-report": replayHarnessReport,
 };
 
-export async function replayReceipts(rows: CaseRow[]): Promise<Map<string, Verdict>> {
-  const verdicts = new Map<string, Verdict>();
-  for (const row of rows) {
+export function replayReceipts(rows: CaseRow[]): Promise<Map<string, Verdict>> {
+  return replayEachInScratch(rows, (ws, row) => {
     const replay = BY_KIND[row.replay];
-    if (replay === undefined) {
-      verdicts.set(row.id, { result: "SKIP", reason: `no replayer for ${row.replay}` });
-      continue;
-    }
-    const ws = makeWorkspace("runx-conformance-");
-    try {
-      const problem = buildTree(ws.root, [row]);
-      verdicts.set(
-        row.id,
-        problem !== undefined ? { result: "SKIP", reason: problem } : await replay(ws, row),
-      );
-    } catch (error) {
-      verdicts.set(row.id, fail(error instanceof Error ? error.message : String(error)));
-    } finally {
-      ws.cleanup();
-    }
-  }
-  return verdicts;
+    return replay !== undefined
+      ? replay(ws, row)
+      : Promise.resolve({ result: "SKIP", reason: `no replayer for ${row.replay}` });
+  });
 }
