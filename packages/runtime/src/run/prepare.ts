@@ -70,7 +70,7 @@ export async function prepareRun(
   },
 ): Promise<Prepared> {
   const root = deps.paths.root;
-  const target = isRegistrySkillRef(options.ref, root, deps.registry?.().root)
+  const target = isRegistrySkillRef(options.ref, root, () => deps.registry?.().root)
     ? await materializeRegistryRef(
         deps,
         options.ref,

@@ -20,13 +20,15 @@ import type { RunSkillDeps } from "./context.js";
 export function isRegistrySkillRef(
   ref: string,
   workspaceRoot: string,
-  registryRoot?: string,
+  registryRoot?: () => string | undefined,
 ): boolean {
   if (hasRegistryPrefix(ref)) return true;
   const parsed = tryParseRegistryRef(ref);
   if (parsed === undefined || existsSync(resolve(workspaceRoot, ref))) return false;
   if (parsed.version !== undefined) return true;
-  return registryRoot !== undefined && existsSync(join(registryRoot, parsed.owner, parsed.name));
+  // Asked for only here: a plain path (the usual case) never touches the registry.
+  const root = registryRoot?.();
+  return root !== undefined && existsSync(join(root, parsed.owner, parsed.name));
 }
 
 /** Materialises a registry ref for a run and returns the package directory. */
