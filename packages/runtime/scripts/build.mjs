@@ -1,10 +1,11 @@
 // Builds the runtime:
 //   1. precompiles the JSON Schemas (scripts/gen-validators.mjs);
 //   2. bundles the CLI into dist/cli/: code-split by dynamic import (each command and each
-//      lazily loaded subsystem is its own chunk), then each chunk converted to CommonJS, so a
-//      command loads only the chunks it reaches. bin/runx.cjs compiles them through per-chunk
-//      V8 code caches (Node 20 has no module compile cache, and compiling the runtime on every
-//      start would dominate a command's start-up time);
+//      lazily loaded subsystem is its own chunk), then each chunk converted to CommonJS and
+//      written as one function expression taking CommonJS's arguments, so a command loads only
+//      the chunks it reaches. bin/runx.cjs loads them itself, through per-chunk V8 code caches
+//      (Node 20 has no module compile cache, and compiling the runtime on every start would
+//      dominate a command's start-up time);
 //   3. bundles dist/help.cjs, the command catalog alone, so `--help` reads nothing else;
 //   4. bundles the library entry dist/index.js (ESM) for the API server, and the javascript
 //      runner's host script dist/javascript-host.js.
@@ -57,7 +58,6 @@ const split = await build({
   write: false,
 });
 mkdirSync(join(root, "dist", "cli"), { recursive: true });
-writeFileSync(join(root, "dist", "cli", "package.json"), '{ "type": "commonjs" }\n');
 for (const file of split.outputFiles) {
   const converted = await transform(file.text, {
     format: "cjs",
@@ -68,7 +68,13 @@ for (const file of split.outputFiles) {
     supported: { "dynamic-import": false },
     banner: cjs.banner.js,
   });
-  writeFileSync(file.path, converted.code);
+  // bin/runx.cjs reads chunks as latin1: they must be ASCII (esbuild's default charset).
+  if (/[\u0080-\uffff]/.test(converted.code)) throw new Error(`${file.path}: non-ASCII output`);
+  // One function expression per chunk, called by bin/runx.cjs with CommonJS's arguments.
+  writeFileSync(
+    file.path,
+    `(function (exports, require, module, __filename, __dirname) {${converted.code}\n})`,
+  );
 }
 await build({
   ...common,
