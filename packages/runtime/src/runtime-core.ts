@@ -4,7 +4,7 @@
  * build directly, so their start-up never loads the console, catalog, adapter or registry
  * services (the registry of a run loads only when the run names a registry package).
  */
-import { randomBytes } from "node:crypto";
+import { randomHex as secureRandomHex } from "./crypto/random.js";
 import { readProjectConfig } from "./config.js";
 import { isRuntimeError } from "./errors.js";
 import type { ProjectConfig } from "./config.js";
@@ -170,7 +170,7 @@ export function createRuntimeCore(
   });
   const storeLabel = displayPath(paths.root, paths.receiptDir);
   const now = options.now ?? (() => new Date());
-  const randomHex = options.randomHex ?? ((n: number) => randomBytes(n).toString("hex"));
+  const randomHex = options.randomHex ?? secureRandomHex;
   const readStdin = options.readStdin ?? (() => process.stdin);
 
   let signer: ReceiptSigner | undefined;

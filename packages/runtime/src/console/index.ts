@@ -5,6 +5,7 @@
  */
 import type { RunSkillDeps } from "../run/context.js";
 import type { SignaturePolicy } from "../receipts/index.js";
+import { consoleStoreExtension } from "../store/console-store.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import { approvalServices } from "./approvals.js";
 import { evidenceServices } from "./evidence.js";
@@ -27,7 +28,7 @@ export function createConsoleServices(deps: {
   runDeps: RunSkillDeps;
   readPolicy: () => SignaturePolicy;
 }) {
-  const store = (): ConsoleStore => deps.runDeps.state().console;
+  const store = (): ConsoleStore => deps.runDeps.state().attach(consoleStoreExtension);
   const now = (): Date => deps.runDeps.now();
   const randomHex = (n: number): string => deps.runDeps.randomHex(n);
   const base = { store, now, randomHex };

@@ -10,7 +10,7 @@
  * bytes (so retargeting a link changes the digest); links to directories and dangling links
  * are refused. FIFOs, sockets and devices are ignored.
  */
-import { createHash } from "node:crypto";
+import { createSha256 } from "../crypto/sha256.js";
 import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { RuntimeError } from "../errors.js";
@@ -86,7 +86,7 @@ function digestFiles(files: PackageFile[]): string {
 function digestEntries(entries: Array<{ path: string; read: () => Uint8Array }>): string {
   const keyed = entries.map((entry) => ({ ...entry, key: Buffer.from(entry.path, "utf8") }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
-  const hash = createHash("sha256");
+  const hash = createSha256();
   hash.update(DOMAIN);
   for (const entry of keyed) {
     const content = entry.read();
@@ -95,7 +95,7 @@ function digestEntries(entries: Array<{ path: string; read: () => Uint8Array }>)
     hash.update(u64(content.length));
     hash.update(content);
   }
-  return `sha256:${hash.digest("hex")}`;
+  return `sha256:${hash.digestHex()}`;
 }
 
 /**

@@ -4,7 +4,7 @@
  * read back as parsed JSON instead of being parsed again, and the YAML parser and schema
  * validators are not even loaded. Any miss or unreadable entry falls back to a full parse.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 import { promises as fsp, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { computeSourceDigest } from "./digest.js";
@@ -31,9 +31,7 @@ interface CacheEntry {
 }
 
 function entryFile(options: PackageCacheOptions, packageDigest: string): string {
-  const key = createHash("sha256")
-    .update(`${options.runtimeRelease}\0${packageDigest}`)
-    .digest("hex");
+  const key = sha256Hex(`${options.runtimeRelease}\0${packageDigest}`);
   return join(options.dir, `${key}.json`);
 }
 

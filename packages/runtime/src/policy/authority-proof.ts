@@ -3,7 +3,7 @@
  * requested, how scopes were admitted, which credential material (by hash, never the secret)
  * was resolved, the sandbox and approval evidence, and the redaction applied. Pure.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { buildLocalScopeAdmission, connectedAuthRequirement } from "./connected-auth.js";
@@ -77,7 +77,7 @@ function credentialMaterial(
       connection_id: credential.connection_id,
       scopes: [...credential.scopes],
       grant_reference: credential.grant_reference as JsonObject | undefined,
-      material_ref_hash: createHash("sha256").update(credential.material_ref).digest("hex"),
+      material_ref_hash: sha256Hex(credential.material_ref),
     });
   if (requirement === undefined) return { status: "not_requested" };
   return defined({

@@ -7,7 +7,7 @@
  * There is no module state: cancellation arrives through the caller's AbortSignal.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createSha256 } from "../crypto/sha256.js";
 import { statSync } from "node:fs";
 import { RuntimeError } from "../errors.js";
 
@@ -72,7 +72,7 @@ export interface SupervisedProcessResult {
 /** Retains a prefix of a stream while hashing and counting all of it. */
 class StreamCapture {
   private readonly chunks: Buffer[] = [];
-  private readonly hash = createHash("sha256");
+  private readonly hash = createSha256();
   private kept = 0;
   total = 0;
   truncated = false;
@@ -100,7 +100,7 @@ class StreamCapture {
   }
 
   digest(): string {
-    return `sha256:${this.hash.digest("hex")}`;
+    return `sha256:${this.hash.digestHex()}`;
   }
 }
 
@@ -163,7 +163,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
   const limit = opts.maxBytesPerStream ?? DEFAULT_MAX_BYTES_PER_STREAM;
-  const started = performance.now();
+  const started = process.hrtime.bigint();
   let child: ChildProcess;
   try {
     child = spawn(command, [...opts.args], {
@@ -238,7 +238,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
         stderrTruncated: stderr.truncated,
         stdoutSha256: stdout.digest(),
         stderrSha256: stderr.digest(),
-        durationMs: Math.round(performance.now() - started),
+        durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
         pid: child.pid ?? -1,
       });
     };

@@ -5,7 +5,7 @@
  * Anything that has no single JSON reading (non-finite numbers, lone surrogates,
  * `undefined`, class instances, cycles, ...) is refused rather than guessed at.
  */
-import * as nodeCrypto from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 import { RuntimeError } from "../errors.js";
 
 /** Name of the general-purpose canonical form. */
@@ -203,17 +203,8 @@ export function sha256Prefixed(data: string | Uint8Array): string {
   return `sha256:${sha256Hex(data)}`;
 }
 
-// One-shot hashing (Node >= 20.12) skips the Hash object; older Node 20 uses createHash.
-const oneShot = (
-  nodeCrypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string }
-).hash;
-
 /** Lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
-export function sha256Hex(data: string | Uint8Array): string {
-  return oneShot !== undefined
-    ? oneShot("sha256", data, "hex")
-    : nodeCrypto.createHash("sha256").update(data).digest("hex");
-}
+export { sha256Hex };
 
 /** `sha256:<hex>` of the canonical JSON of `value`. */
 export function hashCanonical(value: unknown): string {

@@ -3,7 +3,7 @@
  * plus the strict base64 decoding upstream applies to key material (base64url without
  * padding first, then standard base64; non-canonical encodings are refused).
  */
-import { createPrivateKey, createPublicKey, randomBytes, sign, verify } from "node:crypto";
+import { nodeCrypto } from "../crypto/native.js";
 import type { KeyObject } from "node:crypto";
 
 // DER headers that wrap a raw 32-byte Ed25519 seed (PKCS#8) or public key (SPKI).
@@ -46,6 +46,7 @@ export interface Ed25519KeyPair {
 /** Derives the key pair of a 32-byte seed. */
 export function ed25519FromSeed(seed: Uint8Array): Ed25519KeyPair {
   if (seed.length !== ED25519_KEY_BYTES) throw new RangeError("Ed25519 seed must be 32 bytes");
+  const { createPrivateKey, createPublicKey, sign } = nodeCrypto();
   const privateKey = createPrivateKey({
     key: Buffer.concat([PKCS8_SEED_PREFIX, seed]),
     format: "der",
@@ -62,7 +63,7 @@ export function ed25519FromSeed(seed: Uint8Array): Ed25519KeyPair {
 function publicKeyObject(publicKey: Uint8Array): KeyObject | undefined {
   if (publicKey.length !== ED25519_KEY_BYTES) return undefined;
   try {
-    return createPublicKey({
+    return nodeCrypto().createPublicKey({
       key: Buffer.concat([SPKI_KEY_PREFIX, publicKey]),
       format: "der",
       type: "spki",
@@ -81,7 +82,7 @@ export function ed25519Verify(
   const key = publicKeyObject(publicKey);
   if (key === undefined || signature.length !== ED25519_SIGNATURE_BYTES) return false;
   try {
-    return verify(null, Buffer.from(message), key, signature);
+    return nodeCrypto().verify(null, Buffer.from(message), key, signature);
   } catch {
     return false;
   }
@@ -89,5 +90,5 @@ export function ed25519Verify(
 
 /** A fresh random 32-byte seed (tests and key generation). */
 export function generateEd25519Seed(): Uint8Array {
-  return new Uint8Array(randomBytes(ED25519_KEY_BYTES));
+  return new Uint8Array(nodeCrypto().randomBytes(ED25519_KEY_BYTES));
 }

@@ -2,7 +2,7 @@
  * File-level helpers of the receipt store: file naming, durable atomic writes, the
  * advisory mutation lock and path-free labels for messages.
  */
-import { randomUUID } from "node:crypto";
+import { randomUUID } from "../crypto/random.js";
 import {
   closeSync,
   fsyncSync,

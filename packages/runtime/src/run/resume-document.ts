@@ -1,5 +1,5 @@
 /** Reading a resume document from a file or stdin (4 MiB cap), kept as a continuation record. */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
@@ -32,7 +32,7 @@ export async function readResumeDocument(
       chunks.push(b);
     }
     bytes = Buffer.concat(chunks);
-    const digest = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+    const digest = sha256Hex(bytes).slice(0, 16);
     const dir = join(options.runxDir, "continuations");
     await mkdir(dir, { recursive: true });
     await writeFile(

@@ -5,6 +5,7 @@
  */
 import { and, asc, count, desc, eq, gte, isNull, lt, sql } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/better-sqlite3";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
@@ -20,7 +21,7 @@ import {
 import type { OPERATOR_ROLES } from "./schema.js";
 import { sqliteFailure } from "./store-errors.js";
 import { MAX_PAGE_SIZE } from "./types.js";
-import type { ReceiptIndexRecord, RunPage, RunRecord, RunStatus } from "./types.js";
+import type { ReceiptIndexRecord, RunPage, RunRecord, RunStatus, StoreExtension } from "./types.js";
 
 /** viewer < approver < admin. */
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
@@ -78,7 +79,11 @@ export interface ConsoleStore {
 
 type Guard = <T>(action: string, fn: () => T) => T;
 
-/** Builds the console store over the state store's drizzle handle and failure guard. */
+/** The console's tables as a state-store extension: `state.attach(consoleStoreExtension)`. */
+export const consoleStoreExtension: StoreExtension<ConsoleStore> = ({ sqlite, guard, label }) =>
+  createConsoleStore(drizzle({ client: sqlite }), guard, label);
+
+/** Builds the console store over a drizzle handle and the state store's failure guard. */
 export function createConsoleStore(
   db: BetterSQLite3Database,
   guard: Guard,

@@ -11,12 +11,16 @@
  * both decide to migrate and the loser fails ("table already exists" or SQLITE_BUSY). Here
  * the decision is re-made inside BEGIN IMMEDIATE, which holds the write lock: the second
  * process waits (busy_timeout), then finds nothing pending.
+ *
+ * The migration files are read here too (drizzle-kit's folder format: `meta/_journal.json`
+ * lists each migration's `tag` and `when`; `<tag>.sql` holds statements separated by
+ * `--> statement-breakpoint`), so opening the store never loads drizzle.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type BetterSqlite3 from "better-sqlite3";
-import { readMigrationFiles } from "drizzle-orm/migrator";
+import { sha256Hex } from "../crypto/sha256.js";
 import { RuntimeError } from "../errors.js";
 
 /** drizzle's bookkeeping table; the name drizzle-kit's own `migrate` command expects. */
@@ -63,18 +67,27 @@ function packageName(manifest: string): unknown {
   }
 }
 
-/** The newest `when` in `meta/_journal.json`: the fast "is the schema current" check. */
-function latestJournalMillis(migrationsDir: string, label: string): number {
+/** One journal entry: the migration file's tag and its timestamp. */
+interface JournalEntry {
+  tag: string;
+  when: number;
+}
+
+/** The entries of `meta/_journal.json`, checked. */
+function readJournal(migrationsDir: string, label: string): JournalEntry[] {
   try {
     const journal = JSON.parse(
       readFileSync(join(migrationsDir, "meta", "_journal.json"), "utf8"),
-    ) as { entries?: Array<{ when?: unknown }> };
-    let latest = 0;
-    for (const entry of journal.entries ?? []) {
-      if (typeof entry.when !== "number") throw new Error("journal entry without when");
-      latest = Math.max(latest, entry.when);
-    }
-    return latest;
+    ) as { entries?: unknown };
+    if (!Array.isArray(journal.entries)) throw new Error("journal without entries");
+    return journal.entries.map((entry: { tag?: unknown; when?: unknown }) => {
+      if (typeof entry.when !== "number" || typeof entry.tag !== "string") {
+        throw new Error("journal entry without tag or when");
+      }
+      // A tag names a file inside the folder: no separators, no `..`.
+      if (!/^[\w-]+$/.test(entry.tag)) throw new Error("journal tag is not a file name");
+      return { tag: entry.tag, when: entry.when };
+    });
   } catch {
     throw new RuntimeError(
       "STORE_ERROR",
@@ -85,6 +98,41 @@ function latestJournalMillis(migrationsDir: string, label: string): number {
       },
     );
   }
+}
+
+/** The newest `when` of the journal: the fast "is the schema current" check. */
+function latestJournalMillis(journal: JournalEntry[]): number {
+  return journal.reduce((latest, entry) => Math.max(latest, entry.when), 0);
+}
+
+/** One migration as drizzle's migrator sees it. */
+export interface MigrationFile {
+  /** Statements, split at `--> statement-breakpoint`. */
+  sql: string[];
+  /** The journal's `when`. */
+  folderMillis: number;
+  /** Lowercase hex SHA-256 of the file's text (drizzle's bookkeeping `hash`). */
+  hash: string;
+}
+
+/** The journal's migrations in order, each with its statements and hash. */
+export function readMigrations(migrationsDir: string, label = "state store"): MigrationFile[] {
+  return readJournal(migrationsDir, label).map((entry) => {
+    let text: string;
+    try {
+      text = readFileSync(join(migrationsDir, `${entry.tag}.sql`), "utf8");
+    } catch {
+      throw new RuntimeError("STORE_ERROR", `${label}: a migration file is missing or unreadable`, {
+        label,
+        reason: "migrations_missing",
+      });
+    }
+    return {
+      sql: text.split("--> statement-breakpoint"),
+      folderMillis: entry.when,
+      hash: sha256Hex(text),
+    };
+  });
 }
 
 /** `created_at` of the newest applied migration, or -1 when none (or no table yet). */
@@ -108,18 +156,11 @@ export function applyMigrations(
   migrationsDir: string,
   label = "state store",
 ): MigrationOutcome {
-  if (latestAppliedMillis(sqlite) >= latestJournalMillis(migrationsDir, label)) {
+  const journal = readJournal(migrationsDir, label);
+  if (latestAppliedMillis(sqlite) >= latestJournalMillis(journal)) {
     return { applied: 0 };
   }
-  let migrations: ReturnType<typeof readMigrationFiles>;
-  try {
-    migrations = readMigrationFiles({ migrationsFolder: migrationsDir });
-  } catch {
-    throw new RuntimeError("STORE_ERROR", `${label}: a migration file is missing or unreadable`, {
-      label,
-      reason: "migrations_missing",
-    });
-  }
+  const migrations = readMigrations(migrationsDir, label);
   // Table rebuilds in generated SQL would otherwise cascade deletes through foreign keys
   // (the PRAGMA lines drizzle-kit emits are no-ops inside a transaction). Integrity is
   // checked with foreign_key_check before commit instead.

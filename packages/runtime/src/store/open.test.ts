@@ -1,12 +1,18 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RuntimeError } from "../errors.js";
-import { MIGRATIONS_TABLE, applyMigrations, resolveMigrationsDir } from "./migrations.js";
+import {
+  MIGRATIONS_TABLE,
+  applyMigrations,
+  readMigrations,
+  resolveMigrationsDir,
+} from "./migrations.js";
 import { openStateStore } from "./open.js";
 import { bundleStoreChild, runTogether } from "./test-support/child-process.js";
 import type { BundledChild } from "./test-support/child-process.js";
@@ -138,6 +144,31 @@ describe("openStateStore", () => {
       store.close();
       tmp.cleanup();
     }
+  });
+
+  it("reads the migration files exactly as drizzle's migrator does (statements, timestamps, hashes)", () => {
+    tmp = tempDir();
+    const dir = resolveMigrationsDir();
+    const ours = readMigrations(dir);
+    const theirs = readMigrationFiles({ migrationsFolder: dir });
+    expect(ours).toHaveLength(COMMITTED_MIGRATIONS);
+    expect(ours).toEqual(
+      theirs.map((m) => ({ sql: m.sql, folderMillis: m.folderMillis, hash: m.hash })),
+    );
+  });
+
+  it("refuses a journal whose tag is not a plain file name", () => {
+    tmp = tempDir();
+    const dir = join(tmp.dir, "migrations");
+    mkdirSync(join(dir, "meta"), { recursive: true });
+    writeFileSync(join(tmp.dir, "escape.sql"), "CREATE TABLE escaped (x);");
+    writeFileSync(
+      join(dir, "meta", "_journal.json"),
+      JSON.stringify({ entries: [{ tag: "../escape", when: 1 }] }),
+    );
+    const err = catchError(() => openStateStore({ path: tmp.dbPath, migrationsDir: dir }));
+    expect(err.code).toBe("STORE_ERROR");
+    expect(err.details.reason).toBe("migrations_missing");
   });
 
   it("finds the migrations folder at the package root by default", () => {

@@ -4,18 +4,13 @@
  * `StateStore`. Methods are synchronous (better-sqlite3) and raise only RuntimeError.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { and, asc, desc, eq, sql } from "drizzle-orm";
-import type { SQL } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/better-sqlite3";
-import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { RuntimeError } from "../errors.js";
+import { RECEIPT_INDEX, RUNS, RUN_LEDGER, STEPS } from "./layouts.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
-import { createConsoleStore } from "./console-store.js";
-import { receiptIndex, runLedger, runs, steps } from "./schema.js";
 import { statementCache, tableCodec } from "./statements.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
 import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
-import type { LedgerEntryRecord, StateStore } from "./types.js";
+import type { LedgerEntryRecord, StateStore, StoreConnection, StoreExtension } from "./types.js";
 
 export { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 export type * from "./types.js";
@@ -40,22 +35,30 @@ function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-function toLedgerRecord(row: typeof runLedger.$inferSelect): LedgerEntryRecord {
+function toLedgerRecord(row: {
+  runId: string;
+  idx: number;
+  kind: string;
+  status: string;
+  stepId: string | null;
+  entryJson: string;
+  previousHash: string;
+  entryHash: string;
+  createdAt: string;
+}): LedgerEntryRecord {
   const { entryJson, ...rest } = row;
   return { ...rest, entry: JSON.parse(entryJson) as unknown };
 }
 
 /** Builds the store over an open, migrated connection (see `openStateStore`). */
 export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStoreDeps): StateStore {
-  // The query builder serves the listing and console queries; the statements a run makes on
-  // every invocation are prepared directly (store/statements.ts).
-  let drizzleDb: BetterSQLite3Database | undefined;
-  const orm = (): BetterSQLite3Database => (drizzleDb ??= drizzle({ client: sqlite }));
+  // Statements are prepared directly from the table layouts (store/statements.ts); drizzle's
+  // query builder serves only extensions such as the console's tables.
   const prepared = statementCache(sqlite);
-  const runCodec = tableCodec(runs);
-  const stepCodec = tableCodec(steps);
-  const indexCodec = tableCodec(receiptIndex);
-  const ledgerCodec = tableCodec(runLedger);
+  const runCodec = tableCodec(RUNS);
+  const stepCodec = tableCodec(STEPS);
+  const indexCodec = tableCodec(RECEIPT_INDEX);
+  const ledgerCodec = tableCodec(RUN_LEDGER);
   const { label, clock } = deps;
 
   const notFound = (id: string): RuntimeError =>
@@ -141,13 +144,24 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     return row === undefined ? undefined : ledgerCodec.decode(row);
   };
 
-  let consoleStore: ReturnType<typeof createConsoleStore> | undefined;
+  const extensions = new Map<StoreExtension<unknown>, unknown>();
+  const connection: StoreConnection = { sqlite, guard, label };
+  /** `SELECT <all columns> FROM t [WHERE a AND b …] …rest`, prepared once per text. */
+  const selectAll = (
+    codec: { name: string; columnList: string },
+    where: string[],
+    rest: string,
+  ): BetterSqlite3.Statement =>
+    prepared(
+      `SELECT ${codec.columnList} FROM ${codec.name}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ${rest}`,
+    );
 
   return {
     label,
 
-    get console() {
-      return (consoleStore ??= createConsoleStore(orm(), guard, label));
+    attach<T>(extension: StoreExtension<T>): T {
+      if (!extensions.has(extension)) extensions.set(extension, extension(connection));
+      return extensions.get(extension) as T;
     },
 
     createRun(run) {
@@ -225,21 +239,30 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         options.cursor === undefined || options.cursor === null
           ? undefined
           : decodeRunCursor(options.cursor);
-      const where: SQL[] = [];
-      if (options.status !== undefined) where.push(eq(runs.status, options.status));
-      if (options.skillName !== undefined) where.push(eq(runs.skillName, options.skillName));
+      const c = (k: (typeof RUN_KEYS)[number]) => runCodec.column(k);
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (options.status !== undefined) {
+        where.push(`${c("status")} = ?`);
+        params.push(options.status);
+      }
+      if (options.skillName !== undefined) {
+        where.push(`${c("skillName")} = ?`);
+        params.push(options.skillName);
+      }
       // Row-value comparison lets SQLite seek straight into the (…, created_ms, id) indexes.
       if (after !== undefined) {
-        where.push(sql`(${runs.createdMs}, ${runs.id}) < (${after.createdMs}, ${after.id})`);
+        where.push(`(${c("createdMs")}, ${c("id")}) < (?, ?)`);
+        params.push(after.createdMs, after.id);
       }
       const rows = guard("list runs", () =>
-        orm()
-          .select()
-          .from(runs)
-          .where(and(...where))
-          .orderBy(desc(runs.createdMs), desc(runs.id))
-          .limit(limit + 1)
-          .all(),
+        (
+          selectAll(
+            runCodec,
+            where,
+            `ORDER BY ${c("createdMs")} DESC, ${c("id")} DESC LIMIT ?`,
+          ).all(...params, limit + 1) as Array<Record<string, unknown>>
+        ).map((row) => runCodec.decode(row)),
       );
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
@@ -279,12 +302,11 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     listSteps(runId) {
       // rowid = first-insert order; an upsert keeps the row (and its rowid) in place.
       return guard("list steps", () =>
-        orm()
-          .select()
-          .from(steps)
-          .where(eq(steps.runId, runId))
-          .orderBy(sql`rowid`)
-          .all(),
+        (
+          selectAll(stepCodec, [`${stepCodec.column("runId")} = ?`], "ORDER BY rowid").all(
+            runId,
+          ) as Array<Record<string, unknown>>
+        ).map((row) => stepCodec.decode(row)),
       );
     },
 
@@ -319,17 +341,18 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
 
     listIndexedReceipts(options) {
       const limit = checkLimit(options.limit);
-      const where: SQL[] = [];
-      if (options.includeChildren !== true) where.push(eq(receiptIndex.isChild, false));
-      if (options.includeHarness !== true) where.push(eq(receiptIndex.harness, false));
+      const c = (k: (typeof INDEX_KEYS)[number]) => indexCodec.column(k);
+      const where: string[] = [];
+      if (options.includeChildren !== true) where.push(`${c("isChild")} = 0`);
+      if (options.includeHarness !== true) where.push(`${c("harness")} = 0`);
       return guard("list receipts", () =>
-        orm()
-          .select()
-          .from(receiptIndex)
-          .where(and(...where))
-          .orderBy(desc(receiptIndex.createdAt), desc(receiptIndex.receiptId))
-          .limit(limit)
-          .all(),
+        (
+          selectAll(
+            indexCodec,
+            where,
+            `ORDER BY ${c("createdAt")} DESC, ${c("receiptId")} DESC LIMIT ?`,
+          ).all(limit) as Array<Record<string, unknown>>
+        ).map((row) => indexCodec.decode(row)),
       );
     },
 
@@ -393,15 +416,15 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     },
 
     readLedger(runId) {
-      const rows = guard("read ledger", () =>
-        orm()
-          .select()
-          .from(runLedger)
-          .where(eq(runLedger.runId, runId))
-          .orderBy(asc(runLedger.idx))
-          .all(),
+      return guard("read ledger", () =>
+        (
+          selectAll(
+            ledgerCodec,
+            [`${ledgerCodec.column("runId")} = ?`],
+            `ORDER BY ${ledgerCodec.column("idx")} ASC`,
+          ).all(runId) as Array<Record<string, unknown>>
+        ).map((row) => toLedgerRecord(ledgerCodec.decode(row))),
       );
-      return rows.map(toLedgerRecord);
     },
 
     transaction(fn) {

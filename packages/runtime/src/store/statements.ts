@@ -1,16 +1,16 @@
 /**
  * Cached better-sqlite3 statements for the writes and reads every run makes (create run,
- * step upserts, receipt index, ledger, run updates). Building those through drizzle's query
- * builder costs more than executing them, on every CLI invocation. The SQL is derived from
- * the drizzle schema (table and column names, driver value mapping such as integer
- * booleans), so the schema stays the single source of truth; migrations stay drizzle-kit's.
+ * step upserts, receipt index, ledger, run updates and listings). Building those through
+ * drizzle's query builder costs more than executing them, and loading drizzle alone costs a
+ * CLI command several milliseconds, so the SQL is built from the plain table layouts of
+ * ./layouts.ts (kept equal to the drizzle schema by a test); migrations stay drizzle-kit's.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { getTableColumns, getTableName } from "drizzle-orm";
-import type { Column, Table } from "drizzle-orm";
+import type { TableLayout } from "./layouts.js";
 
 /** One table's columns by property key, with their SQL names and value mapping. */
 export interface TableCodec<Row> {
+  /** The quoted table name. */
   readonly name: string;
   /** `"col_a", "col_b", …` in schema order (a SELECT or RETURNING list). */
   readonly columnList: string;
@@ -28,36 +28,41 @@ function quote(identifier: string): string {
   return `"${identifier.replaceAll('"', '""')}"`;
 }
 
-/** The codec of a drizzle table. */
-export function tableCodec<T extends Table>(table: T): TableCodec<T["$inferSelect"]> {
-  const columns = Object.entries(getTableColumns(table)) as Array<[string, Column]>;
-  const byKey = new Map(columns);
-  const sqlName = (key: string): string => {
+/** The codec of a table layout. */
+export function tableCodec<Row>(layout: TableLayout<Row>): TableCodec<Row> {
+  const byKey = new Map<string, (typeof layout.columns)[number]>(
+    layout.columns.map((column) => [column[0], column]),
+  );
+  const columnOf = (key: string) => {
     const column = byKey.get(key);
-    if (column === undefined) throw new Error(`unknown column ${key} of ${getTableName(table)}`);
-    return quote(column.name);
+    if (column === undefined) throw new Error(`unknown column ${key} of ${layout.name}`);
+    return column;
   };
+  const name = quote(layout.name);
   return {
-    name: quote(getTableName(table)),
-    columnList: columns.map(([, c]) => quote(c.name)).join(", "),
-    column: sqlName,
+    name,
+    columnList: layout.columns.map(([, sqlName]) => quote(sqlName)).join(", "),
+    column: (key) => quote(columnOf(key)[1]),
     insert(keys) {
-      const names = keys.map(sqlName).join(", ");
-      return `INSERT INTO ${quote(getTableName(table))} (${names}) VALUES (${keys.map(() => "?").join(", ")})`;
+      const names = keys.map((key) => quote(columnOf(key)[1])).join(", ");
+      return `INSERT INTO ${name} (${names}) VALUES (${keys.map(() => "?").join(", ")})`;
     },
     toDriver(key, value) {
       if (value === null || value === undefined) return null;
-      const column = byKey.get(key);
-      if (column === undefined) throw new Error(`unknown column ${key} of ${getTableName(table)}`);
-      return column.mapToDriverValue(value);
+      return columnOf(key)[2] === "boolean" ? (value ? 1 : 0) : value;
     },
     decode(row) {
       const out: Record<string, unknown> = {};
-      for (const [key, column] of columns) {
-        const value = row[column.name];
-        out[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+      for (const [key, sqlName, kind] of layout.columns) {
+        const value = row[sqlName];
+        out[key] =
+          value === null || value === undefined
+            ? null
+            : kind === "boolean"
+              ? Number(value) === 1
+              : value;
       }
-      return out;
+      return out as Row;
     },
   };
 }

@@ -2,7 +2,7 @@
  * Records, inputs and the `StateStore` port of the run state store. Row types are derived
  * from the drizzle schema, so a schema change shows up here (and in every caller) at once.
  */
-import type { ConsoleStore } from "./console-store.js";
+import type BetterSqlite3 from "better-sqlite3";
 import type { RUN_STATUSES, receiptIndex, runs, steps } from "./schema.js";
 
 /**
@@ -113,12 +113,27 @@ export interface LedgerAppend {
   index?: number;
 }
 
+/** What a store extension is built over: the open connection and the store's failure guard. */
+export interface StoreConnection {
+  readonly sqlite: BetterSqlite3.Database;
+  /** Runs `fn`, mapping driver failures to STORE_ERROR naming `action` (see state-store.ts). */
+  readonly guard: <T>(action: string, fn: () => T, runId?: string) => T;
+  readonly label: string;
+}
+
+/** Builds an extension of the state store (called once per store). */
+export type StoreExtension<T> = (connection: StoreConnection) => T;
+
 /** The durable run state store. */
 export interface StateStore {
   /** Store name used in messages (never an absolute path). */
   readonly label: string;
-  /** The console's tables (operators, tokens, decisions, gate policies, initiators). */
-  readonly console: ConsoleStore;
+  /**
+   * The value `extension` builds over this store's connection, built on first use and kept
+   * for the store's lifetime (e.g. the console's tables: console/index.ts). Extensions live
+   * outside this module so that a run never loads what only they need (drizzle).
+   */
+  attach<T>(extension: StoreExtension<T>): T;
   /** Inserts a run; an existing id is STORE_ERROR (`details.reason: "run_exists"`). */
   createRun(run: NewRun): RunRecord;
   /** Applies a patch and bumps `updatedAt`; RUN_NOT_FOUND when absent. */
