@@ -1,18 +1,19 @@
 /**
- * The one place an adapter process is launched (open-scaffold §5.7), through the runtime's
+ * The one place the adapter subsystem starts processes (open-scaffold §5.7): the adapter
+ * itself and the preflight probes (git, the tool's version). Both go through the runtime's
  * process supervisor: no shell, its own process group, an environment built from nothing,
  * stdin then closed, a timeout and cancellation that SIGTERM the group and SIGKILL it after
  * the grace period, and a hard output cap. Streams become bounded logs, cut at a line
  * boundary with a marker and redacted before anything is written.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { existsSync } from "node:fs";
 import { superviseProcess } from "../process/supervise.js";
 import type { SupervisedProcessResult } from "../process/supervise.js";
 import { sha256Prefixed } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
 import type { AdapterLimits } from "./definition.js";
+import type { ProbeRunner } from "./preflight.js";
 
 /** What to launch. */
 export interface LaunchSpec {
@@ -74,6 +75,27 @@ export async function launchAdapterProcess(spec: LaunchSpec): Promise<LaunchResu
     if (poll !== undefined) clearInterval(poll);
     spec.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/** The default preflight probe runner: supervised, no shell, 10 s limit, null when it cannot start. */
+export function processProbeRunner(env: Readonly<Record<string, string>>): ProbeRunner {
+  return async (argv, cwd) => {
+    const [command, ...args] = argv;
+    try {
+      const r = await superviseProcess({
+        command: command ?? "",
+        args,
+        cwd,
+        env,
+        timeoutMs: 10_000,
+        graceMs: 500,
+        maxBytesPerStream: 64 * 1024,
+      });
+      return { exitCode: r.exitCode, stdout: r.stdout.toString("utf8") };
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** True when the process group `pgid` still has members (signal 0 probes without killing). */

@@ -9,7 +9,7 @@ import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashCanonical } from "../receipts/index.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
-import { processProbeRunner } from "./preflight.js";
+import { processProbeRunner } from "./launch.js";
 import type { ProbeRunner } from "./preflight.js";
 import {
   adapterRuntime,
