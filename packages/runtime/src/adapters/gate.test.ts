@@ -8,6 +8,7 @@
 import {
   appendFileSync,
   cpSync,
+  existsSync,
   mkdirSync,
   readFileSync,
   realpathSync,
@@ -745,6 +746,7 @@ describe("D.12 (gate step 12) the output directory is fresh and reached without 
     expect(spawns).toBe(0);
     // Nothing of the attempt was created at the link's target.
     expect(snapshot(outside, ["dispatches"])).toEqual({});
+    expect(existsSync(join(outside, "dispatch"))).toBe(false);
   });
 
   it("refuses an attempt directory that already exists", async () => {
