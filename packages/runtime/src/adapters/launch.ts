@@ -6,7 +6,7 @@
  * the grace period, and a hard output cap. Streams become bounded logs, cut at a line
  * boundary with a marker and redacted before anything is written.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { superviseProcess } from "../process/supervise.js";
 import type { SupervisedProcessResult } from "../process/supervise.js";
@@ -32,7 +32,7 @@ export interface LaunchSpec {
 export interface LaunchResult {
   process: SupervisedProcessResult;
   cancelled: boolean;
-  /** Any member of the group was still alive after the leader exited. */
+  /** A member of the group was still running after the group was killed. */
   orphansDetected: boolean;
 }
 
@@ -69,7 +69,7 @@ export async function launchAdapterProcess(spec: LaunchSpec): Promise<LaunchResu
     return {
       process: result,
       cancelled: cancelled || result.interrupted,
-      orphansDetected: groupAlive(result.pid),
+      orphansDetected: await groupSurvives(result.pid),
     };
   } finally {
     if (poll !== undefined) clearInterval(poll);
@@ -98,15 +98,46 @@ export function processProbeRunner(env: Readonly<Record<string, string>>): Probe
   };
 }
 
-/** True when the process group `pgid` still has members (signal 0 probes without killing). */
-function groupAlive(pgid: number): boolean {
+/**
+ * True when a member of the process group `pgid` is still running once the group has been
+ * killed (the supervisor SIGKILLs the group when its leader exits). A member that is dead but
+ * not yet reaped (a zombie, whose new parent may be a container init that never reaps) has not
+ * survived. Linux reads /proc; elsewhere a signal-0 probe of the group answers. The kill is
+ * asynchronous, so survivors are looked for a little while before they count.
+ */
+async function groupSurvives(pgid: number): Promise<boolean> {
   if (pgid <= 0) return false;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
+  const deadline = Date.now() + 500;
+  for (;;) {
+    if (!groupRunning(pgid)) return false;
+    if (Date.now() >= deadline) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+function groupRunning(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  return entries.some((pid) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      return false; // gone while we looked
+    }
+    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X";
+  });
 }
 
 /** One retained log. */
