@@ -723,7 +723,7 @@ describe("D.22 the launch gate through an injected runner: call order and counts
   });
 });
 
-describe("D.12 (gate step 12) the output directory is fresh and reached without a symlink", () => {
+describe("gate step 12 (path_unsafe): the output directory is fresh and reached without a symlink", () => {
   /** Fixed ids so the run's attempt directory is known before the run. */
   const fixedIds = { randomHex: (n: number) => "ab".repeat(n) };
   const RUN = `run_dispatch_${"ab".repeat(8)}`;
