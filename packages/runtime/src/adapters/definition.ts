@@ -7,6 +7,7 @@
 import { detectInlineCode } from "../policy/inline-code.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
+import { parseToolVersion } from "./version.js";
 import { isAuthorityWord } from "./vocabulary.js";
 import type { FailureCode } from "./vocabulary.js";
 
@@ -344,10 +345,13 @@ export function parseAdapterDefinition(doc: JsonValue, expectedId?: string): Ada
     } catch {
       bad("tool_probe.version_regex", "is not a regular expression");
     }
+    const minVersion = text(raw.min_version, "tool_probe.min_version");
+    if (parseToolVersion(minVersion) === undefined)
+      bad("tool_probe.min_version", `${minVersion} is not a version (like 1.2.3)`);
     probe = {
       argv: probeArgv,
       version_regex: regex,
-      min_version: text(raw.min_version, "tool_probe.min_version"),
+      min_version: minVersion,
       allow_prerelease: bool(raw.allow_prerelease, "tool_probe.allow_prerelease", false),
     };
   }

@@ -22,13 +22,13 @@ import { join } from "node:path";
 import { hashCanonical, sha256Prefixed } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
 import type { AdapterLimits } from "./definition.js";
-import { hasSymlinkComponent } from "./fs-safety.js";
-import { launchAdapterProcess, scrubText, writeLogs } from "./launch.js";
+import { commandLabel, hasSymlinkComponent } from "./fs-safety.js";
+import { launchAdapterProcess, processProbeRunner, scrubText, writeLogs } from "./launch.js";
 import type { LogRecord } from "./launch.js";
 import { collectOutputs, MANIFEST_FILE } from "./manifest.js";
 import { buildWorkPacket, notExecutableReason, packetAuthority } from "./packet.js";
 import type { WorkPacket } from "./packet.js";
-import { checkWorkspace, probeTool, processProbeRunner } from "./preflight.js";
+import { checkWorkspace, probeTool } from "./preflight.js";
 import type { ProbeRecord, ProbeRunner } from "./preflight.js";
 import { AdapterLoadProblem, loadAdapter, readTrust } from "./trust.js";
 import type { LoadedAdapter } from "./trust.js";
@@ -292,7 +292,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
       },
       process: {
         spawned: false,
-        argv_redacted: loaded?.definition.command.argv.map(scrub) ?? [],
+        argv_redacted: loaded?.definition.command.argv.map((a) => scrub(commandLabel(a))) ?? [],
         cwd_ref: null,
         env_keys: [],
         credential_refs: [],
@@ -494,10 +494,13 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   }
 
   // 12. A fresh output directory with no symlink on the way.
+  // Every existing component is checked before anything is created, so a symlinked parent
+  // (`.runx`, `.runx/runs/<run>`, ...) never has directories made through it.
   const absAttempt = join(req.root, rel);
-  if (existsSync(absAttempt) || hasSymlinkComponent(req.root, join(req.root, ".runx"))) {
-    return refuse("path_unsafe", `${rel} already exists or .runx is a symlink`);
-  }
+  if (existsSync(absAttempt))
+    return refuse("path_unsafe", `${rel} already exists; an output directory is always fresh`);
+  if (hasSymlinkComponent(req.root, absAttempt))
+    return refuse("path_unsafe", `${rel} is reached through a symlink`);
   mkdirSync(join(absAttempt, "out"), { recursive: true, mode: 0o700 });
   if (hasSymlinkComponent(req.root, join(absAttempt, "out")))
     return refuse("path_unsafe", `${rel} is reached through a symlink`);
@@ -525,7 +528,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     argv_redacted: [
       ...definition.command.argv,
       ...(definition.command.append_packet_path ? [`${rel}/packet.json`] : []),
-    ].map(scrub),
+    ].map((a) => scrub(commandLabel(a))),
     cwd_ref: ws.worktreePath !== null ? req.adapter.workspace.worktree : `${rel}/out`,
     env_keys: Object.keys(env).sort(),
     credential_refs: credentialRefs,

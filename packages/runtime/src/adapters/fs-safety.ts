@@ -71,3 +71,12 @@ export function hasSymlinkComponent(root: string, abs: string): boolean {
   }
   return false;
 }
+
+/**
+ * How a command is named in records: an absolute executable (an installed tool such as
+ * `/usr/local/bin/agent`) by its basename, since receipts carry no absolute paths; anything
+ * else (a project-relative script, a bare name) as written.
+ */
+export function commandLabel(command: string): string {
+  return isAbsolute(command) ? (command.split(/[\\/]/).pop() ?? command) : command;
+}

@@ -1,18 +1,19 @@
 /**
- * The one place an adapter process is launched (open-scaffold §5.7), through the runtime's
+ * The one place the adapter subsystem starts processes (open-scaffold §5.7): the adapter
+ * itself and the preflight probes (git, the tool's version). Both go through the runtime's
  * process supervisor: no shell, its own process group, an environment built from nothing,
  * stdin then closed, a timeout and cancellation that SIGTERM the group and SIGKILL it after
  * the grace period, and a hard output cap. Streams become bounded logs, cut at a line
  * boundary with a marker and redacted before anything is written.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { existsSync } from "node:fs";
 import { superviseProcess } from "../process/supervise.js";
 import type { SupervisedProcessResult } from "../process/supervise.js";
 import { sha256Prefixed } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
 import type { AdapterLimits } from "./definition.js";
+import type { ProbeRunner } from "./preflight.js";
 
 /** What to launch. */
 export interface LaunchSpec {
@@ -31,7 +32,7 @@ export interface LaunchSpec {
 export interface LaunchResult {
   process: SupervisedProcessResult;
   cancelled: boolean;
-  /** Any member of the group was still alive after the leader exited. */
+  /** A member of the group was still running after the group was killed. */
   orphansDetected: boolean;
 }
 
@@ -68,7 +69,7 @@ export async function launchAdapterProcess(spec: LaunchSpec): Promise<LaunchResu
     return {
       process: result,
       cancelled: cancelled || result.interrupted,
-      orphansDetected: groupAlive(result.pid),
+      orphansDetected: await groupSurvives(result.pid),
     };
   } finally {
     if (poll !== undefined) clearInterval(poll);
@@ -76,15 +77,67 @@ export async function launchAdapterProcess(spec: LaunchSpec): Promise<LaunchResu
   }
 }
 
-/** True when the process group `pgid` still has members (signal 0 probes without killing). */
-function groupAlive(pgid: number): boolean {
+/** The default preflight probe runner: supervised, no shell, 10 s limit, null when it cannot start. */
+export function processProbeRunner(env: Readonly<Record<string, string>>): ProbeRunner {
+  return async (argv, cwd) => {
+    const [command, ...args] = argv;
+    try {
+      const r = await superviseProcess({
+        command: command ?? "",
+        args,
+        cwd,
+        env,
+        timeoutMs: 10_000,
+        graceMs: 500,
+        maxBytesPerStream: 64 * 1024,
+      });
+      return { exitCode: r.exitCode, stdout: r.stdout.toString("utf8") };
+    } catch {
+      return null;
+    }
+  };
+}
+
+/**
+ * True when a member of the process group `pgid` is still running once the group has been
+ * killed (the supervisor SIGKILLs the group when its leader exits). A member that is dead but
+ * not yet reaped (a zombie, whose new parent may be a container init that never reaps) has not
+ * survived. Linux reads /proc; elsewhere a signal-0 probe of the group answers. The kill is
+ * asynchronous, so survivors are looked for a little while before they count.
+ */
+async function groupSurvives(pgid: number): Promise<boolean> {
   if (pgid <= 0) return false;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
+  const deadline = Date.now() + 500;
+  for (;;) {
+    if (!groupRunning(pgid)) return false;
+    if (Date.now() >= deadline) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+function groupRunning(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  return entries.some((pid) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      return false; // gone while we looked
+    }
+    // `pid (comm) state ppid pgrp ...`; comm may hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X";
+  });
 }
 
 /** One retained log. */

@@ -9,7 +9,7 @@ import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashCanonical } from "../receipts/index.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
-import { processProbeRunner } from "./preflight.js";
+import { processProbeRunner } from "./launch.js";
 import type { ProbeRunner } from "./preflight.js";
 import {
   adapterRuntime,
@@ -247,6 +247,7 @@ describe("adapter preflight against real git worktrees", () => {
     writeFileSync(join(r.worktree, "later.txt"), "later\n");
     git(r.worktree, "add", "later.txt");
     git(r.worktree, "commit", "-q", "-m", "moved on");
+    const before = [snapshot(r.root, JOURNAL), snapshot(r.worktree, [])];
     let resumed = 0;
     const runtime = adapterRuntime(r.root, { onAdapterSpawn: () => (resumed += 1) });
     try {
@@ -264,6 +265,48 @@ describe("adapter preflight against real git worktrees", () => {
     }
     expect(resumed).toBe(0);
     expect(sentinelExists(r.root)).toBe(false);
+    expect([snapshot(r.root, JOURNAL), snapshot(r.worktree, [])]).toEqual(before);
+    const [attempt] = await attempts(r.root, paused.run_id);
+    expect(attempt?.verified).toBe(true);
+    expect(attempt?.dispatch).toMatchObject({
+      status: "rejected",
+      failure: expect.objectContaining({ code: "base_commit_mismatch", phase: "preflight" }),
+      approval: expect.objectContaining({ receipt_id: paused.receipt_id }),
+      process: expect.objectContaining({ spawned: false }),
+    });
+  });
+
+  it("checks the branch again after approval: the worktree switched branch before spawn (D.23)", async () => {
+    const r = repo();
+    writeAdapterSkill(r.root, "gated", {
+      authority: ["read_only", "human_approval_required"],
+      workspace: { worktree: r.ref, branch: "feature/x" },
+    });
+    const { envelope: paused, spawns } = await run(r.root, { skill: "gated" });
+    expect(paused.status).toBe("needs_approval");
+    expect(spawns).toBe(0);
+    git(r.worktree, "checkout", "-q", "-b", "feature/other");
+    const before = [snapshot(r.root, JOURNAL), snapshot(r.worktree, [])];
+    let resumed = 0;
+    const runtime = adapterRuntime(r.root, { onAdapterSpawn: () => (resumed += 1) });
+    try {
+      const sealed = await runtime.resumeWith({
+        runId: paused.run_id,
+        document: { approvals: { [paused.requests[0]!.id]: true } },
+        allowSpawn: true,
+      });
+      expect(dispatchOf(sealed)).toMatchObject({
+        status: "rejected",
+        failure_code: "branch_mismatch",
+      });
+    } finally {
+      runtime.close();
+    }
+    expect(resumed).toBe(0);
+    expect(sentinelExists(r.root)).toBe(false);
+    expect([snapshot(r.root, JOURNAL), snapshot(r.worktree, [])]).toEqual(before);
+    const [attempt] = await attempts(r.root, paused.run_id);
+    expect(attempt?.verified).toBe(true);
   });
 });
 

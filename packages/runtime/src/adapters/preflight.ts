@@ -2,15 +2,16 @@
  * Preflight checks run right before spawn (open-scaffold §5.6 steps 9–10): the isolated
  * worktree and its branch and base commit, then the tool probe. Commands go through an
  * injected runner so the whole gate can be tested without git or the tool installed; the
- * default runner uses the process supervisor (no shell, short timeout).
+ * default runner lives with the launch (launch.ts), the adapter subsystem's one module that
+ * starts processes.
  */
 import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { superviseProcess } from "../process/supervise.js";
 import { isProtectedBranch, normalizeBranch } from "./definition.js";
 import type { AdapterDefinition } from "./definition.js";
-import { isInside } from "./fs-safety.js";
+import { commandLabel, isInside } from "./fs-safety.js";
 import type { WorkPacket } from "./packet.js";
+import { matchedVersionText, parseToolVersion, versionAtLeast } from "./version.js";
 import type { FailureCode } from "./vocabulary.js";
 
 /** Runs one probe command; resolves with its exit code and stdout, or null when it cannot start. */
@@ -18,27 +19,6 @@ export type ProbeRunner = (
   argv: readonly string[],
   cwd: string,
 ) => Promise<{ exitCode: number | null; stdout: string } | null>;
-
-/** The default probe runner: supervised, no shell, 10 s limit. */
-export function processProbeRunner(env: Readonly<Record<string, string>>): ProbeRunner {
-  return async (argv, cwd) => {
-    const [command, ...args] = argv;
-    try {
-      const r = await superviseProcess({
-        command: command ?? "",
-        args,
-        cwd,
-        env,
-        timeoutMs: 10_000,
-        graceMs: 500,
-        maxBytesPerStream: 64 * 1024,
-      });
-      return { exitCode: r.exitCode, stdout: r.stdout.toString("utf8") };
-    } catch {
-      return null;
-    }
-  };
-}
 
 /** A preflight refusal. */
 export interface PreflightProblem {
@@ -130,36 +110,6 @@ export async function checkWorkspace(opts: {
   return { worktreePath: real };
 }
 
-/** `1.2.3-rc.1` → [1,2,3] and the prerelease tag. */
-function parseVersion(text: string): { parts: number[]; prerelease: boolean } | undefined {
-  const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?/.exec(text.trim());
-  if (match === null) return undefined;
-  return {
-    parts: [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)],
-    prerelease: match[4] !== undefined,
-  };
-}
-
-function atLeast(a: number[], b: number[]): boolean {
-  for (let i = 0; i < 3; i++) {
-    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
-  }
-  return true;
-}
-
-/**
- * The version the probe's regex found, with a prerelease tag that directly follows it kept:
- * a `version_regex` like `v(\d+\.\d+\.\d+)` captures `0.17.3` out of `v0.17.3-beta.1`, and
- * dropping the `-beta.1` would let a prerelease pass as a release.
- */
-function versionText(stdout: string, match: RegExpExecArray | null): string | undefined {
-  if (match === null) return undefined;
-  const text = match[1] ?? match[0];
-  const at = match.index + Math.max(0, match[0].indexOf(text)) + text.length;
-  const tag = /^-[0-9A-Za-z.-]+/.exec(stdout.slice(at));
-  return tag === null || text.includes("-") ? text : `${text}${tag[0]}`;
-}
-
 /** The tool probe's record for the receipt. */
 export interface ProbeRecord {
   argv: string[];
@@ -176,8 +126,9 @@ export async function probeTool(
 ): Promise<{ record: ProbeRecord | null; problem?: PreflightProblem }> {
   const probe = definition.tool_probe;
   if (probe === null) return { record: null };
+  const tool = commandLabel(probe.argv[0] ?? "");
   const record: ProbeRecord = {
-    argv: [...probe.argv],
+    argv: probe.argv.map((arg, i) => (i === 0 ? tool : arg)),
     detected_version: null,
     min_version: probe.min_version,
     ok: false,
@@ -186,12 +137,12 @@ export async function probeTool(
   if (result === null)
     return {
       record,
-      problem: { code: "missing_tool", message: `${probe.argv[0] ?? ""} is not installed` },
+      problem: { code: "missing_tool", message: `${tool} is not installed` },
     };
   const match = new RegExp(probe.version_regex).exec(result.stdout);
-  const text = versionText(result.stdout, match);
-  const version = text !== undefined ? parseVersion(text) : undefined;
-  const minimum = parseVersion(probe.min_version);
+  const text = matchedVersionText(result.stdout, match);
+  const version = text !== undefined ? parseToolVersion(text) : undefined;
+  const minimum = parseToolVersion(probe.min_version);
   if (
     result.exitCode !== 0 ||
     text === undefined ||
@@ -202,7 +153,7 @@ export async function probeTool(
       record,
       problem: {
         code: "tool_version_unsupported",
-        message: `the version of ${probe.argv[0] ?? ""} could not be read`,
+        message: `the version of ${tool} could not be read`,
       },
     };
   }
@@ -213,7 +164,7 @@ export async function probeTool(
       problem: { code: "tool_version_unsupported", message: `${text} is a prerelease` },
     };
   }
-  if (!atLeast(version.parts, minimum.parts)) {
+  if (!versionAtLeast(version, minimum)) {
     return {
       record,
       problem: {
