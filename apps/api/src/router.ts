@@ -63,10 +63,15 @@ const runs = router({
   get: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.console.runs.detail(input.runId)),
-  /** Starts a run in the worker pool; the initiator is recorded before it starts. */
+  /**
+   * Starts a run in the worker pool; the initiator is recorded before it starts, with the
+   * spawn authority they grant its adapter dispatches (`allowSpawn`, deny by default).
+   */
   start: approver.input(contract("runs-start")).mutation(({ ctx, input }) => {
     const runId = ctx.runtime.console.newRunId();
-    ctx.runtime.console.recordInitiator(runId, ctx.operator);
+    ctx.runtime.console.recordInitiator(runId, ctx.operator, {
+      allowSpawn: input.allowSpawn === true,
+    });
     return ctx.executor.start({
       runId,
       ref: input.skill,

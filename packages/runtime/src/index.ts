@@ -9,7 +9,7 @@ export {
   isRuntimeError,
 } from "./errors.js";
 export type { ErrorCode, ErrorDetails, ErrorLocation } from "./errors.js";
-export type { SkillRequest } from "./run/run-skill.js";
+export type { AllowSpawn, SkillRequest } from "./run/run-skill.js";
 export {
   answersTemplate,
   deriveOutcome,
