@@ -153,6 +153,13 @@ const adapters = router({
   attempts: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.adapters.state(input.runId)),
+  /**
+   * The kept logs of a run's attempts (bounded and scrubbed when written), each checked against
+   * the digest its dispatch receipt records; a page shows at most 64 KiB of one log.
+   */
+  logs: viewer
+    .input(contract("run-ref"))
+    .query(({ ctx, input }) => ctx.runtime.adapters.logs(input.runId)),
   /** Asks the run's dispatch in flight (in any process) to stop; its attempt seals `cancelled`. */
   cancel: approver
     .input(contract("run-ref"))

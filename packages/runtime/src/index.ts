@@ -57,6 +57,7 @@ export type {
   DispatchState,
   RunningDispatch,
 } from "./services/adapters.js";
+export type { DispatchLogView } from "./services/dispatch-logs.js";
 export type {
   ConsoleServices,
   ApprovalServices,
