@@ -3,10 +3,17 @@
  * test skill (e2e/fixtures/skills/dispatch) and the shipped fake-local adapter, trusted in the
  * scratch workspace with `runx adapter trust fake-local` as an operator would:
  *
- * 1. started from the console (which grants no spawn authority) the run records a `dry_run`
- *    attempt; the run page lists it — adapter, lane, status, failure code, times — with a
- *    link to its signed receipt and that receipt's verification;
- * 2. a spawning dispatch started from the CLI (`runx resume … --allow-spawn` after its
+ * 1. started from the console without "Allow spawn" the run records a `dry_run` attempt; the
+ *    run page lists it — adapter, lane, status, failure code, times — with a link to its
+ *    signed receipt and that receipt's verification;
+ * 2. started with "Allow spawn" on a runner that needs approval, the approval card shows what
+ *    the approval binds (packet digest, adapter and digest, requested vs granted authority,
+ *    network as declared, credentials by name, limits, workspace, who granted spawn); another
+ *    operator approves, the dispatch launches, its receipt names both, and its logs render
+ *    redacted; a noisy adapter's log renders truncated;
+ * 3. an adapter's question pauses the run `needs_agent`; the run page shows its question id and
+ *    answer schema, and the answer builds a new packet whose attempt retries the first;
+ * 4. a spawning dispatch started from the CLI (`runx resume … --allow-spawn` after its
  *    approval) shows as in flight; a viewer sees no "Cancel dispatch", the approver cancels
  *    it with a confirmation, and both pages show the `cancelled` attempt without a reload.
  */
@@ -59,7 +66,15 @@ interface AttemptView {
   verified: boolean;
   lane: string | null;
   receipt: { status: string; failed_check: string | null };
-  dispatch: { status: string; adapter_id: string; failure: { code: string } | null };
+  dispatch: {
+    status: string;
+    adapter_id: string;
+    failure: { code: string } | null;
+    packet_id: string;
+    retry_of: string | null;
+    spawn_authority: { granted: boolean; source: string | null; principal: string | null };
+    approval: { approver: string } | null;
+  };
 }
 
 let browser: Browser;
@@ -143,6 +158,172 @@ it("starts the dispatch skill from the console and shows its attempt with the re
     expect(documentText).toContain("agent_adapter_dispatch");
     expect(documentText).toContain(attempt!.receipt_id);
     await j.shot(page, "dispatch-receipt");
+  });
+});
+
+/** Starts the dispatch skill from its page with `runner`, `inputs` and "Allow spawn" checked. */
+async function startWithSpawn(
+  page: Page,
+  runner: string,
+  inputs: Record<string, string>,
+): Promise<string> {
+  await page.goto(`${stack().consoleUrl}/skills/dispatch`);
+  const form = page.getByRole("form", { name: "Start run" });
+  await form.waitFor();
+  await form.getByLabel("Runner").selectOption(runner);
+  for (const [name, value] of Object.entries(inputs)) {
+    await form.getByLabel(name, { exact: true }).fill(value);
+  }
+  const allow = form.getByLabel("Allow spawn");
+  expect(await allow.isChecked()).toBe(false);
+  await allow.check();
+  await form.getByRole("button", { name: "Start run" }).click();
+  await page.waitForURL((url) => /^\/runs\/[^/]+$/.test(url.pathname), { timeout: 30_000 });
+  return decodeURIComponent(new URL(page.url()).pathname.split("/")[2]!);
+}
+
+it("grants spawn from the start form; the approval card shows what it binds; logs render redacted and truncated", async () => {
+  const { admin, approver, viewer } = stack();
+  await journey(browser, "dispatch-approve", async (j) => {
+    const starter = await j.signIn(approver);
+    const runId = await startWithSpawn(starter, "reviewed", {
+      ...INPUTS,
+      fixture_mode: "secret_echo",
+    });
+    await waitForRunStatus(starter, "needs_approval");
+    expect((await starter.getByTestId("spawn-authority").innerText()).trim()).toBe(
+      `granted by ${approver.username}: adapter dispatches may launch`,
+    );
+
+    // Before anyone approves, the card shows everything the approval binds.
+    const decider = await j.signIn(admin);
+    await decider.goto(`${stack().consoleUrl}/approvals`);
+    const card = decider
+      .getByRole("article", { name: "Approval adapter.reviewed.approval" })
+      .filter({ hasText: runId });
+    await card.waitFor({ timeout: 20_000 });
+    const [gate] = (
+      await apiQuery<Array<{ runId: string; summary: Record<string, unknown> }>>(
+        await apiSession(viewer),
+        "approvals.pending",
+      )
+    ).filter((g) => g.runId === runId);
+    const facts = await card.locator("dl.facts").innerText();
+    for (const expected of [
+      "Adapter\nfake-local",
+      `Adapter digest\n${String(gate!.summary.definition_digest)}`,
+      `Packet digest\n${String(gate!.summary.packet_digest)}`,
+      "Authority requested\nhuman_approval_required, read_only",
+      "Network\nnone (declared by the adapter; not enforced)",
+      "Credentials\nnone",
+      "Workspace\nno worktree (runs in its own output directory)",
+      `Spawn authority\ngranted by ${approver.username} when starting the run`,
+    ]) {
+      expect(facts).toContain(expected);
+    }
+    expect(facts).toMatch(/Authority granted\n.*commit_forbidden.*read_only/);
+    expect(facts).toMatch(/Limits\ntimeout 20 s; grace 500 ms; stdout 256 KiB/);
+    await j.shot(decider, "approval-card");
+    await card.getByLabel("Reason").fill("read only, nothing leaves the workspace");
+    await card.getByRole("button", { name: "Approve" }).click();
+    // Decided: the card leaves the inbox once the run resumes.
+    await eventually("the decided card to leave the inbox", async () =>
+      (await card.count()) === 0 || /decided/i.test(await card.innerText().catch(() => ""))
+        ? true
+        : undefined,
+    );
+
+    await starter.reload();
+    await waitForRunStatus(starter, "sealed");
+    const row = attemptsRegion(starter).getByTestId("dispatch-attempt").first();
+    const cells = (await row.getByRole("cell").allInnerTexts()).map((t) => t.trim());
+    expect(cells.slice(0, 5)).toEqual([
+      "reviewed#1",
+      "fake-local",
+      "plain-agent",
+      "completed",
+      "—",
+    ]);
+    expect((await row.getByTestId("dispatch-verification").innerText()).trim()).toBe("verified");
+    const [attempt] = (
+      await apiQuery<{ attempts: AttemptView[] }>(await apiSession(viewer), "adapters.attempts", {
+        runId,
+      })
+    ).attempts;
+    expect(attempt!.dispatch.spawn_authority).toEqual({
+      granted: true,
+      source: "console",
+      principal: `runx:principal:operator:${approver.username}`,
+    });
+    expect(attempt!.dispatch.approval?.approver).toBe(`runx:principal:operator:${admin.username}`);
+
+    // The adapter printed its working directory and a bearer token: both are redacted.
+    const logs = attemptsRegion(starter).getByTestId("dispatch-logs").first();
+    await logs.locator("summary").click();
+    const stdout = logs.getByTestId("dispatch-log-stdout");
+    const text = await stdout.locator("pre").innerText();
+    expect(text).toContain("cwd=<workspace>/");
+    expect(text).not.toContain(stack().workspace);
+    expect(text).not.toContain("abcdefghijklmnop1234");
+    await j.shot(starter, "logs-redacted");
+
+    // A noisy adapter's stdout is kept up to its cap and says so.
+    const noisy = await startWithSpawn(starter, "dispatch", {
+      ...INPUTS,
+      fixture_mode: "noisy_stdout:300000",
+    });
+    await waitForRunStatus(starter, "sealed");
+    const noisyLogs = attemptsRegion(starter).getByTestId("dispatch-logs").first();
+    await noisyLogs.locator("summary").click();
+    const facts2 = await noisyLogs
+      .getByTestId("dispatch-log-stdout")
+      .locator("p")
+      .first()
+      .innerText();
+    expect(facts2).toContain("truncated by the adapter's output limit");
+    expect(facts2).toContain("showing the first 64 KiB");
+    expect(facts2).toMatch(
+      /^stdout: \d+ B written, 256 KiB kept|^stdout: \d+ B written, \d+ B kept/,
+    );
+    await j.shot(starter, `logs-truncated-${noisy.slice(-4)}`);
+  });
+});
+
+it("pauses needs_agent on an adapter's question; the answer builds a new packet", async () => {
+  const { approver } = stack();
+  await journey(browser, "dispatch-question", async (j) => {
+    const page = await j.signIn(approver);
+    const runId = await startWithSpawn(page, "dispatch", {
+      ...INPUTS,
+      fixture_mode: "needs_input",
+    });
+    await waitForRunStatus(page, "needs_agent");
+    const asked = page.getByTestId("adapter-questions");
+    await asked.waitFor();
+    const text = await asked.innerText();
+    expect(text).toContain("q_scope: Which module?");
+    expect(text).toContain('answer schema {"type":"string"}');
+    const row = attemptsRegion(page).getByTestId("dispatch-attempt").first();
+    const cells = (await row.getByRole("cell").allInnerTexts()).map((t) => t.trim());
+    expect(cells.slice(3, 5)).toEqual(["blocked", "needs input: q_scope"]);
+    const answer = page.getByLabel("Answer JSON");
+    expect(JSON.parse(await answer.inputValue())).toEqual({
+      "adapter.dispatch.input": { q_scope: null },
+    });
+    await j.shot(page, "question");
+    await answer.fill(JSON.stringify({ "adapter.dispatch.input": { q_scope: "lib" } }));
+    await page.getByRole("button", { name: "Submit answer" }).click();
+    await waitForRunStatus(page, "sealed");
+    const state = await apiQuery<{ attempts: AttemptView[] }>(
+      await apiSession(approver),
+      "adapters.attempts",
+      { runId },
+    );
+    expect(state.attempts.map((a) => a.dispatch.status)).toEqual(["blocked", "completed"]);
+    expect(state.attempts[1]!.dispatch.retry_of).toBe(state.attempts[0]!.dispatch.packet_id);
+    expect(state.attempts[1]!.dispatch.packet_id).not.toBe(state.attempts[0]!.dispatch.packet_id);
+    await attemptsRegion(page).getByTestId("dispatch-attempt").nth(1).waitFor();
+    await j.shot(page, "answered");
   });
 });
 

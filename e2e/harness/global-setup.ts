@@ -125,6 +125,9 @@ async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void>
       RUNX_RECEIPT_SIGN_KID: "e2e-harness",
       RUNX_RECEIPT_SIGN_ED25519_SEED_BASE64: randomBytes(32).toString("base64"),
       RUNX_RECEIPT_SIGN_ISSUER_TYPE: "ci",
+      // The dispatch journeys select fake-local's test behaviours (`fixture_mode`: questions,
+      // noisy or secret-echoing output); honoured for fake-local only.
+      RUNX_ADAPTER_FIXTURE_MODES: "1",
     };
     const apiLog = createWriteStream(join(logs, "api.log"));
     const api = await startApi({ env, onLine: (line) => apiLog.write(`${line}\n`) });

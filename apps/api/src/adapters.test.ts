@@ -1,7 +1,9 @@
 /**
  * `adapters.attempts` and `adapters.cancel` against a real runtime and the shipped fake-local
- * adapter: a console-started run records a dry run (the API grants no spawn authority), a
- * spawning run started elsewhere shows as in flight and is cancelled through the API.
+ * adapter: a console-started run records a dry run unless its initiator grants spawn authority
+ * (`runs.start` with `allowSpawn`, approvers and admins only), a console approval is signed as
+ * the operator who gave it, and a spawning run started elsewhere shows as in flight and is
+ * cancelled through the API.
  */
 import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -33,6 +35,16 @@ runners:
       acceptance_criteria: {type: array, required: false}
       verification: {type: array, required: false}
       fixture_mode: {type: string, required: false}
+  reviewed:
+    type: adapter
+    adapter:
+      id: fake-local
+      lane: plain-agent
+      authority: [read_only, human_approval_required]
+    inputs:
+      objective: {type: string, required: false}
+      acceptance_criteria: {type: array, required: false}
+      verification: {type: array, required: false}
 `;
 
 const INPUTS = {
@@ -173,6 +185,104 @@ describe("adapters.attempts", () => {
       attempts: [],
       running: [],
     });
+  });
+});
+
+describe("spawn authority granted from the console", () => {
+  it("launches only when the initiator grants it, and records who granted it", async () => {
+    const approver = await as("approver", "grace");
+    const viewer = await as("viewer");
+    // A viewer can neither start a run nor grant spawn authority.
+    expect(
+      await code(
+        caller(viewer).runs.start({ skill: "skills/dispatch", inputs: INPUTS, allowSpawn: true }),
+      ),
+    ).toBe("FORBIDDEN");
+    const started = await caller(approver).runs.start({
+      skill: "skills/dispatch",
+      inputs: INPUTS,
+      allowSpawn: true,
+    });
+    expect(started).toMatchObject({ state: "settled", envelope: { status: "sealed" } });
+    const [attempt] = (await caller(viewer).adapters.attempts({ runId: started.runId })).attempts;
+    expect(attempt).toMatchObject({
+      verified: true,
+      dispatch: {
+        status: "completed",
+        spawn_authority: {
+          granted: true,
+          source: "console",
+          principal: "runx:principal:operator:grace",
+        },
+        invoked_by: "runx:principal:operator:grace",
+        process: { spawned: true },
+      },
+    });
+    const detail = await caller(viewer).runs.get({ runId: started.runId });
+    expect(detail.run).toMatchObject({ initiator: "grace", spawnGranted: true });
+    // Not asked for: the same skill is a recorded dry run.
+    const dry = await caller(approver).runs.start({ skill: "skills/dispatch", inputs: INPUTS });
+    const [dryAttempt] = (await caller(viewer).adapters.attempts({ runId: dry.runId })).attempts;
+    expect(dryAttempt?.dispatch).toMatchObject({
+      status: "dry_run",
+      failure: { code: "spawn_authority_missing" },
+      spawn_authority: { granted: false, principal: null },
+    });
+    expect((await caller(viewer).runs.get({ runId: dry.runId })).run.spawnGranted).toBe(false);
+  });
+
+  it("signs a console approval of a dispatch as the operator who approved it", async () => {
+    const starter = await as("approver", "grace");
+    const approver = await as("approver", "alan");
+    const started = await caller(starter).runs.start({
+      skill: "skills/dispatch",
+      runner: "reviewed",
+      inputs: INPUTS,
+      allowSpawn: true,
+    });
+    expect(started).toMatchObject({ state: "settled", envelope: { status: "needs_approval" } });
+    const [gate] = await caller(approver).approvals.pending();
+    expect(gate).toMatchObject({
+      runId: started.runId,
+      gateType: "adapter_dispatch",
+      spawnGrantedBy: "grace",
+      summary: expect.objectContaining({ adapter_id: "fake-local" }),
+    });
+    // Separation of duties: the initiator may not approve their own dispatch.
+    expect(
+      await code(
+        caller(starter).approvals.decide({
+          runId: started.runId,
+          gateId: gate!.gateId,
+          decision: "approve",
+          reason: "mine",
+        }),
+      ),
+    ).toBe("FORBIDDEN");
+    const decided = await caller(approver).approvals.decide({
+      runId: started.runId,
+      gateId: gate!.gateId,
+      decision: "approve",
+      reason: "read only, no network",
+    });
+    expect(decided).toMatchObject({ releasable: true, run: { state: "settled" } });
+    const [attempt] = (await caller(approver).adapters.attempts({ runId: started.runId })).attempts;
+    expect(attempt?.dispatch).toMatchObject({
+      status: "completed",
+      approval: { approver: "runx:principal:operator:alan" },
+      spawn_authority: { source: "console", principal: "runx:principal:operator:grace" },
+    });
+    const sealed = await caller(approver).receipts.get({
+      receiptId: (decided.run as { envelope: { receipt_id: string } }).envelope.receipt_id,
+    });
+    const terms = (
+      sealed.receipt as unknown as {
+        authority: { terms: Array<{ approvals: Array<{ approved_by_ref: { uri: string } }> }> };
+      }
+    ).authority.terms;
+    expect(terms.flatMap((t) => t.approvals.map((a) => a.approved_by_ref.uri))).toEqual([
+      "runx:principal:operator:alan",
+    ]);
   });
 });
 

@@ -63,10 +63,15 @@ const runs = router({
   get: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.console.runs.detail(input.runId)),
-  /** Starts a run in the worker pool; the initiator is recorded before it starts. */
+  /**
+   * Starts a run in the worker pool; the initiator is recorded before it starts, with the
+   * spawn authority they grant its adapter dispatches (`allowSpawn`, deny by default).
+   */
   start: approver.input(contract("runs-start")).mutation(({ ctx, input }) => {
     const runId = ctx.runtime.console.newRunId();
-    ctx.runtime.console.recordInitiator(runId, ctx.operator);
+    ctx.runtime.console.recordInitiator(runId, ctx.operator, {
+      allowSpawn: input.allowSpawn === true,
+    });
     return ctx.executor.start({
       runId,
       ref: input.skill,
@@ -148,6 +153,13 @@ const adapters = router({
   attempts: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.adapters.state(input.runId)),
+  /**
+   * The kept logs of a run's attempts (bounded and scrubbed when written), each checked against
+   * the digest its dispatch receipt records; a page shows at most 64 KiB of one log.
+   */
+  logs: viewer
+    .input(contract("run-ref"))
+    .query(({ ctx, input }) => ctx.runtime.adapters.logs(input.runId)),
   /** Asks the run's dispatch in flight (in any process) to stop; its attempt seals `cancelled`. */
   cancel: approver
     .input(contract("run-ref"))

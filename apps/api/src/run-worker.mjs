@@ -5,24 +5,12 @@ import { createRuntime } from "@runx/runtime";
 
 const runtime = createRuntime(workerData.options);
 
-async function execute(job) {
-  if (job.kind === "start") {
-    const inputs = Object.fromEntries(
-      Object.entries(job.inputs).map(([k, value]) => [k, { value }]),
-    );
-    return runtime.runSkill({
-      ref: job.ref,
-      ...(job.runner !== undefined ? { runner: job.runner } : {}),
-      inputs,
-      secretEnv: [],
-      runId: job.runId,
-    });
+// The runtime applies the run's console spawn grant to every kind of job.
+function execute(job) {
+  if (job.kind !== "start" && job.kind !== "release" && job.kind !== "answer") {
+    return Promise.reject(new Error(`unknown job kind ${job.kind}`));
   }
-  if (job.kind === "release") return runtime.console.approvals.release(job);
-  if (job.kind === "answer") {
-    return runtime.resumeWith({ runId: job.runId, document: { answers: job.answers } });
-  }
-  throw new Error(`unknown job kind ${job.kind}`);
+  return runtime.console.runJob(job);
 }
 
 parentPort.on("message", (job) => {

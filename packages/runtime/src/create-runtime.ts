@@ -17,6 +17,8 @@ import {
   trust as trustAdapter,
 } from "./services/adapters.js";
 import type { AdapterListing, DispatchAttemptView, DispatchState } from "./services/adapters.js";
+import { dispatchLogs } from "./services/dispatch-logs.js";
+import type { DispatchLogView } from "./services/dispatch-logs.js";
 import { LocalRegistry } from "./registry/local.js";
 import { catalogServices } from "./services/catalog.js";
 import type { CatalogServices } from "./services/catalog.js";
@@ -43,6 +45,8 @@ export interface Runtime extends CoreRuntime {
      * no attempt of the run is in flight.
      */
     cancel(runId: string): { run_id: string; requested: true };
+    /** The kept (bounded, scrubbed) logs of a run's attempts, checked against their receipts. */
+    logs(runId: string): DispatchLogView[];
   };
   /** Operator console services: operators, runs, approvals, receipt DAGs, evidence. */
   readonly console: ConsoleServices;
@@ -132,6 +136,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         );
       },
       cancel: (runId) => cancelDispatch(paths.runxDir, runId, runDeps.now()),
+      logs: (runId) => dispatchLogs(paths.runxDir, runId),
     },
     registry: getRegistry,
     async publishSkill(dir, publishOptions) {

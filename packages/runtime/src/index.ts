@@ -9,7 +9,7 @@ export {
   isRuntimeError,
 } from "./errors.js";
 export type { ErrorCode, ErrorDetails, ErrorLocation } from "./errors.js";
-export type { SkillRequest } from "./run/run-skill.js";
+export type { AllowSpawn, SkillRequest } from "./run/run-skill.js";
 export {
   answersTemplate,
   deriveOutcome,
@@ -57,6 +57,7 @@ export type {
   DispatchState,
   RunningDispatch,
 } from "./services/adapters.js";
+export type { DispatchLogView } from "./services/dispatch-logs.js";
 export type {
   ConsoleServices,
   ApprovalServices,

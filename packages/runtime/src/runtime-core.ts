@@ -23,7 +23,7 @@ import type {
 } from "./receipts/index.js";
 import type { SkillRunEnvelope } from "./run/envelope.js";
 import { runSkill } from "./run/run-skill.js";
-import type { RunSkillDeps, SkillRequest } from "./run/run-skill.js";
+import type { AllowSpawn, RunSkillDeps, SkillRequest } from "./run/run-skill.js";
 import type { ReceiptProfile, RegistryResolver, ToolLanes } from "./run/context.js";
 import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
 import type { HistoryDetail, HistoryListing, PendingRun } from "./services/history.js";
@@ -96,7 +96,7 @@ export interface CoreRuntime {
   ): Promise<SkillRunEnvelope>;
   /** Continues a paused run with an already parsed resume document (the harness's path). */
   resumeWith(
-    request: { runId: string; document: unknown; allowSpawn?: boolean },
+    request: { runId: string; document: unknown; allowSpawn?: AllowSpawn },
     options?: { signal?: AbortSignal },
   ): Promise<SkillRunEnvelope>;
   /** Tree-mode verification of the receipt store. */

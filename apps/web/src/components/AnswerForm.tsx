@@ -7,9 +7,18 @@ import { browserApi, errorMessage } from "@/lib/client-api";
 import { answersTemplate, parseAnswers } from "@/lib/answers";
 
 /** Answers a paused run's agent/input requests with pasted JSON (never approvals). */
-export function AnswerForm({ runId, requestIds }: { runId: string; requestIds: string[] }) {
+export function AnswerForm({
+  runId,
+  requestIds,
+  template,
+}: {
+  runId: string;
+  requestIds: string[];
+  /** The JSON the textarea starts with (default: each request id → {}). */
+  template?: string;
+}) {
   const router = useRouter();
-  const [text, setText] = useState(() => answersTemplate(requestIds));
+  const [text, setText] = useState(() => template ?? answersTemplate(requestIds));
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);

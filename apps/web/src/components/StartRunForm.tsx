@@ -15,6 +15,9 @@ export function StartRunForm({ skill, runners }: { skill: string; runners: Runne
   const fields = useMemo(() => fieldsOf(runner?.inputs), [runner]);
   const [values, setValues] = useState<Record<string, string>>({});
   const [asJson, setAsJson] = useState(false);
+  const [allowSpawn, setAllowSpawn] = useState(false);
+  // Adapter dispatches (a runner of type adapter, or adapter steps of a graph) launch only with it.
+  const dispatches = runner?.type === "adapter" || runner?.type === "graph";
   const [error, setError] = useState<{ field: string | null; message: string } | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -30,6 +33,7 @@ export function StartRunForm({ skill, runners }: { skill: string; runners: Runne
         skill,
         inputs: built.inputs,
         ...(isDefault || !runner ? {} : { runner: runner.name }),
+        ...(dispatches && allowSpawn ? { allowSpawn: true } : {}),
       });
       router.push(`/runs/${encodeURIComponent(result.runId)}`);
     } catch (e) {
@@ -86,6 +90,23 @@ export function StartRunForm({ skill, runners }: { skill: string; runners: Runne
           <label htmlFor="as-json">Values are JSON</label>
         </div>
       )}
+      {dispatches && (
+        <div className="field checkbox">
+          <input
+            id="allow-spawn"
+            type="checkbox"
+            checked={allowSpawn}
+            onChange={(e) => setAllowSpawn(e.target.checked)}
+            aria-describedby="allow-spawn-hint"
+          />
+          <label htmlFor="allow-spawn">Allow spawn</label>
+          <p className="hint" id="allow-spawn-hint">
+            Lets this run&apos;s adapter dispatches launch their process, recorded with your name in
+            each dispatch receipt. A dispatch that needs approval still waits for another approver.
+            Unchecked, every dispatch is recorded as a dry run and nothing launches.
+          </p>
+        </div>
+      )}
       {error && (
         <p role="alert" className="error">
           {error.message}
@@ -99,6 +120,7 @@ export function StartRunForm({ skill, runners }: { skill: string; runners: Runne
       <p className="hint">
         CLI equivalent: <code>runx skill skills/{skill}</code>
         {fields.map((f) => ` --${f.name} …`).join("")}
+        {dispatches && allowSpawn ? " --allow-spawn" : ""}
       </p>
     </form>
   );

@@ -20,6 +20,7 @@ export type DagEdge = Dag["edges"][number];
 export type SkillItem = RouterOutputs["skills"]["search"][number];
 export type RunsListInput = RouterInputs["runs"]["list"];
 export type DispatchState = RouterOutputs["adapters"]["attempts"];
+export type DispatchLogs = RouterOutputs["adapters"]["logs"];
 
 /** Run statuses the list filter offers (the store's RUN_STATUSES). */
 export const RUN_STATUSES = [

@@ -26,3 +26,19 @@ export function dispatchKey(state: DispatchState | null): string {
     ...state.running.map((r) => `running:${r.step_id}#${r.attempt}`),
   ].join("|");
 }
+
+/**
+ * The Failure column of an attempt: its failure code, or the question ids of an attempt that
+ * ended asking for input (status `blocked` with questions, no failure), else null.
+ */
+export function attemptNote(
+  dispatch: Pick<Attempt["dispatch"], "failure" | "questions">,
+): { text: string; title: string } | null {
+  if (dispatch.failure !== null) {
+    return { text: dispatch.failure.code, title: dispatch.failure.message };
+  }
+  const ids = dispatch.questions.map((q) => q.question_id);
+  return ids.length > 0
+    ? { text: `needs input: ${ids.join(", ")}`, title: "the adapter asked; the run needs answers" }
+    : null;
+}

@@ -67,6 +67,8 @@ export interface ApprovalBinding {
   retry_of: string | null;
   adapter_id: string;
   definition_digest: string;
+  /** What the step asked for (shown beside what is granted: the request plus prohibitions). */
+  authority_requested: string[];
   authority_granted: string[];
   workspace: WorkPacket["workspace"];
   limits: AdapterLimits;
@@ -436,6 +438,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
       retry_of: packet.retry_of,
       adapter_id: definition.id,
       definition_digest: loaded.digest,
+      authority_requested: [...packet.authority.requested],
       authority_granted: authority,
       workspace: { ...packet.workspace },
       limits: definition.limits,

@@ -52,6 +52,11 @@ export interface PendingApproval {
   staleReason: string | null;
   policy: GatePolicy;
   initiator: string | null;
+  /**
+   * The operator who granted the run's adapter dispatches spawn authority when starting it
+   * from the console; null when none was granted (a console release then records a dry run).
+   */
+  spawnGrantedBy: string | null;
   decisions: DecisionView[];
 }
 
@@ -69,6 +74,22 @@ type ApprovalRequest = Extract<RunRequest, { kind: "approval" }>;
 /** The human principal a decision is attributed to. */
 export function operatorPrincipalUri(username: string): string {
   return `runx:principal:operator:${username}`;
+}
+
+/**
+ * Spawn authority from the console (open-scaffold §5.6 step 7, "console button"): the operator
+ * who started a run with "Allow spawn" grants it to that run's adapter dispatches, including
+ * the continuations the console drives (a released gate, answered questions, a recovered
+ * start). Deny by default: a run started without it, or outside the console, gets none here.
+ */
+export function consoleSpawnGrant(
+  store: ConsoleStore,
+  runId: string,
+): { source: "console"; principal: string } | null {
+  const row = store.getInitiator(runId);
+  return row?.allowSpawn === true
+    ? { source: "console", principal: operatorPrincipalUri(row.username) }
+    : null;
 }
 
 /** The signed authority term recording every decision on one gate (host-attested). */
@@ -235,7 +256,8 @@ export function approvalServices(deps: {
           if (gates.length === 0) continue;
           const checkpoint = readCheckpoint(state(), run.id);
           const now = await currentBindings(run, checkpoint);
-          const initiator = deps.store().getInitiator(run.id)?.username ?? null;
+          const started = deps.store().getInitiator(run.id);
+          const initiator = started?.username ?? null;
           for (const gate of gates) {
             out.push({
               runId: run.id,
@@ -253,6 +275,7 @@ export function approvalServices(deps: {
               staleReason: now.staleReason,
               policy: policyFor(run.skillName, gate.id),
               initiator,
+              spawnGrantedBy: started?.allowSpawn === true ? started.username : null,
               decisions: deps.store().listDecisions(run.id, gate.id).map(decisionView),
             });
           }
@@ -341,11 +364,13 @@ export function approvalServices(deps: {
       }
       const counted = denied ? decisions.filter((d) => d.decision === "deny") : decisions;
       const term = approvalTerm(run.id, request.gateId, checkpoint, counted, policy);
+      const grant = consoleSpawnGrant(deps.store(), run.id);
       const { resumeRun } = await import("../run/resume.js");
       const envelope = await resumeRun(
         { ...deps.runDeps, attestedApprovals: [term] },
         {
           runId: run.id,
+          ...(grant !== null ? { allowSpawn: grant } : {}),
           document: {
             approvals: {
               [request.gateId]: {

@@ -5,13 +5,17 @@
  */
 import type { RunSkillDeps } from "../run/context.js";
 import type { SignaturePolicy } from "../receipts/index.js";
+import { RuntimeError } from "../errors.js";
 import { consoleStoreExtension } from "../store/console-store.js";
-import type { ConsoleStore } from "../store/console-store.js";
-import { approvalServices } from "./approvals.js";
+import type { ConsoleStore, OperatorRole } from "../store/console-store.js";
+import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { AllowSpawn } from "../run/run-skill.js";
+import { approvalServices, consoleSpawnGrant } from "./approvals.js";
 import { evidenceServices } from "./evidence.js";
-import { operatorServices } from "./operators.js";
+import { operatorServices, roleAtLeast } from "./operators.js";
 import { runServices } from "./runs.js";
 import { recoveryServices } from "./recovery.js";
+import type { HostJob } from "./recovery.js";
 
 export type { ApprovalServices, DecideResult, GatePolicy, PendingApproval } from "./approvals.js";
 export type { DagEdge, DagNode, EvidenceBundle, EvidenceServices } from "./evidence.js";
@@ -32,10 +36,11 @@ export function createConsoleServices(deps: {
   const now = (): Date => deps.runDeps.now();
   const randomHex = (n: number): string => deps.runDeps.randomHex(n);
   const base = { store, now, randomHex };
+  const approvals = approvalServices({ ...base, runDeps: deps.runDeps });
   return {
     operators: operatorServices(base),
     runs: runServices({ state: () => deps.runDeps.state(), store }),
-    approvals: approvalServices({ ...base, runDeps: deps.runDeps }),
+    approvals,
     evidence: evidenceServices({
       receiptDir: deps.runDeps.paths.receiptDir,
       state: () => deps.runDeps.state(),
@@ -45,14 +50,70 @@ export function createConsoleServices(deps: {
     }),
     /** Journal of host-executed jobs and recovery of runs a dead host left running. */
     recovery: recoveryServices({ runDeps: deps.runDeps, store }),
-    /** Records who started a run (before it starts) so separation of duties can be enforced. */
-    recordInitiator(runId: string, operator: { id: string; username: string }): void {
+    /**
+     * Records who started a run (before it starts) so separation of duties can be enforced,
+     * and whether they granted its adapter dispatches spawn authority (deny by default).
+     */
+    recordInitiator(
+      runId: string,
+      operator: { id: string; username: string; role?: OperatorRole },
+      options: { allowSpawn?: boolean } = {},
+    ): void {
+      if (
+        options.allowSpawn === true &&
+        (operator.role === undefined || !roleAtLeast(operator.role, "approver"))
+      ) {
+        throw new RuntimeError(
+          "FORBIDDEN",
+          `operator ${operator.username} may not grant spawn authority`,
+          { role: operator.role ?? null },
+        );
+      }
       store().recordInitiator({
         runId,
         operatorId: operator.id,
         username: operator.username,
         createdAt: now().toISOString(),
+        allowSpawn: options.allowSpawn === true,
       });
+    },
+    /** The spawn authority the console granted a run when it was started (null: none). */
+    spawnGrant(runId: string): Exclude<AllowSpawn, boolean> | null {
+      return consoleSpawnGrant(store(), runId);
+    },
+    /**
+     * Executes one host job (the API's worker pool and inline executor): a start, a gate
+     * release or answers, each carrying the spawn authority the run was started with from the
+     * console, and nothing else (a run started elsewhere gets none here).
+     */
+    async runJob(job: HostJob, signal?: AbortSignal): Promise<SkillRunEnvelope> {
+      const live = signal ?? new AbortController().signal;
+      const grant = consoleSpawnGrant(store(), job.runId);
+      const allowSpawn = grant !== null ? { allowSpawn: grant } : {};
+      if (job.kind === "release") return approvals.release(job, live);
+      if (job.kind === "answer") {
+        const { resumeRun } = await import("../run/resume.js");
+        return resumeRun(
+          deps.runDeps,
+          { runId: job.runId, document: { answers: job.answers }, ...allowSpawn },
+          live,
+        );
+      }
+      const { runSkill } = await import("../run/run-skill.js");
+      return runSkill(
+        deps.runDeps,
+        {
+          ref: job.ref,
+          ...(job.runner !== undefined ? { runner: job.runner } : {}),
+          inputs: Object.fromEntries(
+            Object.entries(job.inputs).map(([k, value]) => [k, { value: value as never }]),
+          ),
+          secretEnv: [],
+          runId: job.runId,
+          ...allowSpawn,
+        },
+        live,
+      );
     },
     /** A fresh run id for a run the console starts (`run_console_<16 hex>`). */
     newRunId(): string {

@@ -37,7 +37,12 @@ export interface DecisionView {
 
 /** A run in detail. */
 export interface RunDetail {
-  run: RunSummary & { inputsDigest: string; initiator: string | null };
+  run: RunSummary & {
+    inputsDigest: string;
+    initiator: string | null;
+    /** Whether the initiator granted the run's adapter dispatches spawn authority. */
+    spawnGranted: boolean;
+  };
   /** Admitted inputs as the checkpoint holds them (already redacted); null when none is kept. */
   inputs: Record<string, unknown> | null;
   /** The sealed result (redacted at write). */
@@ -168,6 +173,7 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
           ...runSummary(run),
           inputsDigest: run.inputsDigest,
           initiator: initiator?.username ?? null,
+          spawnGranted: initiator?.allowSpawn === true,
         },
         inputs,
         result: parse(run.resultJson),

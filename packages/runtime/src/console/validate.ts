@@ -40,7 +40,12 @@ export interface ConsoleInputs {
     waitingForApproval?: boolean;
   };
   "run-ref": { runId: string };
-  "runs-start": { skill: string; runner?: string; inputs: Record<string, unknown> };
+  "runs-start": {
+    skill: string;
+    runner?: string;
+    inputs: Record<string, unknown>;
+    allowSpawn?: boolean;
+  };
   "runs-answer": { runId: string; answers: Record<string, unknown> };
   "approvals-decide": {
     runId: string;

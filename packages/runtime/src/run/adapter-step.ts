@@ -11,7 +11,7 @@ import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { AdapterRunner, RunnerDefinition } from "../parser/runner-types.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
-import type { Commitment, Receipt, Reference } from "../receipts/index.js";
+import type { AuthorityTerm, Commitment, Receipt, Reference } from "../receipts/index.js";
 import { dispatchAttempt } from "../adapters/dispatch.js";
 import type {
   AdapterStepConfig,
@@ -124,6 +124,20 @@ export interface DispatchCall {
   retryOf?: string | null;
 }
 
+/**
+ * Who approved a step's dispatch: the authenticated console operators whose decisions released
+ * the gate (host-attested, comma-separated when the gate policy needs several), else the local
+ * operator (`runx resume` with an approvals document).
+ */
+export function dispatchApprover(scope: RunScope, stepId: string): string {
+  const termId = `approval:${approvalRequestId(stepId)}`;
+  const term = scope.deps.attestedApprovals?.find((t) => t.term_id === termId);
+  const principals = (term?.approvals ?? [])
+    .map((a) => a.approved_by_ref?.uri)
+    .filter((uri): uri is string => typeof uri === "string" && uri !== "");
+  return principals.length > 0 ? principals.join(",") : LOCAL_OPERATOR;
+}
+
 /** Runs one dispatch attempt of `call` through the gate (and the adapter, when it passes). */
 export async function dispatchCall(scope: RunScope, call: DispatchCall): Promise<DispatchOutcome> {
   const { deps, prep } = scope;
@@ -131,6 +145,7 @@ export async function dispatchCall(scope: RunScope, call: DispatchCall): Promise
     deps.receiptProfile?.kind === "harness" || deps.env.RUNX_ADAPTER_FIXTURE_MODES === "1";
   const { approval } = call;
   const retryOf = call.retryOf ?? approval?.binding.retry_of ?? null;
+  const approver = approval !== null ? dispatchApprover(scope, call.stepId) : null;
   return dispatchAttempt({
     root: deps.paths.root,
     runxDir: deps.paths.runxDir,
@@ -154,14 +169,14 @@ export async function dispatchCall(scope: RunScope, call: DispatchCall): Promise
             approved: approval.decision,
             binding: approval.binding,
             requestReceiptId: approval.receiptId,
-            approver: LOCAL_OPERATOR,
+            approver: approver ?? LOCAL_OPERATOR,
           },
     ...(approval !== null ? { createdAt: approval.binding.created_at } : {}),
     ...(retryOf !== null ? { retryOf } : {}),
     fixtureModes,
     now: () => deps.now(),
     signal: scope.signal,
-    invokedBy: scope.spawnAuthority?.principal ?? LOCAL_OPERATOR,
+    invokedBy: scope.spawnAuthority?.principal ?? approver ?? LOCAL_OPERATOR,
     ...(deps.adapterProbe !== undefined ? { probe: deps.adapterProbe } : {}),
     ...(deps.onAdapterSpawn !== undefined ? { onSpawn: deps.onAdapterSpawn } : {}),
   });
@@ -247,7 +262,15 @@ export function dispatchOutput(
   };
 }
 
-/** The disposition of the step that ran a dispatch with this receipt status. */
+/**
+ * The console's host-attested approvals that released this continuation, signed into the
+ * receipts it seals (as every other runner's receipts carry them).
+ */
+function attestedTerms(deps: RunScope["deps"]): { authorityTerms?: readonly AuthorityTerm[] } {
+  const terms = deps.attestedApprovals;
+  return terms !== undefined && terms.length > 0 ? { authorityTerms: terms } : {};
+}
+
 /** The disposition of the step that ran a dispatch with this receipt status. */
 export const DISPOSITION: Readonly<Record<string, Disposition>> = {
   completed: "closed",
@@ -301,6 +324,7 @@ export async function sealDispatchChild(
       ...(body.process.spawned ? { executionBoundary: "trusted_host_process" as const } : {}),
       idempotency: idempotencyFor(prep, body.receipt_id, `${stepId}.dispatch-${body.attempt}`),
       metadata: { ...runMetadata(deps, prep), dispatch: body as unknown as Record<string, never> },
+      ...attestedTerms(deps),
     }),
     deps.signer(),
   );
@@ -322,14 +346,44 @@ function callOf(scope: RunScope, inputs: Record<string, unknown>): Omit<Dispatch
   };
 }
 
+/**
+ * Records the run as `running` before its dispatch goes through the gate and launches (like a
+ * single-step process run), so the console and `runx history` see it while the adapter works;
+ * the step row names the attempt in flight. A resumed run's record exists (resume took it).
+ */
+function recordDispatching(
+  scope: RunScope,
+  inputs: Record<string, unknown>,
+  start: StepStart,
+): StepStart {
+  const { deps, prep } = scope;
+  const stepId = prep.runner.name;
+  deps.state().transaction(() => {
+    if (!start.runExists) {
+      createRunRecord(deps, prep, hashCanonical(scope.taint.redactJson(inputs)));
+    }
+    deps.state().upsertStep({
+      runId: prep.runId,
+      stepId,
+      status: "running",
+      attempt: nextAttempt(deps.paths.runxDir, prep.runId, stepId),
+      startedAt: receiptTimestamp(deps.now()),
+      finishedAt: null,
+      receiptId: null,
+    });
+  });
+  return { ...start, runExists: true };
+}
+
 /** Runs the adapter step of a fresh run. */
 export async function runAdapterStep(
   scope: RunScope,
   inputs: Record<string, unknown>,
   start: StepStart,
 ): Promise<SkillRunEnvelope> {
+  const recorded = recordDispatching(scope, inputs, start);
   const outcome = await dispatchCall(scope, { ...callOf(scope, inputs), approval: null });
-  return finish(scope, inputs, outcome, start);
+  return finish(scope, inputs, outcome, recorded);
 }
 
 /** Checks a resume document against an adapter pause before the run is taken. */
@@ -378,6 +432,7 @@ export async function resumeAdapterStep(
     }
     const inputs = { ...checkpoint.inputs, answers: packetAnswers(request, answer) };
     const retryOf = request.invocation.packet_id;
+    recordDispatching(scope, inputs, start);
     const outcome = await dispatchCall(scope, {
       ...callOf(scope, inputs),
       approval: null,
@@ -396,6 +451,7 @@ export async function resumeAdapterStep(
     );
   }
   const binding = request.gate.summary as ApprovalBinding;
+  recordDispatching(scope, checkpoint.inputs, start);
   const outcome = await dispatchCall(scope, {
     ...callOf(scope, checkpoint.inputs),
     approval: { decision: decision.approved, binding, receiptId: checkpoint.paused_receipt.id },
@@ -411,6 +467,10 @@ async function finish(
 ): Promise<SkillRunEnvelope> {
   const { deps, prep } = scope;
   const stepId = prep.runner.name;
+  // The step row written when the dispatch began waits with the run.
+  const stepWaits = (receiptId: string): void => {
+    deps.state().upsertStep({ runId: prep.runId, stepId, status: "deferred", receiptId });
+  };
   if (outcome.kind === "needs_approval") {
     const request = approvalRequest(stepId, outcome);
     return pauseRun(scope, {
@@ -419,16 +479,15 @@ async function finish(
       inputs,
       reasonCode: "approval_required",
       summary: `waiting for approval: ${request.id}`,
-      runExists: start.runExists,
+      runExists: true,
+      andThen: stepWaits,
       ...(start.previous !== undefined ? { previous: start.previous } : {}),
       next: `runx resume ${prep.runId} <answers.json> --allow-spawn   (answers: {"approvals": {"${request.id}": true}})`,
     });
   }
   const body = outcome.body;
   const inputsDigest = hashCanonical(scope.taint.redactJson(inputs));
-  const child = await sealDispatchChild(scope, prep.pkg.name, stepId, outcome, inputsDigest, () => {
-    if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-  });
+  const child = await sealDispatchChild(scope, prep.pkg.name, stepId, outcome, inputsDigest);
   if (needsInput(outcome)) {
     const request = inputRequest(stepId, body, outcome.questions, child.id);
     return pauseRun(scope, {
@@ -438,6 +497,7 @@ async function finish(
       reasonCode: "agent_required",
       summary: `adapter ${body.adapter_id} asks: ${outcome.questions.map((q) => q.question_id).join(", ")}`,
       runExists: true,
+      andThen: stepWaits,
       childReceipts: [child],
       ...(start.previous !== undefined ? { previous: start.previous } : {}),
       next: `runx resume ${prep.runId} <answers.json> --allow-spawn   (answers: {"answers": {"${request.id}": {${outcome.questions.map((q) => `"${q.question_id}": …`).join(", ")}}}})`,
@@ -462,6 +522,7 @@ async function finish(
       children: [child],
       idempotency: idempotencyFor(prep, inputsDigest, undefined, start.previous),
       metadata: { ...runMetadata(deps, prep), dispatch_status: body.status },
+      ...attestedTerms(deps),
       ...(start.previous !== undefined
         ? { lineage: { previous: start.previous, resume_ref: start.previous } }
         : {}),

@@ -41,6 +41,8 @@ export interface PauseSpec {
   childReceipts?: Parameters<typeof buildSkillReceipt>[0]["children"];
   /** The `next` instruction shown to the caller. */
   next?: string;
+  /** More state changes made in the pause's transaction (given the deferred receipt's id). */
+  andThen?: (receiptId: string) => void;
 }
 
 /** Seals the deferred receipt, checkpoints and returns the paused envelope. */
@@ -110,6 +112,7 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
       receiptId: receipt.id,
       requestsJson: JSON.stringify(spec.requests),
     });
+    spec.andThen?.(receipt.id);
   });
   return makeEnvelope({
     status,

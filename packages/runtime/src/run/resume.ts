@@ -21,6 +21,7 @@ import {
   spawnAuthorityOf,
   withRefusal,
 } from "./run-skill.js";
+import type { AllowSpawn } from "./run-skill.js";
 
 /** What the caller asks for. */
 export interface ResumeRequest {
@@ -29,8 +30,8 @@ export interface ResumeRequest {
   document: unknown;
   packageDigest?: string;
   executionClosureDigest?: string;
-  /** `--allow-spawn` given to this resume. */
-  allowSpawn?: boolean;
+  /** `--allow-spawn` given to this resume (or the console's grant for the run). */
+  allowSpawn?: AllowSpawn;
 }
 
 /** Continues a paused run (input, agent or graph pause). */

@@ -45,8 +45,8 @@ export interface SkillRequest {
   packageDigest?: string;
   /** Refuse to run unless the execution-closure digest equals this. */
   executionClosureDigest?: string;
-  /** `--allow-spawn`: the operator allows adapter dispatches of this run to launch. */
-  allowSpawn?: boolean;
+  /** `--allow-spawn` (or a console/API grant): adapter dispatches of this run may launch. */
+  allowSpawn?: AllowSpawn;
   /** A run id minted by the caller (the console records the initiator before the run starts). */
   runId?: string;
   /** For a registry ref (`owner/name@version`): the expected package digest (`--digest`). */
@@ -164,11 +164,22 @@ async function readSuppliedDocument(
   );
 }
 
-/** Spawn authority from the operator's own flag; graph inputs and model output never grant it. */
-export function spawnAuthorityOf(allowSpawn: boolean | undefined): RunScope["spawnAuthority"] {
-  return allowSpawn === true
-    ? { granted: true, source: "cli", principal: "runx:principal:local_operator" }
-    : { granted: false, source: null, principal: null };
+/**
+ * Spawn authority given by an operator-originated invocation (open-scaffold §5.6 step 7):
+ * `true` is the CLI's `--allow-spawn` (the local operator); the console and the API name the
+ * authenticated principal who granted it. Never read from inputs, skill defaults or models.
+ */
+export type AllowSpawn = boolean | { source: "console" | "api"; principal: string };
+
+/** Spawn authority from the operator's own grant; graph inputs and model output never grant it. */
+export function spawnAuthorityOf(allowSpawn: AllowSpawn | undefined): RunScope["spawnAuthority"] {
+  if (allowSpawn === true) {
+    return { granted: true, source: "cli", principal: "runx:principal:local_operator" };
+  }
+  if (typeof allowSpawn === "object" && allowSpawn.principal !== "") {
+    return { granted: true, source: allowSpawn.source, principal: allowSpawn.principal };
+  }
+  return { granted: false, source: null, principal: null };
 }
 
 /** Reads `--secret-env` variables, adding each value to the taint set. */

@@ -167,12 +167,16 @@ export const apiTokens = sqliteTable(
   (t) => [uniqueIndex("api_tokens_token_hash_idx").on(t.tokenHash)],
 );
 
-/** Who started a run through the console or API (separation of duties needs it). */
+/**
+ * Who started a run through the console or API (separation of duties needs it), and whether
+ * they granted its adapter dispatches spawn authority when starting it (deny by default).
+ */
 export const runInitiators = sqliteTable("run_initiators", {
   runId: text("run_id").primaryKey(),
   operatorId: text("operator_id").notNull(),
   username: text("username").notNull(),
   createdAt: text("created_at").notNull(),
+  allowSpawn: integer("allow_spawn", { mode: "boolean" }).notNull().default(false),
 });
 
 /**

@@ -6,6 +6,7 @@ import { Digest } from "@/components/Digest";
 import { LiveRefresh } from "@/components/LiveRefresh";
 import { formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
+import { adapterGateRows } from "@/lib/adapter-gate";
 import { summaryRows } from "@/lib/summary";
 
 export const metadata: Metadata = { title: "Approvals" };
@@ -33,7 +34,11 @@ export default async function ApprovalsPage() {
       ) : (
         <div className="inbox">
           {pending.map((gate) => {
-            const rows = summaryRows(gate.summary);
+            // An adapter dispatch shows everything its approval binds (open-scaffold §5.12 J.56).
+            const rows =
+              gate.gateType === "adapter_dispatch"
+                ? adapterGateRows(gate.summary, gate.spawnGrantedBy)
+                : summaryRows(gate.summary);
             const approvals = gate.decisions.filter((d) => d.decision === "approve").length;
             const headingId = `gate-${gate.runId}-${gate.gateId}`.replace(/[^A-Za-z0-9_-]/g, "_");
             return (

@@ -6,6 +6,7 @@ import { Digest } from "@/components/Digest";
 import { DispatchAttempts } from "@/components/DispatchAttempts";
 import { RunLive } from "@/components/RunLive";
 import { StatusBadge } from "@/components/StatusBadge";
+import { adapterAnswerTemplate, adapterQuestions } from "@/lib/adapter-gate";
 import { dispatchKey } from "@/lib/dispatch-view";
 import { duration, formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
@@ -22,13 +23,15 @@ export default async function RunPage({ params }: { params: Params }) {
   if (!loaded.ok) return <ApiError title={`Run ${runId}`} error={loaded.error} />;
   // Dispatch attempts and the viewer's role are extras: the run page renders without them.
   const extras = await load(async (api) => {
-    const [me, dispatch] = await Promise.all([
+    const [me, dispatch, logs] = await Promise.all([
       api.auth.me.query(),
       api.adapters.attempts.query({ runId }),
+      api.adapters.logs.query({ runId }),
     ]);
-    return { me, dispatch };
+    return { me, dispatch, logs };
   });
   const dispatch = extras.ok ? extras.value.dispatch : null;
+  const logs = extras.ok ? extras.value.logs : null;
   const canCancel = extras.ok && extras.value.me.role !== "viewer";
   const hasDispatches =
     dispatch !== null && (dispatch.attempts.length > 0 || dispatch.running.length > 0);
@@ -83,6 +86,16 @@ export default async function RunPage({ params }: { params: Params }) {
         <dd>{run.runner}</dd>
         <dt>Initiator</dt>
         <dd>{run.initiator ?? "— (CLI or unknown)"}</dd>
+        {run.initiator !== null && (
+          <>
+            <dt>Spawn authority</dt>
+            <dd data-testid="spawn-authority">
+              {run.spawnGranted
+                ? `granted by ${run.initiator}: adapter dispatches may launch`
+                : "not granted: adapter dispatches are recorded as dry runs"}
+            </dd>
+          </>
+        )}
         <dt>Disposition</dt>
         <dd>{run.disposition ?? "—"}</dd>
         <dt>Created</dt>
@@ -138,13 +151,27 @@ export default async function RunPage({ params }: { params: Params }) {
                       </li>
                     ))}
                   </ul>
+                ) : adapterQuestions(request.invocation) !== null ? (
+                  <AdapterQuestions asked={adapterQuestions(request.invocation)!} />
                 ) : (
                   <pre className="json">{prettyJson(request.invocation)}</pre>
                 )}
               </li>
             ))}
           </ul>
-          <AnswerForm runId={run.id} requestIds={pendingRequests.map((r) => r.id)} />
+          <AnswerForm
+            runId={run.id}
+            requestIds={pendingRequests.map((r) => r.id)}
+            template={adapterAnswerTemplate(
+              pendingRequests.map((r) => ({
+                id: r.id,
+                questions:
+                  r.kind === "agent_act"
+                    ? (adapterQuestions(r.invocation)?.questions ?? null)
+                    : null,
+              })),
+            )}
+          />
         </section>
       )}
 
@@ -153,6 +180,7 @@ export default async function RunPage({ params }: { params: Params }) {
           runId={run.id}
           runStatus={run.status}
           state={dispatch}
+          logs={logs}
           canCancel={canCancel}
         />
       )}
@@ -262,5 +290,49 @@ export default async function RunPage({ params }: { params: Params }) {
         </section>
       )}
     </section>
+  );
+}
+
+/**
+ * The questions an adapter asked (open-scaffold §5.12 H.50): each question id, prompt and
+ * answer schema. Answers are task input, never approval.
+ */
+function AdapterQuestions({ asked }: { asked: NonNullable<ReturnType<typeof adapterQuestions>> }) {
+  return (
+    <div className="stack" data-testid="adapter-questions">
+      <p>
+        Adapter <code>{asked.adapterId}</code> asks about packet{" "}
+        <code className="mono">{asked.packetId}</code>
+        {asked.dispatchReceiptId && (
+          <>
+            {" "}
+            (
+            <Link href={`/receipts/${encodeURIComponent(asked.dispatchReceiptId)}`}>
+              dispatch receipt
+            </Link>
+            )
+          </>
+        )}
+        :
+      </p>
+      <ul>
+        {asked.questions.map((q) => (
+          <li key={q.question_id}>
+            <code>{q.question_id}</code>: {q.prompt}
+            {q.answer_schema !== null && (
+              <>
+                {" "}
+                — answer schema <code className="mono">{JSON.stringify(q.answer_schema)}</code>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+      <p className="hint">
+        An answer is task input, never approval: it builds a new packet that passes the whole gate
+        again (its own approval where one is required, and spawn authority). Nothing launches on an
+        answer alone.
+      </p>
+    </div>
   );
 }

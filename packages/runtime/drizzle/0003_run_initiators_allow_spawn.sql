@@ -1,0 +1,1 @@
+ALTER TABLE `run_initiators` ADD `allow_spawn` integer DEFAULT false NOT NULL;
