@@ -11,9 +11,10 @@
 //      runner's host script dist/javascript-host.js.
 import { build, transform } from "esbuild";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join, dirname } from "node:path";
+import { basename, join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 execFileSync(process.execPath, [join(root, "scripts", "gen-validators.mjs")], { stdio: "inherit" });
@@ -27,6 +28,8 @@ const common = {
   external: [],
   legalComments: "none",
   minify: true,
+  // Non-ASCII characters as escapes: bin/runx.cjs reads CLI chunks as latin1.
+  charset: "ascii",
   logLevel: "warning",
 };
 
@@ -42,8 +45,6 @@ const cjs = {
   outExtension: { ".js": ".cjs" },
 };
 
-await build({ ...cjs, entryPoints: { help: "src/cli/help-main.ts" }, outdir: "dist" });
-
 // The CLI: ESM code splitting first (esbuild splits only ESM), then every chunk becomes a
 // CommonJS file (imports → require, dynamic import() → a lazy require) that the code-cache
 // loader in bin/runx.cjs compiles.
@@ -58,6 +59,9 @@ const split = await build({
   write: false,
 });
 mkdirSync(join(root, "dist", "cli"), { recursive: true });
+// Identifies this build's chunks (bin/runx.cjs keeps packs of chunks only for the build that
+// wrote them): every chunk's name and bytes.
+const buildHash = createHash("sha256");
 for (const file of split.outputFiles) {
   const converted = await transform(file.text, {
     format: "cjs",
@@ -66,16 +70,25 @@ for (const file of split.outputFiles) {
     minify: true,
     legalComments: "none",
     supported: { "dynamic-import": false },
+    charset: "ascii",
     banner: cjs.banner.js,
   });
-  // bin/runx.cjs reads chunks as latin1: they must be ASCII (esbuild's default charset).
+  // bin/runx.cjs reads chunks as latin1: they must be ASCII.
   if (/[\u0080-\uffff]/.test(converted.code)) throw new Error(`${file.path}: non-ASCII output`);
   // One function expression per chunk, called by bin/runx.cjs with CommonJS's arguments.
-  writeFileSync(
-    file.path,
-    `(function (exports, require, module, __filename, __dirname) {${converted.code}\n})`,
-  );
+  const chunk = `(function (exports, require, module, __filename, __dirname) {${converted.code}\n})`;
+  writeFileSync(file.path, chunk);
+  buildHash.update(`${basename(file.path)}\0${chunk}\0`);
 }
+// help.cjs (the command catalog alone) also carries the build id to bin/runx.cjs.
+await build({
+  ...cjs,
+  entryPoints: { help: "src/cli/help-main.ts" },
+  outdir: "dist",
+  footer: {
+    js: `module.exports.BUILD_ID = ${JSON.stringify(buildHash.digest("hex").slice(0, 16))};`,
+  },
+});
 await build({
   ...common,
   format: "esm",
