@@ -31,10 +31,14 @@ const helpExit = help.helpOnly(argv);
 if (helpExit !== undefined) {
   process.exitCode = helpExit;
 } else {
-  loadChunks(path.join(dist, "cli"), help.BUILD_ID, argv[0]).main(argv);
+  const command = help.COMMAND_NAMES.includes(argv[0]) ? argv[0] : "other";
+  loadChunks(path.join(dist, "cli"), help.BUILD_ID, command).main(argv);
 }
 
-/** Loads `main.js` of the chunk directory `dir` and, on demand, the chunks it requires. */
+/**
+ * Loads `main.js` of the chunk directory `dir` and, on demand, the chunks it requires;
+ * `command` (a known command name or "other") names the pack.
+ */
 function loadChunks(dir, buildId, command) {
   const versionTag = `${process.version}-${process.arch}`;
   const nodeRequire = Module.createRequire(path.join(dir, "main.js"));
@@ -44,7 +48,7 @@ function loadChunks(dir, buildId, command) {
   /** Scripts whose cache must be (re)written at exit. */
   const stale = [];
 
-  const packName = `pack-${/^[a-z][a-z-]{0,31}$/.test(command ?? "") ? command : "other"}`;
+  const packName = `pack-${command}`;
   const pack = readPack(dir, packName, buildId, versionTag);
   if (pack !== undefined && pack.stale) stale.push(pack);
 

@@ -26,3 +26,6 @@ export function helpOnly(argv: string[]): number | undefined {
   }
   return undefined;
 }
+
+/** The command names (bin/runx.cjs keeps one chunk pack per command, and one for the rest). */
+export const COMMAND_NAMES: readonly string[] = COMMANDS.map((c) => c.name);
