@@ -252,7 +252,17 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
   await redis.connect();
   const p = options.keyPrefix;
   const keyCache = new Map<string, { keys: string[]; digest: string }>();
+  // The core asks twice per operation (evidence, then the operation) with the same strings.
+  let last: { s: StreamKey; entry: { keys: string[]; digest: string } } | undefined;
   const streamEntry = (s: StreamKey): { keys: string[]; digest: string } => {
+    if (
+      last !== undefined &&
+      last.s.aggregateId === s.aggregateId &&
+      last.s.resource === s.resource &&
+      last.s.source === s.source
+    ) {
+      return last.entry;
+    }
     const id = `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
     let entry = keyCache.get(id);
     if (entry === undefined) {
@@ -261,6 +271,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       if (keyCache.size > 10_000) keyCache.clear();
       keyCache.set(id, entry);
     }
+    last = { s: { source: s.source, resource: s.resource, aggregateId: s.aggregateId }, entry };
     return entry;
   };
   const streamKeys = (s: StreamKey): string[] => streamEntry(s).keys;
