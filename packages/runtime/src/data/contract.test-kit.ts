@@ -740,6 +740,60 @@ export function dataStoreContract(
     });
 
     describe("concurrency", () => {
+      it("a key reused at the current version replays without moving the head", async () => {
+        const s = stream();
+        const first = await append(s, {});
+        const again = await append(s, { expected_version: 1 });
+        expect(again).toMatchObject({
+          status: "idempotent_replay",
+          before_version: 1,
+          after_version: 1,
+          event_ref: first.event_ref,
+          projection_digest: first.projection_digest,
+        });
+        const next = await append(s, {
+          expected_version: 1,
+          idempotency_key: "k2",
+          event: { type: "b" },
+        });
+        expect(next).toMatchObject({ status: "committed", after_version: 2 });
+        expect(next.projection_digest).toBe(recomputeChain(await readAll(s)));
+      });
+
+      it("a connection whose last-seen head moved gets a conflict, then commits on the new head", async () => {
+        const s = stream();
+        const other = await store.open();
+        try {
+          await append(s, {});
+          const moved = await op(
+            "append_event",
+            { ...s, expected_version: 1, idempotency_key: "k2", event: { type: "b" } },
+            other,
+          );
+          expect(moved.status).toBe("committed");
+          const stale = await append(s, {
+            expected_version: 1,
+            idempotency_key: "k3",
+            event: { type: "c" },
+          });
+          expect(stale).toMatchObject({
+            status: "conflict",
+            before_version: 2,
+            after_version: 2,
+            projection_digest: moved.projection_digest,
+          });
+          const next = await append(s, {
+            expected_version: 2,
+            idempotency_key: "k3",
+            event: { type: "c" },
+          });
+          expect(next).toMatchObject({ status: "committed", after_version: 3 });
+          expect(next.projection_digest).toBe(recomputeChain(await readAll(s)));
+        } finally {
+          await other.close();
+        }
+      });
+
       it("lets exactly one of eight racing writers commit version 1", async () => {
         const s = stream();
         const writers = await Promise.all(Array.from({ length: 8 }, () => store.open()));

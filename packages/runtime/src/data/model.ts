@@ -270,25 +270,16 @@ export function canonicalRecord(record: EventRecord, eventJson: string): string 
 export const eventRef = (stream: StreamKey, version: number): string =>
   `${stream.resource}:${stream.aggregateId}:${version}`;
 
-const HEX_DIGEST = /^sha256:[0-9a-f]{64}$/;
-
 /** P0: the chain value of an empty stream. */
 export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, version: 0 });
 
 /** Pn = H({event_digest: En, previous_projection_digest: P(n−1), version: n}). */
 export function chainDigest(previous: string, version: number, eventDigest: string): string {
-  // Well-formed digests and a safe integer need no escaping: the canonical bytes are this
-  // template (key order event_digest < previous_projection_digest < version).
-  if (HEX_DIGEST.test(previous) && HEX_DIGEST.test(eventDigest) && Number.isSafeInteger(version)) {
-    return sha256Prefixed(
-      `{"event_digest":"${eventDigest}","previous_projection_digest":"${previous}","version":${version}}`,
-    );
-  }
-  return hashCanonical({
-    event_digest: eventDigest,
-    previous_projection_digest: previous,
-    version,
-  });
+  // The object's keys are fixed (event_digest < previous_projection_digest < version), so its
+  // canonical bytes are this template with each value written by the canonical writer.
+  return sha256Prefixed(
+    `{"event_digest":${canonicalJson(eventDigest)},"previous_projection_digest":${canonicalJson(previous)},"version":${canonicalJson(version)}}`,
+  );
 }
 
 /** Recomputes the chain over records in version order (1..n); returns P(n). */

@@ -1,5 +1,10 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DataAdapter } from "./adapter.js";
+import type { HeadRecord } from "./model.js";
 import { dataStoreContract } from "./contract.test-kit.js";
-import { openRedisAdapter } from "./redis.js";
+import { runOnAdapter } from "./operations.js";
+import { headMember, openRedisAdapter, redisStreamKeys } from "./redis.js";
 import { REDIS_URL, scratchRedisPrefix } from "./test-services.js";
 
 dataStoreContract("redis", () => {
@@ -7,5 +12,101 @@ dataStoreContract("redis", () => {
   return Promise.resolve({
     open: () => openRedisAdapter({ endpoint: REDIS_URL, keyPrefix: scratch.prefix }),
     destroy: () => scratch.drop(),
+  });
+});
+
+describe("redis append script: storage layout", () => {
+  const scratch = scratchRedisPrefix();
+  let adapter: DataAdapter;
+  let redis: Redis;
+  let n = 0;
+  beforeAll(async () => {
+    adapter = await openRedisAdapter({ endpoint: REDIS_URL, keyPrefix: scratch.prefix });
+    redis = new Redis(REDIS_URL);
+  });
+  afterAll(async () => {
+    await adapter.close();
+    await redis.quit();
+    await scratch.drop();
+  });
+  const fresh = () => {
+    const stream = {
+      data_source_ref: `tenant://layout/${process.pid}/${++n}`,
+      resource: "board_events",
+      aggregate_id: "posting-1",
+    };
+    const [list, idempotency, index, heads] = redisStreamKeys(scratch.prefix, {
+      source: stream.data_source_ref,
+      resource: stream.resource,
+      aggregateId: stream.aggregate_id,
+    }) as [string, string, string, string];
+    return { stream, list, idempotency, index, heads };
+  };
+  const append = (
+    stream: Record<string, string>,
+    version: number,
+    fields: Record<string, string> = {},
+  ) =>
+    runOnAdapter(
+      adapter,
+      "append_event",
+      {
+        ...stream,
+        expected_version: version,
+        idempotency_key: `k${version + 1}`,
+        event: { type: "t", n: version + 1 },
+        ...fields,
+      },
+      { now: () => new Date("2026-07-14T04:00:00.000Z") },
+    );
+
+  it("keeps one index member per stream whether or not the commit millisecond changes", async () => {
+    const { stream, index } = fresh();
+    const at = "2026-07-14T05:00:00.000Z";
+    expect((await append(stream, 0, { observed_at: at })).status).toBe("committed");
+    expect((await append(stream, 1, { observed_at: at })).status).toBe("committed");
+    expect(await redis.zrange(index, "0", "-1")).toEqual([headMember(at, "posting-1")]);
+    expect((await append(stream, 2, { observed_at: "2026-07-14T06:00:00.000Z" })).status).toBe(
+      "committed",
+    );
+    const older = "2026-07-14T01:00:00.000Z";
+    expect((await append(stream, 3, { observed_at: older })).status).toBe("committed");
+    expect(await redis.zrange(index, "0", "-1")).toEqual([headMember(older, "posting-1")]);
+    const heads = await runOnAdapter(
+      adapter,
+      "list_stream_heads",
+      { data_source_ref: stream.data_source_ref, resource: stream.resource },
+      { now: () => new Date() },
+    );
+    expect(heads.rows.map((r) => [(r as HeadRecord).aggregate_id, r.version])).toEqual([
+      ["posting-1", 4],
+    ]);
+  });
+
+  it("refuses to append after an out-of-band push and writes nothing", async () => {
+    const { stream, list, idempotency, heads } = fresh();
+    await append(stream, 0);
+    await redis.rpush(list, '{"forged":true}');
+    const head = await redis.hget(heads, "posting-1");
+    const r = await append(stream, 1);
+    expect(r.status).toBe("provider_unavailable");
+    expect(r.stop_conditions[0]?.message).toMatch(/projection is inconsistent/);
+    expect(await redis.llen(list)).toBe(2);
+    expect(await redis.hkeys(idempotency)).toEqual(["k1"]);
+    expect(await redis.hget(heads, "posting-1")).toBe(head);
+    const read = await runOnAdapter(adapter, "read_projection", stream, { now: () => new Date() });
+    expect(read.status).toBe("provider_unavailable");
+  });
+
+  it("refuses a stream without a head (a legacy layout) and writes nothing", async () => {
+    const { stream, list, idempotency } = fresh();
+    await redis.rpush(list, '{"legacy":true}');
+    const r = await append(stream, 0);
+    expect(r.status).toBe("provider_unavailable");
+    expect(r.stop_conditions[0]?.message).toMatch(/unsupported legacy projection/);
+    expect(await redis.llen(list)).toBe(1);
+    expect(await redis.exists(idempotency)).toBe(0);
+    const later = await append(stream, 1);
+    expect(later.stop_conditions[0]?.message).toMatch(/unsupported legacy projection/);
   });
 });

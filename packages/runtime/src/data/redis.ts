@@ -1,64 +1,106 @@
 /**
  * Redis event store (`data.redis`, driver `ioredis`). Every key of a stream and of its
  * resource's head index sits under one key prefix with exactly one `{hash tag}`, so an append
- * touches one cluster slot. One Lua script per append reads the length, the stored head digest
- * and the idempotency entry, checks the version, and refuses to write unless the head digest
- * the new chain value was computed from is the one stored now (the chain can never skip a
- * link); it then pushes the event and advances head, index and projection together. Reads are
- * single scripts too (one snapshot). No key ever gets a TTL.
+ * touches one cluster slot. One Lua script per append reads the length, the stored head and
+ * the idempotency entry, checks the version, and refuses to write unless the head digest the
+ * new chain value was computed from is the one stored now (the chain can never skip a link);
+ * it then pushes the event and advances head and index together. Reads are single scripts too
+ * (one snapshot). No key ever gets a TTL.
+ *
+ * Keys (S = H(stream identity), R = H(source, resource), every key declared to its script):
+ *   <prefix>:stream:<S>                  list: record JSON in version order (LLEN = version)
+ *   <prefix>:idempotency:<S>             hash: key -> "<event digest>|<version>"
+ *   <prefix>:resource:<R>:heads-index-v2 zset (scores 0): "<17-digit inverted ms>|<aggregate>"
+ *   <prefix>:resource:<R>:heads-v2       hash: aggregate -> "<version>|<chain digest>|<index
+ *                                        member>|<latest record JSON>"
+ * One heads-hash field is the stream's head (version and chain value, checked against LLEN on
+ * every append and read) and its row in the heads listing, so an append writes it once.
+ * A store written with the v1 layout (separate head string) is refused as a legacy projection.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
-import type { AppendOutcome, DataAdapter, HeadsQuery } from "./adapter.js";
+import type { AppendOutcome, AppendRequest, DataAdapter, HeadsQuery } from "./adapter.js";
 import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
 import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
 
-// KEYS: stream list, idempotency hash, head string, heads index zset, heads hash.
-// Head string: "<version>|<projection digest>|<index member>" (no JSON to decode per append).
+// KEYS: stream list, idempotency hash, heads index zset, heads hash.
 // ARGV: 1 expected, 2 idempotency key, 3 event digest, 4 record JSON, 5 previous digest the
 // caller chained from, 6 next digest, 7 new index member, 8 aggregate id. The empty-stream
-// digest P0 is a constant of the script (appended below).
+// digest P0 is a constant of the script (prepended below).
+// The commit path is: read the head; when its version is the expected one and its digest the
+// one the caller chained from, claim the idempotency key (HSETNX) and push the record, whose
+// reply (the new length) proves the head's version equals the list length (on a mismatch both
+// writes are undone before the script returns, so nothing is ever observed); then swap the
+// index member (only when the commit millisecond changed it) and write the head. Every other
+// outcome reads the length and the idempotency entry first: same digest replays, another
+// digest conflicts, then the version, then the chain value.
 const APPEND_BODY = `
-local len = redis.call('LLEN', KEYS[1])
 local cur = EMPTY
+local version = 0
 local old = false
-local head = redis.call('GET', KEYS[3])
+local head = redis.call('HGET', KEYS[4], ARGV[8])
 if head then
   local a = string.find(head, '|', 1, true)
-  local b = string.find(head, '|', a + 1, true)
-  if tonumber(string.sub(head, 1, a - 1)) ~= len then return redis.error_reply('projection is inconsistent with the event stream') end
+  local b = a and string.find(head, '|', a + 1, true)
+  local c = b and string.find(head, '|{', b + 1, true)
+  version = c and tonumber(string.sub(head, 1, a - 1))
+  if not version then return redis.error_reply(INCONSISTENT) end
   cur = string.sub(head, a + 1, b - 1)
-  old = string.sub(head, b + 1)
-elseif len > 0 then
-  return redis.error_reply('unsupported legacy projection; migrate it out of band')
+  old = string.sub(head, b + 1, c - 1)
+end
+if version == tonumber(ARGV[1]) and cur == ARGV[5] then
+  local nextv = string.format('%d', version + 1)
+  if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3] .. '|' .. nextv) == 1 then
+    if redis.call('RPUSH', KEYS[1], ARGV[4]) ~= version + 1 then
+      redis.call('RPOP', KEYS[1])
+      redis.call('HDEL', KEYS[2], ARGV[2])
+      if head then return redis.error_reply(INCONSISTENT) end
+      return redis.error_reply(LEGACY)
+    end
+    if old ~= ARGV[7] then
+      if old then redis.call('ZREM', KEYS[3], old) end
+      redis.call('ZADD', KEYS[3], 0, ARGV[7])
+    end
+    redis.call('HSET', KEYS[4], ARGV[8], nextv .. '|' .. ARGV[6] .. '|' .. ARGV[7] .. '|' .. ARGV[4])
+    return {'committed', version + 1, ARGV[6]}
+  end
+end
+local len = redis.call('LLEN', KEYS[1])
+if len ~= version then
+  if head then return redis.error_reply(INCONSISTENT) end
+  return redis.error_reply(LEGACY)
 end
 local existing = redis.call('HGET', KEYS[2], ARGV[2])
 if existing then
   local sep = string.find(existing, '|', 1, true)
   if string.sub(existing, 1, sep - 1) == ARGV[3] then
-    local version = tonumber(string.sub(existing, sep + 1))
-    return {'replay', len, cur, redis.call('LINDEX', KEYS[1], version - 1)}
+    local at = tonumber(string.sub(existing, sep + 1))
+    return {'replay', len, cur, redis.call('LINDEX', KEYS[1], at - 1)}
   end
   return {'idempotency_conflict', len, cur}
 end
 if len ~= tonumber(ARGV[1]) then return {'version_conflict', len, cur} end
-if cur ~= ARGV[5] then return {'stale', len, cur} end
-local nextv = string.format('%d', len + 1)
-redis.call('RPUSH', KEYS[1], ARGV[4])
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3] .. '|' .. nextv)
-if old then redis.call('ZREM', KEYS[4], old) end
-redis.call('ZADD', KEYS[4], 0, ARGV[7])
-redis.call('HSET', KEYS[5], ARGV[8], ARGV[4])
-redis.call('SET', KEYS[3], nextv .. '|' .. ARGV[6] .. '|' .. ARGV[7])
-return {'committed', len + 1, ARGV[6]}
+return {'stale', len, cur}
 `;
 
-const APPEND = `local EMPTY = '${EMPTY_PROJECTION_DIGEST}'${APPEND_BODY}`;
+/** The append script (what the adapter runs by EVALSHA; the data bench runs it bare too). */
+export const REDIS_APPEND_SCRIPT = `local EMPTY = '${EMPTY_PROJECTION_DIGEST}'
+local INCONSISTENT = 'projection is inconsistent with the event stream'
+local LEGACY = 'unsupported legacy projection; migrate it out of band'${APPEND_BODY}`;
 
+// KEYS: stream list, heads hash. ARGV: 1 mode, 2 after version, 3 limit, 4 aggregate id.
+// Returns the length, "<version>|<chain digest>" of the head ('' when none) and the records.
 const READ = `
 local len = redis.call('LLEN', KEYS[1])
-local head = redis.call('GET', KEYS[2]) or ''
+local head = redis.call('HGET', KEYS[2], ARGV[4])
+if head then
+  local a = string.find(head, '|', 1, true)
+  local b = a and string.find(head, '|', a + 1, true)
+  head = b and string.sub(head, 1, b - 1) or '?'
+else
+  head = ''
+end
 local items
 if ARGV[1] == 'f' then
   local after = tonumber(ARGV[2])
@@ -74,7 +116,9 @@ end
 return {len, head, items}
 `;
 
-// The index and the heads hash change together inside APPEND, so every member is current.
+// KEYS: heads index, heads hash. The index and the hash change together inside the append
+// script, so every member names its aggregate's current head; a member that does not (which
+// only an out-of-band write could cause) is skipped.
 const HEADS = `
 local min = '-'
 if ARGV[1] ~= '' then min = '(' .. ARGV[1] end
@@ -89,11 +133,17 @@ while #out < want * 2 do
   for _, m in ipairs(members) do
     local sep = string.find(m, '|', 1, true)
     local agg = string.sub(m, sep + 1)
-    local rec = redis.call('HGET', KEYS[2], agg)
-    if rec and ((not filter) or types[cjson.decode(rec).event_type]) then
-      out[#out + 1] = agg
-      out[#out + 1] = rec
-      if #out >= want * 2 then break end
+    local head = redis.call('HGET', KEYS[2], agg)
+    local a = head and string.find(head, '|', 1, true)
+    local b = a and string.find(head, '|', a + 1, true)
+    local c = b and string.find(head, '|{', b + 1, true)
+    if c and string.sub(head, b + 1, c - 1) == m then
+      local rec = string.sub(head, c + 1)
+      if (not filter) or types[cjson.decode(rec).event_type] then
+        out[#out + 1] = agg
+        out[#out + 1] = rec
+        if #out >= want * 2 then break end
+      end
     end
   end
   if #out >= want * 2 then break end
@@ -111,23 +161,78 @@ export function headMember(committedAt: string, aggregateId: string): string {
   return `${String(inverted).padStart(17, "0")}|${aggregateId}`;
 }
 
+/** A stream's keys under `prefix` (stream list, idempotency hash, heads index, heads hash). */
+export function redisStreamKeys(prefix: string, stream: StreamKey): string[] {
+  return keysOf(prefix, streamHash(stream), resourceHash(stream.source, stream.resource));
+}
+
+const streamHash = (stream: StreamKey) =>
+  hex(
+    canonicalJson({
+      aggregate_id: stream.aggregateId,
+      data_source_ref: stream.source,
+      resource: stream.resource,
+    }),
+  );
+const resourceHash = (source: string, resource: string) =>
+  hex(canonicalJson({ data_source_ref: source, resource }));
+const headsKeys = (prefix: string, r: string): [string, string] => [
+  `${prefix}:resource:${r}:heads-index-v2`,
+  `${prefix}:resource:${r}:heads-v2`,
+];
+const keysOf = (prefix: string, s: string, r: string): string[] => [
+  `${prefix}:stream:${s}`,
+  `${prefix}:idempotency:${s}`,
+  ...headsKeys(prefix, r),
+];
+
+/**
+ * The EVALSHA arguments of one append (key count, keys, then ARGV) for `previous` -> `next`,
+ * in the order REDIS_APPEND_SCRIPT reads them.
+ */
+export function redisAppendArgs(
+  keys: readonly string[],
+  req: AppendRequest,
+  previous: string,
+  next: string,
+): (string | number)[] {
+  const r = req.record;
+  return [
+    4,
+    keys[0] as string,
+    keys[1] as string,
+    keys[2] as string,
+    keys[3] as string,
+    req.expectedVersion,
+    req.idempotencyKey,
+    r.event_digest,
+    req.recordJson,
+    previous,
+    next,
+    headMember(r.committed_at, req.stream.aggregateId),
+    req.stream.aggregateId,
+  ];
+}
+
 export interface RedisAdapterOptions {
   endpoint: string;
   keyPrefix: string;
   connectTimeoutMs?: number;
 }
 
-/** A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once. */
-function scripted<T>(redis: Redis, lua: string, keys: number) {
+/**
+ * A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once.
+ * `args` is the key count, the keys, then the arguments, in one array.
+ */
+function scripted<T>(redis: Redis, lua: string) {
   const sha = createHash("sha1").update(lua).digest("hex");
-  // `args` is keys then arguments, in one array.
   return async (args: (string | number)[]): Promise<T> => {
     try {
-      return (await redis.evalsha(sha, keys, ...args)) as T;
+      return (await redis.evalsha(sha, ...(args as [number, ...string[]]))) as T;
     } catch (error) {
       if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
       await redis.script("LOAD", lua);
-      return (await redis.evalsha(sha, keys, ...args)) as T;
+      return (await redis.evalsha(sha, ...(args as [number, ...string[]]))) as T;
     }
   };
 }
@@ -141,41 +246,32 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     retryStrategy: () => null,
   });
   redis.on("error", () => undefined);
-  const runxAppend = scripted<(string | number)[]>(redis, APPEND, 5);
-  const runxRead = scripted<[number, string, string[]]>(redis, READ, 2);
-  const runxHeads = scripted<string[]>(redis, HEADS, 2);
+  const runxAppend = scripted<(string | number)[]>(redis, REDIS_APPEND_SCRIPT);
+  const runxRead = scripted<[number, string, string[]]>(redis, READ);
+  const runxHeads = scripted<string[]>(redis, HEADS);
   await redis.connect();
   const p = options.keyPrefix;
-  const streamHash = (s: StreamKey) =>
-    hex(
-      canonicalJson({
-        aggregate_id: s.aggregateId,
-        data_source_ref: s.source,
-        resource: s.resource,
-      }),
-    );
-  const resourceHash = (source: string, resource: string) =>
-    hex(canonicalJson({ data_source_ref: source, resource }));
   const keyCache = new Map<string, { keys: string[]; digest: string }>();
+  // The core asks twice per operation (evidence, then the operation) with the same strings.
+  let last: { s: StreamKey; entry: { keys: string[]; digest: string } } | undefined;
   const streamEntry = (s: StreamKey): { keys: string[]; digest: string } => {
+    if (
+      last !== undefined &&
+      last.s.aggregateId === s.aggregateId &&
+      last.s.resource === s.resource &&
+      last.s.source === s.source
+    ) {
+      return last.entry;
+    }
     const id = `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
     let entry = keyCache.get(id);
     if (entry === undefined) {
       const sh = streamHash(s);
-      const r = resourceHash(s.source, s.resource);
-      entry = {
-        digest: `sha256:${sh}`,
-        keys: [
-          `${p}:stream:${sh}`,
-          `${p}:idempotency:${sh}`,
-          `${p}:head:${sh}:v1`,
-          `${p}:resource:${r}:heads-index-v1`,
-          `${p}:resource:${r}:heads-v1`,
-        ],
-      };
+      entry = { digest: `sha256:${sh}`, keys: keysOf(p, sh, resourceHash(s.source, s.resource)) };
       if (keyCache.size > 10_000) keyCache.clear();
       keyCache.set(id, entry);
     }
+    last = { s: { source: s.source, resource: s.resource, aggregateId: s.aggregateId }, entry };
     return entry;
   };
   const streamKeys = (s: StreamKey): string[] => streamEntry(s).keys;
@@ -224,8 +320,6 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       const s = req.stream;
       const keys = streamKeys(s);
       const id = keys[0] as string;
-      const r = req.record;
-      const recordJson = req.recordJson;
       const cached = known.get(id);
       let previous =
         req.expectedVersion === 0
@@ -234,22 +328,8 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
             ? cached.digest
             : "";
       for (let attempt = 0; attempt < 4; attempt++) {
-        const next = chainDigest(previous, r.version, r.event_digest);
-        const reply = await runxAppend([
-          keys[0] as string,
-          keys[1] as string,
-          keys[2] as string,
-          keys[3] as string,
-          keys[4] as string,
-          req.expectedVersion,
-          req.idempotencyKey,
-          r.event_digest,
-          recordJson,
-          previous,
-          next,
-          headMember(r.committed_at, s.aggregateId),
-          s.aggregateId,
-        ]);
+        const next = chainDigest(previous, req.record.version, req.record.event_digest);
+        const reply = await runxAppend(redisAppendArgs(keys, req, previous, next));
         const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
         known.set(id, { version: Number(len), digest });
         if (kind === "committed") return { kind, projectionDigest: digest };
@@ -274,11 +354,13 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     async readEvents(s, page) {
       const keys = streamKeys(s);
       const [len, proj, items] = await runxRead([
+        2,
         keys[0] as string,
-        keys[2] as string,
+        keys[3] as string,
         page.afterVersion !== undefined ? "f" : "t",
         page.afterVersion ?? 0,
         page.limit,
+        s.aggregateId,
       ]);
       const head: StreamHead = {
         version: Number(len),
@@ -289,7 +371,15 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readHead(s) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await runxRead([keys[0] as string, keys[2] as string, "h", 0, 0]);
+      const [len, proj, items] = await runxRead([
+        2,
+        keys[0] as string,
+        keys[3] as string,
+        "h",
+        0,
+        0,
+        s.aggregateId,
+      ]);
       const last = items[0] !== undefined ? parseRecord(items[0]) : null;
       return {
         version: Number(len),
@@ -298,10 +388,11 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       };
     },
     async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
-      const r = resourceHash(q.source, q.resource);
+      const [index, heads] = headsKeys(p, resourceHash(q.source, q.resource));
       const flat = await runxHeads([
-        `${p}:resource:${r}:heads-index-v1`,
-        `${p}:resource:${r}:heads-v1`,
+        2,
+        index,
+        heads,
         q.after !== undefined ? headMember(q.after.committed_at, q.after.aggregate_id) : "",
         q.limit,
         ...q.eventTypes,

@@ -220,6 +220,11 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
   const updateHead = db.prepare(
     `UPDATE runx_stream_heads SET version = ?, event_ref = ?, event_type = ?, event_digest = ?, idempotency_key = ?, event_json = ?, committed_at = ?, projection_digest = ? WHERE ${where}`,
   );
+  // The commit path when this connection knows the head: the update only applies while the
+  // stored head is still the one the new chain value was computed from.
+  const advanceHead = db.prepare(
+    `UPDATE runx_stream_heads SET version = ?, event_ref = ?, event_type = ?, event_digest = ?, idempotency_key = ?, event_json = ?, committed_at = ?, projection_digest = ? WHERE ${where} AND version = ? AND projection_digest = ?`,
+  );
   const upsertHead = db.prepare(
     `INSERT INTO runx_stream_heads (data_source_ref, resource, aggregate_id, version, event_ref, event_type, event_digest, idempotency_key, event_json, committed_at, projection_digest)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -248,6 +253,70 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
       projection_digest: row.projection_digest,
       last: rowToRecord(row),
     };
+  };
+
+  /** The head this connection last saw per stream (a hint: every use is checked in SQL). */
+  const known = new Map<string, { version: number; digest: string }>();
+  const streamId = (s: StreamKey) => `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
+  const remember = (id: string, version: number, digest: string) => {
+    if (known.size >= 10_000 && !known.has(id)) known.clear();
+    known.set(id, { version, digest });
+  };
+  /** Thrown inside the fast path's transaction to roll it back (the key was used before). */
+  const keyTaken = new Error("idempotency key already used");
+
+  const insertRecord = (s: StreamKey, req: AppendRequest) => {
+    const r = req.record;
+    insertEvent.run(
+      s.source,
+      s.resource,
+      s.aggregateId,
+      r.version,
+      r.idempotency_key,
+      r.event_ref,
+      r.event_type,
+      r.event_digest,
+      req.eventJson,
+      r.committed_at,
+    );
+  };
+
+  /**
+   * One statement fewer when the head is the one this connection last saw: advance it under a
+   * version + chain-value guard, then insert the event. When the guard does not hold (another
+   * writer moved the head) the ordinary path runs in the same transaction; when the key was
+   * used before, `keyTaken` rolls the transaction back and the caller runs the ordinary path.
+   */
+  const hintedAppendTx = (
+    req: AppendRequest,
+    hint: { version: number; digest: string },
+  ): AppendOutcome => {
+    const s = req.stream;
+    const r = req.record;
+    const next = chainDigest(hint.digest, r.version, r.event_digest);
+    const moved = advanceHead.run(
+      r.version,
+      r.event_ref,
+      r.event_type,
+      r.event_digest,
+      r.idempotency_key,
+      req.eventJson,
+      r.committed_at,
+      next,
+      s.source,
+      s.resource,
+      s.aggregateId,
+      hint.version,
+      hint.digest,
+    ).changes;
+    if (moved !== 1) return appendTx(req);
+    try {
+      insertRecord(s, req);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") throw keyTaken;
+      throw error;
+    }
+    return { kind: "committed", projectionDigest: next };
   };
 
   const appendTx = (req: AppendRequest): AppendOutcome => {
@@ -290,18 +359,7 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
     const r = req.record;
     const next = chainDigest(head.projection_digest, r.version, r.event_digest);
     try {
-      insertEvent.run(
-        s.source,
-        s.resource,
-        s.aggregateId,
-        r.version,
-        r.idempotency_key,
-        r.event_ref,
-        r.event_type,
-        r.event_digest,
-        req.eventJson,
-        r.committed_at,
-      );
+      insertRecord(s, req);
     } catch (error) {
       if ((error as { code?: unknown }).code !== "SQLITE_CONSTRAINT_UNIQUE") throw error;
       const settled = settleExisting();
@@ -339,8 +397,24 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
     }
     return { kind: "committed", projectionDigest: next };
   };
+  const hintedAppend = db.transaction(hintedAppendTx);
   const appendTransaction = db.transaction(appendTx);
-  const appendImmediate = (req: AppendRequest) => appendTransaction.immediate(req);
+  const appendImmediate = (req: AppendRequest): AppendOutcome => {
+    const id = streamId(req.stream);
+    const hint = known.get(id);
+    let outcome: AppendOutcome | undefined;
+    if (hint !== undefined && hint.version > 0 && hint.version === req.expectedVersion) {
+      try {
+        outcome = hintedAppend.immediate(req, hint);
+      } catch (error) {
+        if (error !== keyTaken) throw error;
+      }
+    }
+    outcome ??= appendTransaction.immediate(req);
+    if (outcome.kind === "committed") remember(id, req.record.version, outcome.projectionDigest);
+    else remember(id, outcome.currentVersion, outcome.projectionDigest);
+    return outcome;
+  };
   const snapshot = <T>(fn: () => T): T => db.transaction(fn).deferred();
 
   return {

@@ -155,4 +155,63 @@ describe("canonicalJson", () => {
       '{"":null,"\uFF61":["\u2028",0,1e+21],"\u{1F600}":"\u{1F601}\u00e9"}',
     );
   });
+
+  it("writes the same bytes as a plain reference writer for mixed keys and strings", () => {
+    // Reference: JSON.stringify of each string, keys ordered by code point.
+    const reference = (value: unknown): string => {
+      if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`;
+      if (value !== null && typeof value === "object") {
+        const keys = Object.keys(value).sort((a, b) => {
+          const x = Array.from(a, (c) => c.codePointAt(0) as number);
+          const y = Array.from(b, (c) => c.codePointAt(0) as number);
+          for (let i = 0; i < Math.min(x.length, y.length); i++) {
+            if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+          }
+          return x.length - y.length;
+        });
+        const record = value as Record<string, unknown>;
+        return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(record[k])}`).join(",")}}`;
+      }
+      return JSON.stringify(value);
+    };
+    // Plain ASCII, every character JSON escapes, and characters whose UTF-16 order differs
+    // from their code-point order (U+E000..U+FFFF against astral pairs).
+    const pool = [
+      "a",
+      "B",
+      "_",
+      "~",
+      '"',
+      "\\",
+      "\n",
+      "\u0001",
+      "\u001f",
+      "\u007f",
+      "\u00e9",
+      "\u2028",
+      "\ue000",
+      "\uff61",
+      "\uffff",
+      "\u{1F600}",
+      "\u{10000}",
+      "/",
+    ];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+    const text = () =>
+      Array.from({ length: next() % 5 }, () => pool[next() % pool.length]).join("");
+    const value = (depth: number): unknown => {
+      const pick = next() % 6;
+      if (depth > 2 || pick === 0) return text();
+      if (pick === 1) return (next() % 2001) / 8 - 125;
+      if (pick === 2) return Array.from({ length: next() % 4 }, () => value(depth + 1));
+      const out: Record<string, unknown> = {};
+      for (let i = next() % 6; i > 0; i--) out[text()] = value(depth + 1);
+      return out;
+    };
+    for (let i = 0; i < 500; i++) {
+      const v = { [text()]: value(0), [text()]: value(0), [text()]: text() };
+      expect(canonicalJson(v)).toBe(reference(v));
+    }
+  });
 });

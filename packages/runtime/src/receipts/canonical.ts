@@ -134,6 +134,21 @@ const wellFormed = (value: string): boolean =>
 const UNWRITABLE = new Error("canonical JSON fast path: unwritable value");
 
 /**
+ * A string that JSON writes as itself between quotes: no quote, backslash or C0 control (the
+ * only characters JSON escapes) and no surrogate (so it is well formed, and as a key it sorts
+ * the same by UTF-16 unit as by code point).
+ */
+// eslint-disable-next-line no-control-regex
+const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** The JSON string of `value`; throws UNWRITABLE for a lone surrogate. */
+function quoteFast(value: string): string {
+  if (!NEEDS_CARE.test(value)) return `"${value}"`;
+  if (!wellFormed(value)) throw UNWRITABLE;
+  return JSON.stringify(value);
+}
+
+/**
  * The writer every call runs first: the same bytes as `write`, without building a path string
  * per key or a Set per call. Whatever it would have to refuse, it hands to `write` (by
  * throwing UNWRITABLE), which refuses it with the path. `ancestors` holds the objects being
@@ -142,11 +157,11 @@ const UNWRITABLE = new Error("canonical JSON fast path: unwritable value");
 function fastWrite(value: unknown, ancestors: object[]): string {
   switch (typeof value) {
     case "string":
-      if (!wellFormed(value)) throw UNWRITABLE;
-      return JSON.stringify(value);
+      return quoteFast(value);
     case "number":
+      // Number::toString, as JSON.stringify prints finite numbers (-0 as 0).
       if (!Number.isFinite(value)) throw UNWRITABLE;
-      return JSON.stringify(value);
+      return String(value);
     case "boolean":
       return value ? "true" : "false";
     case "object":
@@ -173,13 +188,25 @@ function fastWrite(value: unknown, ancestors: object[]): string {
     if (Object.getOwnPropertySymbols(value).length > 0) throw UNWRITABLE;
     const object = value as Record<string, unknown>;
     const keys = Object.keys(object);
-    if (keys.length > 1) keys.sort(compareCodePoints);
+    // Keys without quotes, backslashes, controls or surrogates: UTF-16 order (the default
+    // sort) is code-point order and each key is written as itself.
+    let plain = true;
+    for (let index = 0; index < keys.length; index++) {
+      if (NEEDS_CARE.test(keys[index] as string)) {
+        plain = false;
+        break;
+      }
+    }
+    if (keys.length > 1) {
+      if (plain) keys.sort();
+      else keys.sort(compareCodePoints);
+    }
     out = "{";
     for (let index = 0; index < keys.length; index++) {
       const key = keys[index] as string;
-      if (!wellFormed(key)) throw UNWRITABLE;
       if (index > 0) out += ",";
-      out += `${JSON.stringify(key)}:${fastWrite(object[key], ancestors)}`;
+      out += plain ? `"${key}":` : `${quoteFast(key)}:`;
+      out += fastWrite(object[key], ancestors);
     }
     out += "}";
   }
