@@ -136,12 +136,31 @@ export function jsSha256Hex(bytes: Uint8Array): string {
 const toBytes = (data: string | Uint8Array): Uint8Array =>
   typeof data === "string" ? Buffer.from(data, "utf8") : data;
 
+/**
+ * The last few strings hashed in JavaScript and their digests: a run hashes the same canonical
+ * text more than once (a receipt when it is sealed and again when the store checks it before
+ * writing), and a map lookup costs far less than interpreted hashing.
+ */
+const recent = new Map<string, string>();
+const RECENT_LIMIT = 8;
+
 /** Lowercase hex SHA-256 of `data` (strings are hashed as UTF-8). */
 export function sha256Hex(data: string | Uint8Array): string {
   // A string's UTF-8 length is at most 3 bytes per UTF-16 unit: no need to encode it first.
   if (!nodeCryptoLoaded() && (typeof data !== "string" || data.length * 3 <= NATIVE_THRESHOLD)) {
+    if (typeof data === "string") {
+      const known = recent.get(data);
+      if (known !== undefined) return known;
+    }
     const bytes = toBytes(data);
-    if (inJavaScript(bytes.length)) return jsSha256Hex(bytes);
+    if (inJavaScript(bytes.length)) {
+      const hex = jsSha256Hex(bytes);
+      if (typeof data === "string") {
+        if (recent.size >= RECENT_LIMIT) recent.delete(recent.keys().next().value as string);
+        recent.set(data, hex);
+      }
+      return hex;
+    }
   }
   return nativeHex(data);
 }
