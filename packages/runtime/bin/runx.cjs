@@ -171,7 +171,8 @@ function readPack(dir, packName, buildId, versionTag) {
     sizes,
     bytes: text.length,
     id: header[2],
-    text: (name) => text.slice(offsets[name], offsets[name] + sizes[name]),
+    // The chunk file's text: the pack stores it without its outer parentheses (see writePack).
+    text: (name) => `(${text.slice(offsets[name], offsets[name] + sizes[name])})`,
   };
 }
 
@@ -179,8 +180,11 @@ function readPack(dir, packName, buildId, versionTag) {
 function writePack(dir, packName, buildId, entries, previous) {
   const id = fnv1a(`${buildId}\n${entries.map(([name]) => name).join("\n")}`);
   if (previous !== undefined && previous.id === id) return false;
-  const header = `//runx-pack ${buildId} ${id} ${entries.map(([n, s]) => `${n}:${s.length}`).join(",")}\n`;
-  const body = entries.map(([name, source]) => `${JSON.stringify(name)}:${source},\n`).join("");
+  // A chunk file is `(function …)`. In the pack the parentheses go: V8 compiles a
+  // parenthesised function eagerly, and a pack's chunks should compile only when required.
+  const bare = entries.map(([name, source]) => [name, source.slice(1, -1)]);
+  const header = `//runx-pack ${buildId} ${id} ${bare.map(([n, s]) => `${n}:${s.length}`).join(",")}\n`;
+  const body = bare.map(([name, source]) => `${JSON.stringify(name)}:${source},\n`).join("");
   if (!writeAtomic(path.join(dir, `${packName}.js`), () => `${header}({\n${body}})\n`)) {
     return false;
   }

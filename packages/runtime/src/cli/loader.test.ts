@@ -109,7 +109,9 @@ describe("bin/runx.cjs chunk packs", () => {
     expect(run("one")).toMatchObject({ code: 0, result: { message: "one" } });
     const pack = readFileSync(packFile(), "latin1");
     expect(pack.startsWith(`//runx-pack ${buildId()} `)).toBe(true);
-    expect(pack).toContain('"main.js":(function (exports, require, module, __filename, __dirname)');
+    expect(
+      pack.includes('"main.js":function (exports, require, module, __filename, __dirname)'),
+    ).toBe(true);
     expect(files().filter((f) => f.startsWith("pack-skill.") && f.endsWith(".v8cache"))).toEqual(
       [],
     );
