@@ -45,3 +45,32 @@ it("signs in from a deep link, lands on it, and signs out", async () => {
     await j.shot(page, "signed-out");
   });
 });
+
+it("keeps the sign-in form inert until the page is hydrated (never a native GET with the password)", async () => {
+  const { consoleUrl } = stack();
+  // Without JavaScript the page stays as server-rendered: what a user sees before hydration.
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${consoleUrl}/login`);
+    const form = page.locator("form.auth-form");
+    expect(await form.getAttribute("method")).toBe("post");
+    for (const label of ["Username", "Password"]) {
+      expect(await page.getByLabel(label).isDisabled()).toBe(true);
+    }
+    expect(await page.getByRole("button", { name: "Sign in" }).isDisabled()).toBe(true);
+  } finally {
+    await context.close();
+  }
+  // With JavaScript the same controls become usable.
+  const live = await browser.newContext();
+  try {
+    const page = await live.newPage();
+    await page.goto(`${consoleUrl}/login`);
+    await expect
+      .poll(() => page.getByLabel("Password").isEnabled(), { timeout: 20_000 })
+      .toBe(true);
+  } finally {
+    await live.close();
+  }
+});

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import type { FormEvent } from "react";
 import { browserApi, errorMessage } from "@/lib/client-api";
+import { useHydrated } from "@/lib/hydrated";
 
 /** Only same-origin paths are followed after sign-in (no open redirect). */
 export function safeNext(next: string | null | undefined): string {
@@ -18,6 +19,7 @@ export type AuthFormProps =
 
 export function AuthForm(props: AuthFormProps) {
   const [error, setError] = useState<string | null>(null);
+  const hydrated = useHydrated();
   const [busy, setBusy] = useState(false);
   const bootstrap = props.mode === "bootstrap";
 
@@ -46,27 +48,34 @@ export function AuthForm(props: AuthFormProps) {
   }
 
   return (
-    <form className="card auth-form" onSubmit={(e) => void submit(e)} aria-busy={busy}>
-      <label htmlFor="username">Username</label>
-      <input id="username" name="username" autoComplete="username" required autoFocus />
-      <label htmlFor="password">Password</label>
-      <input
-        id="password"
-        name="password"
-        type="password"
-        autoComplete={bootstrap ? "new-password" : "current-password"}
-        minLength={bootstrap ? 12 : undefined}
-        required
-      />
-      {bootstrap && <p className="hint">At least 12 characters.</p>}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      <button type="submit" className="button primary" disabled={busy}>
-        {bootstrap ? "Create admin" : "Sign in"}
-      </button>
+    <form
+      method="post"
+      className="card auth-form"
+      onSubmit={(e) => void submit(e)}
+      aria-busy={busy}
+    >
+      <fieldset className="bare" disabled={!hydrated}>
+        <label htmlFor="username">Username</label>
+        <input id="username" name="username" autoComplete="username" required autoFocus />
+        <label htmlFor="password">Password</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autoComplete={bootstrap ? "new-password" : "current-password"}
+          minLength={bootstrap ? 12 : undefined}
+          required
+        />
+        {bootstrap && <p className="hint">At least 12 characters.</p>}
+        {error && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="button primary" disabled={busy}>
+          {bootstrap ? "Create admin" : "Sign in"}
+        </button>
+      </fieldset>
     </form>
   );
 }

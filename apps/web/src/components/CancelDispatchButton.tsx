@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { useRouter } from "next/navigation";
 import { browserApi, errorMessage } from "@/lib/client-api";
+import { useHydrated } from "@/lib/hydrated";
 
 /**
  * "Cancel dispatch" with an inline confirmation: asks the run's dispatch in flight to stop
@@ -12,6 +13,7 @@ import { browserApi, errorMessage } from "@/lib/client-api";
 export function CancelDispatchButton({ runId }: { runId: string }) {
   const router = useRouter();
   const [confirming, setConfirming] = useState(false);
+  const hydrated = useHydrated();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [requested, setRequested] = useState(false);
@@ -57,7 +59,7 @@ export function CancelDispatchButton({ runId }: { runId: string }) {
             <button
               type="button"
               className="button deny"
-              disabled={busy}
+              disabled={busy || !hydrated}
               onClick={() => void cancel()}
             >
               Confirm cancel
@@ -65,7 +67,7 @@ export function CancelDispatchButton({ runId }: { runId: string }) {
             <button
               type="button"
               className="button ghost"
-              disabled={busy}
+              disabled={busy || !hydrated}
               onClick={() => setConfirming(false)}
             >
               Keep running

@@ -4,6 +4,7 @@ import { useState } from "react";
 import type { FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import { browserApi, errorMessage } from "@/lib/client-api";
+import { useHydrated } from "@/lib/hydrated";
 
 /** Approve or deny one gate with a reason; the decision is signed into the run's receipts. */
 export function DecideForm(props: {
@@ -14,6 +15,7 @@ export function DecideForm(props: {
 }) {
   const router = useRouter();
   const [reason, setReason] = useState("");
+  const hydrated = useHydrated();
   const [error, setError] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -56,38 +58,42 @@ export function DecideForm(props: {
     );
   }
   return (
-    <form className="decide" onSubmit={(e) => void decide("approve", e)}>
-      <label htmlFor={id}>Reason</label>
-      <textarea
-        id={id}
-        rows={2}
-        value={reason}
-        onChange={(e) => setReason(e.target.value)}
-        placeholder="Why you approve or deny (recorded with your name)"
-      />
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      <div className="buttons">
-        <button
-          type="submit"
-          className="button approve"
-          disabled={busy || props.stale}
-          title={props.stale ? "stale: the package or closure changed since the pause" : undefined}
-        >
-          Approve
-        </button>
-        <button
-          type="button"
-          className="button deny"
-          disabled={busy}
-          onClick={() => void decide("deny")}
-        >
-          Deny
-        </button>
-      </div>
+    <form method="post" className="decide" onSubmit={(e) => void decide("approve", e)}>
+      <fieldset className="bare" disabled={!hydrated}>
+        <label htmlFor={id}>Reason</label>
+        <textarea
+          id={id}
+          rows={2}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          placeholder="Why you approve or deny (recorded with your name)"
+        />
+        {error && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <div className="buttons">
+          <button
+            type="submit"
+            className="button approve"
+            disabled={busy || props.stale}
+            title={
+              props.stale ? "stale: the package or closure changed since the pause" : undefined
+            }
+          >
+            Approve
+          </button>
+          <button
+            type="button"
+            className="button deny"
+            disabled={busy}
+            onClick={() => void decide("deny")}
+          >
+            Deny
+          </button>
+        </div>
+      </fieldset>
     </form>
   );
 }

@@ -2,10 +2,12 @@
 
 import { useState } from "react";
 import { browserApi, errorMessage } from "@/lib/client-api";
+import { useHydrated } from "@/lib/hydrated";
 
 /** Ends the session and returns to the sign-in page. */
 export function SignOutButton() {
   const [error, setError] = useState<string | null>(null);
+  const hydrated = useHydrated();
   async function signOut() {
     try {
       await browserApi().auth.logout.mutate();
@@ -16,7 +18,12 @@ export function SignOutButton() {
   }
   return (
     <>
-      <button type="button" className="button ghost" onClick={() => void signOut()}>
+      <button
+        type="button"
+        className="button ghost"
+        onClick={() => void signOut()}
+        disabled={!hydrated}
+      >
         Sign out
       </button>
       {error && (

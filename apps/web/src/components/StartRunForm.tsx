@@ -4,6 +4,7 @@ import { useMemo, useState } from "react";
 import type { FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import { browserApi, errorMessage } from "@/lib/client-api";
+import { useHydrated } from "@/lib/hydrated";
 import { buildInputs, defaultRunner, fieldsOf } from "@/lib/skill-form";
 import type { RunnerInfo } from "@/lib/skill-form";
 
@@ -11,6 +12,7 @@ import type { RunnerInfo } from "@/lib/skill-form";
 export function StartRunForm({ skill, runners }: { skill: string; runners: RunnerInfo[] }) {
   const router = useRouter();
   const [runnerName, setRunnerName] = useState(defaultRunner(runners)?.name ?? "");
+  const hydrated = useHydrated();
   const runner = runners.find((r) => r.name === runnerName);
   const fields = useMemo(() => fieldsOf(runner?.inputs), [runner]);
   const [values, setValues] = useState<Record<string, string>>({});
@@ -44,84 +46,91 @@ export function StartRunForm({ skill, runners }: { skill: string; runners: Runne
 
   const fid = (name: string) => `input-${name}`.replace(/[^A-Za-z0-9_-]/g, "_");
   return (
-    <form className="card start-form" aria-label="Start run" onSubmit={(e) => void submit(e)}>
-      {runners.length > 1 && (
-        <div className="field">
-          <label htmlFor="runner">Runner</label>
-          <select id="runner" value={runnerName} onChange={(e) => setRunnerName(e.target.value)}>
-            {runners.map((r) => (
-              <option key={r.name} value={r.name}>
-                {r.name} ({r.type}){r.default ? " — default" : ""}
-              </option>
-            ))}
-          </select>
-        </div>
-      )}
-      {fields.length === 0 && <p className="muted">This runner declares no inputs.</p>}
-      {fields.map((field) => (
-        <div className="field" key={field.name}>
-          <label htmlFor={fid(field.name)}>{field.name}</label>
-          <input
-            id={fid(field.name)}
-            name={field.name}
-            value={values[field.name] ?? ""}
-            onChange={(e) => setValues((v) => ({ ...v, [field.name]: e.target.value }))}
-            required={field.required}
-            aria-invalid={error?.field === field.name ? true : undefined}
-            aria-describedby={field.description ? `${fid(field.name)}-d` : undefined}
-            className={field.type === "object" || field.type === "array" ? "mono" : undefined}
-          />
-          {field.description && (
-            <p className="hint" id={`${fid(field.name)}-d`}>
-              {field.type ? `${field.type}. ` : ""}
-              {field.description}
+    <form
+      method="post"
+      className="card start-form"
+      aria-label="Start run"
+      onSubmit={(e) => void submit(e)}
+    >
+      <fieldset className="bare" disabled={!hydrated}>
+        {runners.length > 1 && (
+          <div className="field">
+            <label htmlFor="runner">Runner</label>
+            <select id="runner" value={runnerName} onChange={(e) => setRunnerName(e.target.value)}>
+              {runners.map((r) => (
+                <option key={r.name} value={r.name}>
+                  {r.name} ({r.type}){r.default ? " — default" : ""}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        {fields.length === 0 && <p className="muted">This runner declares no inputs.</p>}
+        {fields.map((field) => (
+          <div className="field" key={field.name}>
+            <label htmlFor={fid(field.name)}>{field.name}</label>
+            <input
+              id={fid(field.name)}
+              name={field.name}
+              value={values[field.name] ?? ""}
+              onChange={(e) => setValues((v) => ({ ...v, [field.name]: e.target.value }))}
+              required={field.required}
+              aria-invalid={error?.field === field.name ? true : undefined}
+              aria-describedby={field.description ? `${fid(field.name)}-d` : undefined}
+              className={field.type === "object" || field.type === "array" ? "mono" : undefined}
+            />
+            {field.description && (
+              <p className="hint" id={`${fid(field.name)}-d`}>
+                {field.type ? `${field.type}. ` : ""}
+                {field.description}
+              </p>
+            )}
+          </div>
+        ))}
+        {fields.length > 0 && (
+          <div className="field checkbox">
+            <input
+              id="as-json"
+              type="checkbox"
+              checked={asJson}
+              onChange={(e) => setAsJson(e.target.checked)}
+            />
+            <label htmlFor="as-json">Values are JSON</label>
+          </div>
+        )}
+        {dispatches && (
+          <div className="field checkbox">
+            <input
+              id="allow-spawn"
+              type="checkbox"
+              checked={allowSpawn}
+              onChange={(e) => setAllowSpawn(e.target.checked)}
+              aria-describedby="allow-spawn-hint"
+            />
+            <label htmlFor="allow-spawn">Allow spawn</label>
+            <p className="hint" id="allow-spawn-hint">
+              Lets this run&apos;s adapter dispatches launch their process, recorded with your name
+              in each dispatch receipt. A dispatch that needs approval still waits for another
+              approver. Unchecked, every dispatch is recorded as a dry run and nothing launches.
             </p>
-          )}
-        </div>
-      ))}
-      {fields.length > 0 && (
-        <div className="field checkbox">
-          <input
-            id="as-json"
-            type="checkbox"
-            checked={asJson}
-            onChange={(e) => setAsJson(e.target.checked)}
-          />
-          <label htmlFor="as-json">Values are JSON</label>
-        </div>
-      )}
-      {dispatches && (
-        <div className="field checkbox">
-          <input
-            id="allow-spawn"
-            type="checkbox"
-            checked={allowSpawn}
-            onChange={(e) => setAllowSpawn(e.target.checked)}
-            aria-describedby="allow-spawn-hint"
-          />
-          <label htmlFor="allow-spawn">Allow spawn</label>
-          <p className="hint" id="allow-spawn-hint">
-            Lets this run&apos;s adapter dispatches launch their process, recorded with your name in
-            each dispatch receipt. A dispatch that needs approval still waits for another approver.
-            Unchecked, every dispatch is recorded as a dry run and nothing launches.
+          </div>
+        )}
+        {error && (
+          <p role="alert" className="error">
+            {error.message}
           </p>
+        )}
+        <div>
+          <button type="submit" className="button primary" disabled={busy}>
+            Start run
+          </button>
         </div>
-      )}
-      {error && (
-        <p role="alert" className="error">
-          {error.message}
+        <p className="hint">
+          CLI equivalent: <code>runx skill skills/{skill}</code>
+          {fields.map((f) => ` --${f.name} …`).join("")}
+          {dispatches && allowSpawn ? " --allow-spawn" : ""}
         </p>
-      )}
-      <div>
-        <button type="submit" className="button primary" disabled={busy}>
-          Start run
-        </button>
-      </div>
-      <p className="hint">
-        CLI equivalent: <code>runx skill skills/{skill}</code>
-        {fields.map((f) => ` --${f.name} …`).join("")}
-        {dispatches && allowSpawn ? " --allow-spawn" : ""}
-      </p>
+      </fieldset>
     </form>
   );
 }
