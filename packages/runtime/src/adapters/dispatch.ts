@@ -4,7 +4,8 @@
  * rejected, dry run, needing approval, launched — is returned as data; the caller seals it.
  * Nothing is written before the gate has passed: a refusal leaves the workspace untouched.
  *
- * Gate order: adapter known, valid and trusted → packet executable → lane supported → scope
+ * Gate order: the run's own directory reached without a symlink (every record of the attempt
+ * lives there) → adapter known, valid and trusted → packet executable → lane supported → scope
  * within the adapter maximum and the policy ceiling → `--allow-spawn` given → approval present
  * where required (and still bound to the same packet, adapter and authority) → worktree and
  * branch → tool probe → configuration → a fresh output directory.
@@ -26,6 +27,7 @@ import { commandLabel, hasSymlinkComponent } from "./fs-safety.js";
 import { launchAdapterProcess, processProbeRunner, scrubText, writeLogs } from "./launch.js";
 import type { LogRecord } from "./launch.js";
 import { collectOutputs, MANIFEST_FILE } from "./manifest.js";
+import { runPathProblem } from "./records.js";
 import { buildWorkPacket, notExecutableReason, packetAuthority } from "./packet.js";
 import type { WorkPacket } from "./packet.js";
 import { checkWorkspace, probeTool } from "./preflight.js";
@@ -332,6 +334,12 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     questions: [],
   });
 
+  // 0. The run's directory (`.runx/runs/<run_id>`, where this attempt's record, packet, logs
+  // and outputs go) has no symlinked component: nothing of the attempt may land at a link's
+  // target, whatever the rest of the gate decides.
+  const runProblem = runPathProblem(req.runxDir, req.runId);
+  if (runProblem !== undefined) return refuse("path_unsafe", runProblem);
+
   // 1–3. The adapter is named, its definition valid and allowed, and it is trusted as is.
   if (req.adapter.id === "") return refuse("unsupported_adapter", "the step names no adapter");
   try {
@@ -565,6 +573,31 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     };
   }
   const p = launched.process;
+  // The process could have swapped a link into the attempt's path while it ran: nothing is
+  // written (logs) or read (manifest, artifacts) through one.
+  if (hasSymlinkComponent(req.root, outDir)) {
+    return {
+      kind: "attempt",
+      body: body(
+        "failed",
+        dispatchFailure("path_unsafe", `${rel} was replaced by a symlink while the adapter ran`),
+        {
+          process: {
+            ...body("failed", null).process,
+            ...processFacts,
+            exit_code: p.exitCode,
+            signal: p.signal,
+            timed_out: p.timedOut,
+            cancelled: launched.cancelled,
+            orphans_detected: launched.orphansDetected,
+          },
+        },
+      ),
+      packet,
+      streams: { stdoutSha256: p.stdoutSha256, stderrSha256: p.stderrSha256 },
+      questions: [],
+    };
+  }
   const logs = writeLogs(absAttempt, rel, p, definition.limits, scrub);
   const process = {
     ...body("failed", null).process,
