@@ -18,12 +18,12 @@
  * happen (open-scaffold §5.6 steps 7–8 agree: the static checks run before anyone is asked).
  * Issue 8 lists approval before the flag; the source document wins over that summary.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashCanonical, sha256Prefixed } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
 import type { AdapterLimits } from "./definition.js";
-import { commandLabel, hasSymlinkComponent } from "./fs-safety.js";
+import { checkContained, commandLabel, hasSymlinkComponent } from "./fs-safety.js";
 import { launchAdapterProcess, processProbeRunner, scrubText, writeLogs } from "./launch.js";
 import type { LogRecord } from "./launch.js";
 import { collectOutputs, MANIFEST_FILE } from "./manifest.js";
@@ -171,6 +171,13 @@ export interface DispatchReceiptBody {
     head_after: string | null;
     dirty_after: boolean | null;
     changed_files_digest: string | null;
+    /**
+     * The changed files as git reports them after the run (never the adapter's claim), each
+     * with the sha256 of its bytes in the worktree (null when deleted, not a regular file or
+     * over the artifact size limit). At most MAX_CHANGED_FILES are listed; the digest above
+     * covers every name. Absent when no worktree was used.
+     */
+    changed_files?: Array<{ path: string; sha256: string | null }>;
   };
   process: {
     spawned: boolean;
@@ -519,6 +526,8 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   env.RUNX_ADAPTER_OUT_DIR = outDir;
   env.RUNX_ADAPTER_PACKET_ID = packet.packet_id;
   env.RUNX_ADAPTER_RUN_ID = req.runId;
+  // The time the runtime allows (a wrapper stops its tool a little earlier to still report).
+  env.RUNX_ADAPTER_TIMEOUT_MS = String(definition.limits.timeout_ms);
 
   // Launch.
   const packetJson = JSON.stringify(packet);
@@ -611,7 +620,9 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   };
   const workspace = {
     ...body("failed", null).workspace,
-    ...(ws.worktreePath !== null ? await workspaceAfter(ws.worktreePath, packet, probe) : {}),
+    ...(ws.worktreePath !== null
+      ? await workspaceAfter(ws.worktreePath, packet, probe, definition.limits)
+      : {}),
   };
   const streams = { stdoutSha256: p.stdoutSha256, stderrSha256: p.stderrSha256 };
   const base = { process, logs, workspace };
@@ -762,6 +773,7 @@ async function workspaceAfter(
   worktree: string,
   packet: WorkPacket,
   run: ProbeRunner,
+  limits: AdapterLimits,
 ): Promise<Partial<DispatchReceiptBody["workspace"]>> {
   const head = await run(["git", "rev-parse", "HEAD"], worktree);
   const status = await run(["git", "status", "--porcelain=v1", "--untracked-files=all"], worktree);
@@ -771,9 +783,33 @@ async function workspaceAfter(
     ...(diff?.stdout.split("\n") ?? []),
     ...(status?.stdout.split("\n").map((line) => line.slice(3)) ?? []),
   ].filter((line) => line !== "");
+  const names = [...new Set(changed)].sort();
   return {
     head_after: head?.exitCode === 0 ? head.stdout.trim() : null,
     dirty_after: status?.exitCode === 0 ? status.stdout.trim() !== "" : null,
-    changed_files_digest: hashCanonical([...new Set(changed)].sort()),
+    changed_files_digest: hashCanonical(names),
+    changed_files: names.slice(0, MAX_CHANGED_FILES).map((path) => ({
+      path,
+      sha256: worktreeFileDigest(worktree, path, limits.max_artifact_bytes),
+    })),
   };
+}
+
+/** How many changed files a receipt lists (the digest covers them all). */
+export const MAX_CHANGED_FILES = 1000;
+
+/**
+ * The sha256 of a changed file's bytes in the worktree; null when it is gone, reached through
+ * a symlink, not a regular file or larger than `maxBytes`. Git names the file; nothing the
+ * adapter claims is read.
+ */
+function worktreeFileDigest(worktree: string, path: string, maxBytes: number): string | null {
+  if (checkContained(worktree, path, { file: true }) !== undefined) return null;
+  const abs = join(worktree, path);
+  try {
+    if (lstatSync(abs).size > maxBytes) return null;
+    return sha256Prefixed(readFileSync(abs));
+  } catch {
+    return null;
+  }
 }
