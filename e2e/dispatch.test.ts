@@ -161,6 +161,43 @@ it("starts the dispatch skill from the console and shows its attempt with the re
   });
 });
 
+it("shows a refused dispatch on the run page with its failure code and verified receipt", async () => {
+  const { approver } = stack();
+  await journey(browser, "dispatch-refused", async (j) => {
+    const page = await j.signIn(approver);
+    // No verification: the packet is not executable, refused before anything could launch.
+    const runId = await startFromSkillPage(page, "dispatch", { ...INPUTS, verification: "[]" });
+    const region = attemptsRegion(page);
+    await region.waitFor();
+    const rows = region.getByTestId("dispatch-attempt");
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(1);
+    const row = rows.first();
+    const cells = (await row.getByRole("cell").allInnerTexts()).map((t) => t.trim());
+    expect(cells.slice(0, 5)).toEqual([
+      "dispatch#1",
+      "fake-local",
+      "plain-agent",
+      "rejected",
+      "package_not_executable",
+    ]);
+    expect((await row.getByTestId("dispatch-verification").innerText()).trim()).toBe("verified");
+    expect(await page.getByRole("button", { name: "Cancel dispatch" }).count()).toBe(0);
+    await j.shot(page, "refused-attempt");
+
+    const state = await apiQuery<{ attempts: AttemptView[] }>(
+      await apiSession(approver),
+      "adapters.attempts",
+      { runId },
+    );
+    expect(state.attempts).toHaveLength(1);
+    expect(state.attempts[0]).toMatchObject({
+      verified: true,
+      receipt: { status: "verified" },
+      dispatch: { status: "rejected", failure: { code: "package_not_executable" } },
+    });
+  });
+});
+
 /** Starts the dispatch skill from its page with `runner`, `inputs` and "Allow spawn" checked. */
 async function startWithSpawn(
   page: Page,

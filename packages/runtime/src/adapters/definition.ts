@@ -185,8 +185,20 @@ export function executableName(command: string): string {
   return base.replace(/\.(exe|cmd|bat|com|ps1|sh)$/, "");
 }
 
-/** Refuses shells, package runners, downloaders, env wrappers and inline interpreter code. */
+/**
+ * Refuses shells, package runners, downloaders, env wrappers and inline interpreter code, for
+ * `argv[0]` and for the command a wrapper launches: whatever follows the first `--` (the
+ * shipped command adapter runs `node ./command/command-adapter.mjs … -- <tool> <args>`), so a
+ * wrapper cannot smuggle in what the definition itself may not name.
+ */
 export function checkCommand(argv: readonly string[], field: string): void {
+  const separator = argv.indexOf("--");
+  if (separator > 0 && separator < argv.length - 1)
+    checkOne(argv.slice(separator + 1), `${field}[${separator + 1}]`, field);
+  checkOne(argv, `${field}[0]`, field);
+}
+
+function checkOne(argv: readonly string[], firstField: string, field: string): void {
   const first = argv[0];
   if (first === undefined)
     throw new DefinitionProblem("adapter_config_invalid", field, "argv must not be empty");
@@ -194,7 +206,7 @@ export function checkCommand(argv: readonly string[], field: string): void {
   if (category !== undefined) {
     throw new DefinitionProblem(
       "forbidden_executable",
-      `${field}[0]`,
+      firstField,
       `${executableName(first)} is ${category}; adapters launch their runtime directly`,
     );
   }

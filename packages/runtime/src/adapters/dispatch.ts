@@ -4,7 +4,8 @@
  * rejected, dry run, needing approval, launched — is returned as data; the caller seals it.
  * Nothing is written before the gate has passed: a refusal leaves the workspace untouched.
  *
- * Gate order: adapter known, valid and trusted → packet executable → lane supported → scope
+ * Gate order: the run's own directory reached without a symlink (every record of the attempt
+ * lives there) → adapter known, valid and trusted → packet executable → lane supported → scope
  * within the adapter maximum and the policy ceiling → `--allow-spawn` given → approval present
  * where required (and still bound to the same packet, adapter and authority) → worktree and
  * branch → tool probe → configuration → a fresh output directory.
@@ -17,15 +18,16 @@
  * happen (open-scaffold §5.6 steps 7–8 agree: the static checks run before anyone is asked).
  * Issue 8 lists approval before the flag; the source document wins over that summary.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hashCanonical, sha256Prefixed } from "../receipts/index.js";
 import type { TaintSet } from "../redaction.js";
 import type { AdapterLimits } from "./definition.js";
-import { commandLabel, hasSymlinkComponent } from "./fs-safety.js";
+import { checkContained, commandLabel, hasSymlinkComponent } from "./fs-safety.js";
 import { launchAdapterProcess, processProbeRunner, scrubText, writeLogs } from "./launch.js";
 import type { LogRecord } from "./launch.js";
 import { collectOutputs, MANIFEST_FILE } from "./manifest.js";
+import { runPathProblem } from "./records.js";
 import { buildWorkPacket, notExecutableReason, packetAuthority } from "./packet.js";
 import type { WorkPacket } from "./packet.js";
 import { checkWorkspace, probeTool } from "./preflight.js";
@@ -169,6 +171,13 @@ export interface DispatchReceiptBody {
     head_after: string | null;
     dirty_after: boolean | null;
     changed_files_digest: string | null;
+    /**
+     * The changed files as git reports them after the run (never the adapter's claim), each
+     * with the sha256 of its bytes in the worktree (null when deleted, not a regular file or
+     * over the artifact size limit). At most MAX_CHANGED_FILES are listed; the digest above
+     * covers every name. Absent when no worktree was used.
+     */
+    changed_files?: Array<{ path: string; sha256: string | null }>;
   };
   process: {
     spawned: boolean;
@@ -331,6 +340,12 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     packet,
     questions: [],
   });
+
+  // 0. The run's directory (`.runx/runs/<run_id>`, where this attempt's record, packet, logs
+  // and outputs go) has no symlinked component: nothing of the attempt may land at a link's
+  // target, whatever the rest of the gate decides.
+  const runProblem = runPathProblem(req.runxDir, req.runId);
+  if (runProblem !== undefined) return refuse("path_unsafe", runProblem);
 
   // 1–3. The adapter is named, its definition valid and allowed, and it is trusted as is.
   if (req.adapter.id === "") return refuse("unsupported_adapter", "the step names no adapter");
@@ -511,6 +526,8 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   env.RUNX_ADAPTER_OUT_DIR = outDir;
   env.RUNX_ADAPTER_PACKET_ID = packet.packet_id;
   env.RUNX_ADAPTER_RUN_ID = req.runId;
+  // The time the runtime allows (a wrapper stops its tool a little earlier to still report).
+  env.RUNX_ADAPTER_TIMEOUT_MS = String(definition.limits.timeout_ms);
 
   // Launch.
   const packetJson = JSON.stringify(packet);
@@ -565,6 +582,31 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     };
   }
   const p = launched.process;
+  // The process could have swapped a link into the attempt's path while it ran: nothing is
+  // written (logs) or read (manifest, artifacts) through one.
+  if (hasSymlinkComponent(req.root, outDir)) {
+    return {
+      kind: "attempt",
+      body: body(
+        "failed",
+        dispatchFailure("path_unsafe", `${rel} was replaced by a symlink while the adapter ran`),
+        {
+          process: {
+            ...body("failed", null).process,
+            ...processFacts,
+            exit_code: p.exitCode,
+            signal: p.signal,
+            timed_out: p.timedOut,
+            cancelled: launched.cancelled,
+            orphans_detected: launched.orphansDetected,
+          },
+        },
+      ),
+      packet,
+      streams: { stdoutSha256: p.stdoutSha256, stderrSha256: p.stderrSha256 },
+      questions: [],
+    };
+  }
   const logs = writeLogs(absAttempt, rel, p, definition.limits, scrub);
   const process = {
     ...body("failed", null).process,
@@ -578,7 +620,9 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   };
   const workspace = {
     ...body("failed", null).workspace,
-    ...(ws.worktreePath !== null ? await workspaceAfter(ws.worktreePath, packet, probe) : {}),
+    ...(ws.worktreePath !== null
+      ? await workspaceAfter(ws.worktreePath, packet, probe, definition.limits)
+      : {}),
   };
   const streams = { stdoutSha256: p.stdoutSha256, stderrSha256: p.stderrSha256 };
   const base = { process, logs, workspace };
@@ -729,6 +773,7 @@ async function workspaceAfter(
   worktree: string,
   packet: WorkPacket,
   run: ProbeRunner,
+  limits: AdapterLimits,
 ): Promise<Partial<DispatchReceiptBody["workspace"]>> {
   const head = await run(["git", "rev-parse", "HEAD"], worktree);
   const status = await run(["git", "status", "--porcelain=v1", "--untracked-files=all"], worktree);
@@ -738,9 +783,33 @@ async function workspaceAfter(
     ...(diff?.stdout.split("\n") ?? []),
     ...(status?.stdout.split("\n").map((line) => line.slice(3)) ?? []),
   ].filter((line) => line !== "");
+  const names = [...new Set(changed)].sort();
   return {
     head_after: head?.exitCode === 0 ? head.stdout.trim() : null,
     dirty_after: status?.exitCode === 0 ? status.stdout.trim() !== "" : null,
-    changed_files_digest: hashCanonical([...new Set(changed)].sort()),
+    changed_files_digest: hashCanonical(names),
+    changed_files: names.slice(0, MAX_CHANGED_FILES).map((path) => ({
+      path,
+      sha256: worktreeFileDigest(worktree, path, limits.max_artifact_bytes),
+    })),
   };
+}
+
+/** How many changed files a receipt lists (the digest covers them all). */
+export const MAX_CHANGED_FILES = 1000;
+
+/**
+ * The sha256 of a changed file's bytes in the worktree; null when it is gone, reached through
+ * a symlink, not a regular file or larger than `maxBytes`. Git names the file; nothing the
+ * adapter claims is read.
+ */
+function worktreeFileDigest(worktree: string, path: string, maxBytes: number): string | null {
+  if (checkContained(worktree, path, { file: true }) !== undefined) return null;
+  const abs = join(worktree, path);
+  try {
+    if (lstatSync(abs).size > maxBytes) return null;
+    return sha256Prefixed(readFileSync(abs));
+  } catch {
+    return null;
+  }
 }

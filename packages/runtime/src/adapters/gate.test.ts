@@ -8,8 +8,8 @@
 import {
   appendFileSync,
   cpSync,
-  existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -22,6 +22,7 @@ import { parse } from "yaml";
 import { createTaintSet } from "../redaction.js";
 import { dispatchAttempt } from "./dispatch.js";
 import type { DispatchOutcome, DispatchRequest } from "./dispatch.js";
+import { PROBE_SCAN_BYTES } from "./preflight.js";
 import type { ProbeRunner } from "./preflight.js";
 import {
   adapterWorkspace,
@@ -672,6 +673,66 @@ describe("D.22 the launch gate through an injected runner: call order and counts
     }
   });
 
+  it("a version printed on stderr (java -version) is read after stdout; stdout wins when both have one", async () => {
+    const javaProbe = (root: string): void =>
+      writeFileSync(
+        join(root, "adapters", "fake-local.yaml"),
+        readFileSync(join(root, "adapters", "fake-local.yaml"), "utf8")
+          .replace("argv: [node, --version]", "argv: [java, -version]")
+          .replace(
+            'version_regex: "v(\\\\d+\\\\.\\\\d+\\\\.\\\\d+)"',
+            'version_regex: "version \\"(\\\\d+\\\\.\\\\d+\\\\.\\\\d+)"',
+          )
+          .replace('min_version: "18.0.0"', 'min_version: "17.0.0"'),
+      );
+    const JAVA_21 = 'openjdk version "21.0.2" 2024-01-16\nOpenJDK Runtime Environment\n';
+    const JAVA_11 = 'openjdk version "11.0.22" 2024-01-16\n';
+    for (const [label, answer, expected] of [
+      ["stderr only", { exitCode: 0, stdout: "", stderr: JAVA_21 }, "completed"],
+      ["stdout first", { exitCode: 0, stdout: JAVA_21, stderr: JAVA_11 }, "completed"],
+      ["stdout too old", { exitCode: 0, stdout: JAVA_11, stderr: JAVA_21 }, "rejected"],
+      ["stderr too old", { exitCode: 0, stdout: "", stderr: JAVA_11 }, "rejected"],
+      ["neither", { exitCode: 0, stdout: "java\n", stderr: "no version\n" }, "rejected"],
+      [
+        "past the scan bound",
+        { exitCode: 0, stdout: "", stderr: `${"x".repeat(PROBE_SCAN_BYTES)}\n${JAVA_21}` },
+        "rejected",
+      ],
+    ] as const) {
+      const root = workspace();
+      javaProbe(root);
+      trustIn(root);
+      const calls: string[] = [];
+      const probe: ProbeRunner = (argv) => {
+        calls.push(argv.join(" "));
+        return Promise.resolve(answer);
+      };
+      const { envelope, spawns } = await dispatchRun(root, {
+        probe,
+        allowSpawn: true,
+        inputs: { fixture_mode: "complete" },
+      });
+      const dispatch = dispatchOf(envelope);
+      expect([label, dispatch.status]).toEqual([label, expected]);
+      expect([label, spawns]).toEqual([label, expected === "completed" ? 1 : 0]);
+      if (expected === "rejected")
+        expect([label, dispatch.failure_code]).toEqual([label, "tool_version_unsupported"]);
+      expect(calls).toEqual(["java -version"]);
+      if (expected === "completed") {
+        const runtime = (await import("./test-support.js")).adapterRuntime(root);
+        try {
+          const [attempt] = await runtime.adapters.attempts(envelope.run_id);
+          expect(attempt?.dispatch.adapter.tool_probe).toMatchObject({
+            detected_version: "21.0.2",
+            ok: true,
+          });
+        } finally {
+          runtime.close();
+        }
+      }
+    }
+  });
+
   it("the real probe runner reports a binary that does not exist as missing_tool", async () => {
     const root = workspace();
     writeFileSync(
@@ -744,9 +805,8 @@ describe("gate step 12 (path_unsafe): the output directory is fresh and reached 
     expect(envelope.run_id).toBe(RUN);
     expect(dispatchOf(envelope)).toMatchObject({ status: "rejected", failure_code: "path_unsafe" });
     expect(spawns).toBe(0);
-    // Nothing of the attempt was created at the link's target.
-    expect(snapshot(outside, ["dispatches"])).toEqual({});
-    expect(existsSync(join(outside, "dispatch"))).toBe(false);
+    // Nothing of the attempt (record, attempt directory) was created at the link's target.
+    expect(readdirSync(outside)).toEqual([]);
   });
 
   it("refuses an attempt directory that already exists", async () => {

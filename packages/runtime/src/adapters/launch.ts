@@ -77,7 +77,10 @@ export async function launchAdapterProcess(spec: LaunchSpec): Promise<LaunchResu
   }
 }
 
-/** The default preflight probe runner: supervised, no shell, 10 s limit, null when it cannot start. */
+/**
+ * The default preflight probe runner: supervised, no shell, 10 s limit, both streams kept up to
+ * 64 KiB each, null when it cannot start.
+ */
 export function processProbeRunner(env: Readonly<Record<string, string>>): ProbeRunner {
   return async (argv, cwd) => {
     const [command, ...args] = argv;
@@ -91,7 +94,11 @@ export function processProbeRunner(env: Readonly<Record<string, string>>): Probe
         graceMs: 500,
         maxBytesPerStream: 64 * 1024,
       });
-      return { exitCode: r.exitCode, stdout: r.stdout.toString("utf8") };
+      return {
+        exitCode: r.exitCode,
+        stdout: r.stdout.toString("utf8"),
+        stderr: r.stderr.toString("utf8"),
+      };
     } catch {
       return null;
     }

@@ -90,6 +90,7 @@ describe("E.24 the child's environment is built from nothing", () => {
       "RUNX_ADAPTER_OUT_DIR",
       "RUNX_ADAPTER_PACKET_ID",
       "RUNX_ADAPTER_RUN_ID",
+      "RUNX_ADAPTER_TIMEOUT_MS",
     ]);
     expect(readFileSync(join(out, "values.txt"), "utf8")).toBe(
       "FAKE_LOCAL_GREETING=hello\nFAKE_ALLOWED=allowed-value-7\n",

@@ -14,11 +14,18 @@ import type { WorkPacket } from "./packet.js";
 import { matchedVersionText, parseToolVersion, versionAtLeast } from "./version.js";
 import type { FailureCode } from "./vocabulary.js";
 
-/** Runs one probe command; resolves with its exit code and stdout, or null when it cannot start. */
+/**
+ * Runs one probe command; resolves with its exit code, stdout and (when the runner captures
+ * it) stderr, or null when it cannot start. Git facts are read from stdout; a tool's version
+ * from stdout, then stderr (`java -version` prints it there).
+ */
 export type ProbeRunner = (
   argv: readonly string[],
   cwd: string,
-) => Promise<{ exitCode: number | null; stdout: string } | null>;
+) => Promise<{ exitCode: number | null; stdout: string; stderr?: string } | null>;
+
+/** How much of each stream the version probe looks at. */
+export const PROBE_SCAN_BYTES = 64 * 1024;
 
 /** A preflight refusal. */
 export interface PreflightProblem {
@@ -139,8 +146,9 @@ export async function probeTool(
       record,
       problem: { code: "missing_tool", message: `${tool} is not installed` },
     };
-  const match = new RegExp(probe.version_regex).exec(result.stdout);
-  const text = matchedVersionText(result.stdout, match);
+  const text =
+    versionIn(probe.version_regex, result.stdout) ??
+    versionIn(probe.version_regex, result.stderr ?? "");
   const version = text !== undefined ? parseToolVersion(text) : undefined;
   const minimum = parseToolVersion(probe.min_version);
   if (
@@ -175,4 +183,10 @@ export async function probeTool(
   }
   record.ok = true;
   return { record };
+}
+
+/** The version `regex` finds in the first PROBE_SCAN_BYTES of `output`, or undefined. */
+function versionIn(regex: string, output: string): string | undefined {
+  const bounded = Buffer.from(output, "utf8").subarray(0, PROBE_SCAN_BYTES).toString("utf8");
+  return matchedVersionText(bounded, new RegExp(regex).exec(bounded));
 }

@@ -111,14 +111,18 @@ function payloadClosure(
       queue.push(abs);
     }
   };
+  // The command a wrapper launches (right after the first `--`) is named like argv[0]: an
+  // absolute path there is an installed tool, a relative one a repo-local payload.
+  const separator = argv.indexOf("--");
+  const commandAt = (i: number): boolean => i === 0 || (separator > 0 && i === separator + 1);
   const launchArgv = argv.map((arg, i) => {
     const flag = /^--(?:import|require|loader|experimental-loader)=(.+)$/.exec(arg);
     const target = flag?.[1] ?? arg;
     const local =
-      target.startsWith("./") || target.startsWith("../") || (i === 0 && target.includes("/"));
+      target.startsWith("./") || target.startsWith("../") || (commandAt(i) && target.includes("/"));
     if (!local && !target.startsWith("/")) return arg;
     if (target.startsWith("/")) {
-      if (i === 0) return arg; // an absolute executable outside the repo is an installed tool
+      if (commandAt(i)) return arg; // an absolute executable outside the repo is an installed tool
       throw new AdapterLoadProblem(
         "adapter_config_invalid",
         `command.argv[${i}] is an absolute path; payloads are repo-relative`,

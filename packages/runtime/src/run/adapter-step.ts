@@ -19,7 +19,12 @@ import type {
   DispatchOutcome,
   DispatchReceiptBody,
 } from "../adapters/dispatch.js";
-import { clearCancel, nextAttempt, writeAttemptRecord } from "../adapters/records.js";
+import {
+  clearCancel,
+  nextAttempt,
+  runPathProblem,
+  writeAttemptRecord,
+} from "../adapters/records.js";
 import { DEFAULT_CEILING } from "../adapters/vocabulary.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
@@ -329,8 +334,16 @@ export async function sealDispatchChild(
     deps.signer(),
   );
   await storeReceipt(deps, prep, child, beforeIndex, { isChild: true });
-  writeAttemptRecord(deps.paths.runxDir, { receipt_id: child.id, dispatch: body });
-  clearCancel(deps.paths.runxDir, prep.runId);
+  // A run directory reached through a symlink holds no record (the attempt was refused as
+  // path_unsafe for it; the signed receipt is the record). Anything else is written in place,
+  // and a link swapped in since the gate makes the write fail rather than land at its target.
+  const unrecordable =
+    body.failure?.code === "path_unsafe" &&
+    runPathProblem(deps.paths.runxDir, prep.runId, "dispatches") !== undefined;
+  if (!unrecordable) {
+    writeAttemptRecord(deps.paths.runxDir, { receipt_id: child.id, dispatch: body });
+    clearCancel(deps.paths.runxDir, prep.runId);
+  }
   return child;
 }
 

@@ -18,7 +18,13 @@ import {
 import type { Receipt, ReceiptStatus, SignaturePolicy } from "../receipts/index.js";
 import { receiptFileNames } from "../receipts/store-files.js";
 import type { DispatchReceiptBody } from "../adapters/dispatch.js";
-import { cancelRequestPath, listAttemptRecords, requestCancel } from "../adapters/records.js";
+import {
+  cancelRequestPath,
+  containedRunFile,
+  listAttemptRecords,
+  requestCancel,
+  runPathProblem,
+} from "../adapters/records.js";
 import { computeSourceDigest, loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
 import {
   ADAPTERS_DIR,
@@ -229,7 +235,8 @@ export function runningDispatches(runxDir: string, runId: string): RunningDispat
     ),
   );
   const base = join(runxDir, "runs", runId, "dispatch");
-  if (!existsSync(base)) return [];
+  // Nothing is read through a link (attempt directories are never created through one).
+  if (!existsSync(base) || runPathProblem(runxDir, runId, "dispatch") !== undefined) return [];
   const out: RunningDispatch[] = [];
   for (const step of readdirSync(base).sort()) {
     const stepDir = join(base, step);
@@ -257,15 +264,12 @@ function packetLane(
   runxDir: string,
   dispatch: Pick<DispatchReceiptBody, "run_id" | "step_id" | "attempt">,
 ): string | null {
-  const file = join(
+  const file = containedRunFile(
     runxDir,
-    "runs",
     dispatch.run_id,
-    "dispatch",
-    safeStep(dispatch.step_id),
-    String(dispatch.attempt),
-    "packet.json",
+    `dispatch/${safeStep(dispatch.step_id)}/${dispatch.attempt}/packet.json`,
   );
+  if (file === undefined) return null;
   try {
     const lane = (JSON.parse(readFileSync(file, "utf8")) as { lane?: unknown }).lane;
     return typeof lane === "string" && lane !== "" ? lane : null;

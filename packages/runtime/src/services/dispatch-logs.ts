@@ -6,8 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { listAttemptRecords } from "../adapters/records.js";
+import { containedRunFile, listAttemptRecords } from "../adapters/records.js";
 
 /** How much of one log a page shows (a log may keep up to 10 MB). */
 export const LOG_DISPLAY_BYTES = 64 * 1024;
@@ -51,18 +50,15 @@ export function dispatchLogs(runxDir: string, runId: string): DispatchLogView[] 
     const { dispatch } = record;
     for (const log of dispatch.logs) {
       // Read from where the attempt wrote it, never from a path the record names.
-      const file = join(
+      // No symlinked component is followed: a log replaced by a link is not read.
+      const file = containedRunFile(
         runxDir,
-        "runs",
         runId,
-        "dispatch",
-        safeStep(dispatch.step_id),
-        String(dispatch.attempt),
-        `${log.stream}.log`,
+        `dispatch/${safeStep(dispatch.step_id)}/${dispatch.attempt}/${log.stream}.log`,
       );
       let bytes: Buffer | null;
       try {
-        bytes = readFileSync(file);
+        bytes = file !== undefined ? readFileSync(file) : null;
       } catch {
         bytes = null;
       }
