@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `runx` executable.
 // Help and version are answered by dist/help.cjs, the command catalog alone. Everything else
-// runs dist/cli/main.js, whose chunks (one per command and per lazily loaded subsystem, see
+// runs dist/cli/main.js (dist/cli/build.json names the build and its commands), whose chunks (one per command and per lazily loaded subsystem, see
 // scripts/build.mjs) are loaded here rather than through Node's module loader:
 // - each chunk file is one function expression `(exports, require, module, __filename,
 //   __dirname) => …`; a chunk's `require("./chunk-….js")` goes straight to its sibling, and
@@ -26,13 +26,21 @@ const Module = require("node:module");
 
 const dist = path.join(__dirname, "..", "dist");
 const argv = process.argv.slice(2);
-const help = require(path.join(dist, "help.cjs"));
-const helpExit = help.helpOnly(argv);
+// Only these argument lists can ask for help or the version (see src/cli/help-main.ts).
+const [first] = argv;
+const maybeHelp =
+  first === undefined ||
+  ["--help", "-h", "help", "--version", "-V"].includes(first) ||
+  argv.includes("--help") ||
+  argv.includes("-h");
+const helpExit = maybeHelp ? require(path.join(dist, "help.cjs")).helpOnly(argv) : undefined;
 if (helpExit !== undefined) {
   process.exitCode = helpExit;
 } else {
-  const command = help.COMMAND_NAMES.includes(argv[0]) ? argv[0] : "other";
-  loadChunks(path.join(dist, "cli"), help.BUILD_ID, command).main(argv);
+  const cli = path.join(dist, "cli");
+  const build = JSON.parse(fs.readFileSync(path.join(cli, "build.json"), "utf8"));
+  const command = build.commands.includes(first) ? first : "other";
+  loadChunks(cli, build.build_id, command).main(argv);
 }
 
 /**
@@ -86,13 +94,13 @@ function loadChunks(dir, buildId, command) {
   // At exit, so that functions compiled while running are in the caches too.
   process.once("exit", () => {
     // Repack when this run needed chunks the pack lacks (the pack grows to the union of what
-    // the command's runs need), or when more than three quarters of the pack went unused (a
-    // pack grown by rare paths; pruning at less would make runs that alternate between two
-    // paths, such as a first run in a new workspace that parses the package, repack each time).
+    // the command's runs need), or when more than 40% of the pack went unused: a pack grown by
+    // a rare path, such as the package parser a workspace's first run needs (later runs find
+    // the package in the package cache), is pruned by the next ordinary run.
     const packed = pack === undefined ? [] : Object.keys(pack.factories);
     const unused = packed.filter((name) => !modules.has(name));
     const unusedBytes = unused.reduce((n, name) => n + pack.sizes[name], 0);
-    const prune = pack !== undefined && unusedBytes * 4 > pack.bytes * 3;
+    const prune = pack !== undefined && unusedBytes * 5 > pack.bytes * 2;
     if (sources.size > 0 || prune) {
       const names = [...new Set([...packed, ...modules.keys()])]
         .filter((name) => !prune || modules.has(name))

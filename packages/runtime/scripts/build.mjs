@@ -6,7 +6,8 @@
 //      the chunks it reaches. bin/runx.cjs loads them itself, through per-chunk V8 code caches
 //      (Node 20 has no module compile cache, and compiling the runtime on every start would
 //      dominate a command's start-up time);
-//   3. bundles dist/help.cjs, the command catalog alone, so `--help` reads nothing else;
+//   3. bundles dist/help.cjs, the command catalog alone, so `--help` reads nothing else, and
+//      writes dist/cli/build.json (build id, command names) for bin/runx.cjs;
 //   4. bundles the library entry dist/index.js (ESM) for the API server, and the javascript
 //      runner's host script dist/javascript-host.js.
 import { build, transform } from "esbuild";
@@ -15,6 +16,7 @@ import { basename, join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 execFileSync(process.execPath, [join(root, "scripts", "gen-validators.mjs")], { stdio: "inherit" });
@@ -80,15 +82,14 @@ for (const file of split.outputFiles) {
   writeFileSync(file.path, chunk);
   buildHash.update(`${basename(file.path)}\0${chunk}\0`);
 }
-// help.cjs (the command catalog alone) also carries the build id to bin/runx.cjs.
-await build({
-  ...cjs,
-  entryPoints: { help: "src/cli/help-main.ts" },
-  outdir: "dist",
-  footer: {
-    js: `module.exports.BUILD_ID = ${JSON.stringify(buildHash.digest("hex").slice(0, 16))};`,
-  },
-});
+await build({ ...cjs, entryPoints: { help: "src/cli/help-main.ts" }, outdir: "dist" });
+// dist/cli/build.json: what bin/runx.cjs needs before it loads any code (the build id that
+// packs are tied to, and the command names packs are kept for).
+const { COMMAND_NAMES } = createRequire(import.meta.url)(join(root, "dist", "help.cjs"));
+writeFileSync(
+  join(root, "dist", "cli", "build.json"),
+  `${JSON.stringify({ build_id: buildHash.digest("hex").slice(0, 16), commands: COMMAND_NAMES })}\n`,
+);
 await build({
   ...common,
   format: "esm",

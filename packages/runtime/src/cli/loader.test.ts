@@ -93,34 +93,39 @@ function run(message: string): { code: number | null; result: unknown; stderr: s
 
 const packFile = () => join(cliDir, "pack-skill.js");
 const buildId = (): string =>
-  JSON.parse(
-    spawnSync(
-      process.execPath,
-      ["-p", `JSON.stringify(require(${JSON.stringify(join(cliDir, "..", "help.cjs"))}).BUILD_ID)`],
-      {
-        encoding: "utf8",
-      },
-    ).stdout,
-  ) as string;
+  (JSON.parse(readFileSync(join(cliDir, "build.json"), "utf8")) as { build_id: string }).build_id;
 const files = () => readdirSync(cliDir);
 
 describe("bin/runx.cjs chunk packs", () => {
-  it("writes the command's pack after the first run and its code cache after the next", () => {
+  it("packs what a run used, prunes what ordinary runs leave unused, then keeps a stable pack and cache", () => {
+    const caches = () =>
+      files().filter((f) => f.startsWith("pack-skill.") && f.endsWith(".v8cache"));
+    const chunks = () =>
+      (/^\/\/runx-pack \S+ \S+ (\S+)\n/.exec(readFileSync(packFile(), "latin1"))?.[1] ?? "")
+        .split(",")
+        .map((item) => item.split(":")[0]);
+    // A new workspace's first run parses the package: its chunks go into the pack.
     expect(run("one")).toMatchObject({ code: 0, result: { message: "one" } });
-    const pack = readFileSync(packFile(), "latin1");
-    expect(pack.startsWith(`//runx-pack ${buildId()} `)).toBe(true);
+    const first = readFileSync(packFile(), "latin1");
+    expect(first.startsWith(`//runx-pack ${buildId()} `)).toBe(true);
     expect(
-      pack.includes('"main.js":function (exports, require, module, __filename, __dirname)'),
+      first.includes('"main.js":function (exports, require, module, __filename, __dirname)'),
     ).toBe(true);
-    expect(files().filter((f) => f.startsWith("pack-skill.") && f.endsWith(".v8cache"))).toEqual(
-      [],
-    );
+    expect(caches()).toEqual([]);
+    // The next run finds the package in the package cache: the parser's chunks are dropped.
     expect(run("two")).toMatchObject({ code: 0, result: { message: "two" } });
-    expect(readFileSync(packFile(), "latin1")).toBe(pack);
-    expect(
-      files().filter((f) => f.startsWith("pack-skill.") && f.endsWith(".v8cache")),
-    ).toHaveLength(1);
+    const pruned = chunks();
+    expect(pruned.length).toBeGreaterThan(5);
+    const firstChunks = first.slice(0, first.indexOf("\n")).split(",").length;
+    expect(pruned.length).toBeLessThan(firstChunks);
     expect(run("three")).toMatchObject({ code: 0, result: { message: "three" } });
+    const pack = readFileSync(packFile(), "latin1");
+    expect(caches()).toHaveLength(1);
+    for (const message of ["four", "five"]) {
+      expect(run(message)).toMatchObject({ code: 0, result: { message } });
+    }
+    expect(readFileSync(packFile(), "latin1") === pack).toBe(true);
+    expect(caches()).toHaveLength(1);
   });
 
   it("ignores a pack of another build and replaces it", () => {
