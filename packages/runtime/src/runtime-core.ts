@@ -72,6 +72,14 @@ export interface RuntimeOptions {
   onAdapterSpawn?: () => void;
   /** Explicit local registry directory (`--registry-dir`); else RUNX_REGISTRY_DIR, else $RUNX_HOME/registry. */
   registryDir?: string | undefined;
+  /**
+   * The process ends right after the runtime's work (a CLI command): `close()` leaves the state
+   * store open for the exit to release. Closing SQLite's last connection checkpoints the WAL
+   * into the database and syncs both, milliseconds a short command would pay every time; an
+   * exit without close leaves the WAL, which the next open reads (nothing committed is lost)
+   * and later commits checkpoint once it grows (SQLite's automatic checkpoint).
+   */
+  releaseStateAtExit?: boolean;
 }
 
 /** The core of the runtime's public surface (see `Runtime` for the rest). */
@@ -140,7 +148,7 @@ export interface CoreRuntime {
    * package/closure digests without running it (what `runx mcp serve` binds at start-up).
    */
   prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
-  /** Releases the state store. */
+  /** Releases the state store (left to the process exit with `releaseStateAtExit`). */
   close(): void;
 }
 
@@ -381,6 +389,7 @@ export function createRuntimeCore(
       return prepareRun(runDeps, request);
     },
     close() {
+      if (options.releaseStateAtExit === true) return;
       state?.close();
       state = undefined;
     },

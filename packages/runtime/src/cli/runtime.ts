@@ -17,6 +17,8 @@ function cliOptions(
     registryDir,
     env: ctx.env.processEnv,
     readStdin: () => ctx.stdin as AsyncIterable<Uint8Array | string>,
+    // main() exits the process once the command returns.
+    releaseStateAtExit: true,
   };
 }
 

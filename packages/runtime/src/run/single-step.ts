@@ -53,6 +53,10 @@ export async function runSingleStep(
     strictInlineCode: deps.config().policy.strictCliToolInlineCode,
     signal: AbortSignal.any([scope.signal, stop.signal]),
   });
+  // Let the event loop run once before the synchronous store work: the child's stdin is
+  // written and closed from the loop, and a child that reads its input to the end (as most
+  // do) would otherwise wait for that end-of-file until the record is committed.
+  await new Promise<void>((resolve) => setImmediate(resolve));
   try {
     deps.state().transaction(() => {
       if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
