@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { canonicalJson } from "./canonical.js";
 import {
   childReceiptReference,
+  decodedBodyDigest,
+  decodedContentId,
   receiptBodyDigest,
   receiptContentId,
   receiptFullDigest,
@@ -116,5 +118,23 @@ describe("receipt identity", () => {
     ).toBeUndefined();
     expect(referencedReceiptId({ type: "receipt", uri: child.id })).toBeUndefined();
     expect(referencedReceiptId({ type: "receipt", uri: "runx:receipt:" })).toBeUndefined();
+  });
+});
+
+describe("hashes of an already decoded receipt", () => {
+  it("equal the hashes computed from the raw receipt, for every upstream receipt-store receipt", () => {
+    const dir = upstreamPath(REFUND_STORE);
+    const files = readdirSync(dir).filter((name) => /^sha256-[0-9a-f]{64}\.json$/.test(name));
+    expect(files.length).toBeGreaterThan(0);
+    for (const name of files) {
+      const raw = JSON.parse(readUpstreamText(`${REFUND_STORE}/${name}`)) as Receipt;
+      const decoded = decodeReceipt(raw);
+      // decodeReceipt is idempotent, which the decoded variants rely on.
+      expect(decodeReceipt(decoded)).toEqual(decoded);
+      expect(decodedContentId(decoded)).toBe(receiptContentId(raw));
+      expect(decodedBodyDigest(decoded)).toBe(receiptBodyDigest(raw));
+      expect(decodedContentId(decoded)).toBe(raw.id);
+      expect(decodedBodyDigest(decoded)).toBe(raw.digest);
+    }
   });
 });

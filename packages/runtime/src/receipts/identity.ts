@@ -10,20 +10,38 @@ import { hashCanonical } from "./canonical.js";
 import type { Receipt } from "./model.js";
 import { decodeReceipt } from "./shape.js";
 
-function without(receipt: Receipt, omit: readonly string[]): Record<string, unknown> {
-  const normalised = decodeReceipt(receipt) as unknown as Record<string, unknown>;
-  for (const key of omit) delete normalised[key];
-  return normalised;
+const ID_OMITS = ["id", "signature", "digest", "metadata", "lineage"] as const;
+const BODY_OMITS = ["signature", "digest", "metadata"] as const;
+
+/** A shallow copy of a normalised receipt without `omit`. */
+function without(normalised: Receipt, omit: readonly string[]): Record<string, unknown> {
+  const copy = { ...(normalised as unknown as Record<string, unknown>) };
+  for (const key of omit) delete copy[key];
+  return copy;
 }
 
 /** The content address `sha256:<hex>` that `id` must equal. */
 export function receiptContentId(receipt: Receipt): string {
-  return hashCanonical(without(receipt, ["id", "signature", "digest", "metadata", "lineage"]));
+  return decodedContentId(decodeReceipt(receipt));
 }
 
 /** The body digest that `digest` must equal and that the signature covers. */
 export function receiptBodyDigest(receipt: Receipt): string {
-  return hashCanonical(without(receipt, ["signature", "digest", "metadata"]));
+  return decodedBodyDigest(decodeReceipt(receipt));
+}
+
+// The two functions below take `decodeReceipt`'s own result (normalised; since then at most
+// `id`, `digest` or `signature` assigned, which neither hash includes as such) and skip the
+// second decode: sealing and storing a receipt decoded it several times over otherwise.
+
+/** {@link receiptContentId} of a receipt that `decodeReceipt` returned. */
+export function decodedContentId(decoded: Receipt): string {
+  return hashCanonical(without(decoded, ID_OMITS));
+}
+
+/** {@link receiptBodyDigest} of a receipt that `decodeReceipt` returned. */
+export function decodedBodyDigest(decoded: Receipt): string {
+  return hashCanonical(without(decoded, BODY_OMITS));
 }
 
 /** The digest of the whole receipt, signature and metadata included. */

@@ -5,7 +5,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import { RECEIPT_CANONICALIZATION } from "./canonical.js";
-import { receiptBodyDigest, receiptContentId } from "./identity.js";
+import { decodedBodyDigest, decodedContentId } from "./identity.js";
 import type { Receipt } from "./model.js";
 import { decodeReceipt } from "./shape.js";
 import { productionIssuerProblem } from "./signer.js";
@@ -54,8 +54,8 @@ export function sealReceipt(
     signature: { alg: "Ed25519", value: PENDING_SIGNATURE },
     digest: "sha256:pending",
   });
-  draft.id = receiptContentId(draft);
-  const digest = receiptBodyDigest(draft);
+  draft.id = decodedContentId(draft);
+  const digest = decodedBodyDigest(draft);
   draft.digest = digest;
   const value = signer.sign(digest);
   draft.signature = { alg: "Ed25519", value };

@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import type { Receipt } from "./model.js";
-import { RECEIPT_SCHEMA, serializeReceipt } from "./model.js";
+import { RECEIPT_SCHEMA } from "./model.js";
 import { decodeReceipt } from "./shape.js";
 import {
   acquireStoreLock,
@@ -84,10 +84,10 @@ export class ReceiptStore {
   /** Decodes and checks content address and proof; returns the normalised receipt. */
   private admit(receipt: Receipt): Receipt {
     const decoded = decodeReceipt(receipt);
-    if (!isContentAddressed(decoded)) {
+    if (!isContentAddressed(decoded, true)) {
       throw this.invalid("receipt id is not its content address", { receipt_id: decoded.id });
     }
-    const findings = verifyReceiptProof(decoded, this.policy);
+    const findings = verifyReceiptProof(decoded, this.policy, true);
     if (findings.length > 0) {
       throw this.invalid("receipt proof is invalid", { receipt_id: decoded.id, findings });
     }
@@ -122,7 +122,9 @@ export class ReceiptStore {
     const pending = new Map<string, { receipt: Receipt; contents: string }>();
     for (const receipt of receipts) {
       const admitted = this.admit(receipt);
-      const contents = serializeReceipt(admitted);
+      // `admit` returns decodeReceipt's result, already in struct order: serializeReceipt
+      // would decode it again.
+      const contents = JSON.stringify(admitted);
       const earlier = pending.get(admitted.id);
       if (earlier !== undefined && earlier.contents !== contents) {
         throw this.exists(admitted.id);

@@ -4,7 +4,12 @@
  * address is deliberately not a per-receipt finding: verdicts, store reads and writes and
  * sealing check it separately. Every finding names its check with a stable code.
  */
-import { receiptBodyDigest, receiptContentId } from "./identity.js";
+import {
+  decodedBodyDigest,
+  decodedContentId,
+  receiptBodyDigest,
+  receiptContentId,
+} from "./identity.js";
 import type { Act, Attenuation, Receipt, Reference } from "./model.js";
 import { isPseudoSignature, policyVerifier } from "./verifier.js";
 import type { ReceiptVerifier, SignatureFailure, SignaturePolicy } from "./verifier.js";
@@ -275,12 +280,14 @@ export function verifyReceiptStructure(receipt: Receipt): ReceiptFinding[] {
 export function verifyReceiptProofWith(
   receipt: Receipt,
   verifier: ReceiptVerifier | undefined,
+  /** True when `receipt` is `decodeReceipt`'s own result (its body digest skips a decode). */
+  decoded = false,
 ): ReceiptFinding[] {
   const findings = new Findings();
   findings.list.push(...verifyReceiptStructure(receipt));
   let digest: string;
   try {
-    digest = receiptBodyDigest(receipt);
+    digest = decoded ? decodedBodyDigest(receipt) : receiptBodyDigest(receipt);
   } catch {
     findings.push("seal_digest_mismatch", "digest", "receipt body digest could not be recomputed");
     return findings.list;
@@ -312,14 +319,21 @@ export function verifyReceiptProofWith(
 }
 
 /** Structural and proof checks under a signature policy. */
-export function verifyReceiptProof(receipt: Receipt, policy: SignaturePolicy): ReceiptFinding[] {
-  return verifyReceiptProofWith(receipt, policyVerifier(policy));
+export function verifyReceiptProof(
+  receipt: Receipt,
+  policy: SignaturePolicy,
+  decoded = false,
+): ReceiptFinding[] {
+  return verifyReceiptProofWith(receipt, policyVerifier(policy), decoded);
 }
 
-/** True when `id` equals the recomputed content address. */
-export function isContentAddressed(receipt: Receipt): boolean {
+/**
+ * True when `id` equals the recomputed content address (`decoded`: `receipt` is
+ * `decodeReceipt`'s own result).
+ */
+export function isContentAddressed(receipt: Receipt, decoded = false): boolean {
   try {
-    return receiptContentId(receipt) === receipt.id;
+    return (decoded ? decodedContentId(receipt) : receiptContentId(receipt)) === receipt.id;
   } catch {
     return false;
   }
