@@ -3,7 +3,7 @@ import type { ChildProcess } from "node:child_process";
 export const ROOT: string;
 export function ensureApiBuilt(log?: (line: string) => void): "no-build-script" | "fresh" | "built";
 export function apiCommand(): [string, string[]];
-export function freePort(): Promise<number>;
+export function freePorts(count: number): Promise<number[]>;
 type OnLine = (line: string, stream: "stdout" | "stderr") => void;
 export function startApi(options: {
   env: NodeJS.ProcessEnv;

@@ -48,17 +48,30 @@ export function apiCommand() {
   return [process.execPath, ["--import", "tsx", join(ROOT, "apps", "api", "src", "main.ts")]];
 }
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * `count` distinct free TCP ports on 127.0.0.1. The listeners stay open until all are bound:
+ * asking for one port at a time can return the same port twice (the first was released before
+ * the second was asked for), and two services then collide on it.
+ */
+export async function freePorts(count) {
+  const servers = [];
+  try {
+    const ports = [];
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      server.unref();
+      servers.push(server);
+      ports.push(
+        await new Promise((resolve, reject) => {
+          server.once("error", reject);
+          server.listen(0, "127.0.0.1", () => resolve(server.address().port));
+        }),
+      );
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }
 
 const LISTENING = /runx api listening on (http:\/\/\S+)/;

@@ -18,7 +18,7 @@ import { buildWeb } from "../../scripts/build-web.mjs";
 import {
   ROOT,
   ensureApiBuilt,
-  freePort,
+  freePorts,
   startApi,
   startWeb,
   stopService,
@@ -108,7 +108,7 @@ async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void>
     if (process.env.RUNX_E2E_KEEP !== "1") rmSync(workspace, { recursive: true, force: true });
   };
   try {
-    const [apiPort, webPort] = [await freePort(), await freePort()];
+    const [apiPort, webPort] = (await freePorts(2)) as [number, number];
     const consoleUrl = `http://127.0.0.1:${webPort}`;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
