@@ -1,10 +1,11 @@
 /**
  * Opens (creating when needed) the SQLite run state store and brings its schema up to date.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { RuntimeError } from "../errors.js";
 import { applyMigrations, resolveMigrationsDir } from "./migrations.js";
 import { createStateStore } from "./state-store.js";
@@ -79,6 +80,15 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
  * start-up) while the addon stays where npm built it.
  */
 export function nativeBindingPath(): string {
+  // First the node_modules lookup Node's resolver would make, without its realpath and
+  // package.json work (~0.7 ms of every command): the nearest node_modules/better-sqlite3
+  // above this module. Anything else (NODE_PATH, global folders) goes through the resolver.
+  const addon = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const candidate = join(dir, addon);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) break;
+  }
   const pkg = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
   return join(dirname(pkg), "build", "Release", "better_sqlite3.node");
 }
