@@ -281,6 +281,21 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
     );
   };
 
+  /** The head columns an append writes, in the order the head statements bind them. */
+  const headValues = (req: AppendRequest, next: string) => {
+    const r = req.record;
+    return [
+      r.version,
+      r.event_ref,
+      r.event_type,
+      r.event_digest,
+      r.idempotency_key,
+      req.eventJson,
+      r.committed_at,
+      next,
+    ] as const;
+  };
+
   /**
    * One statement fewer when the head is the one this connection last saw: advance it under a
    * version + chain-value guard, then insert the event. When the guard does not hold (another
@@ -295,14 +310,7 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
     const r = req.record;
     const next = chainDigest(hint.digest, r.version, r.event_digest);
     const moved = advanceHead.run(
-      r.version,
-      r.event_ref,
-      r.event_type,
-      r.event_digest,
-      r.idempotency_key,
-      req.eventJson,
-      r.committed_at,
-      next,
+      ...headValues(req, next),
       s.source,
       s.resource,
       s.aggregateId,
@@ -367,33 +375,9 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
       return settled;
     }
     if (row === undefined) {
-      upsertHead.run(
-        s.source,
-        s.resource,
-        s.aggregateId,
-        r.version,
-        r.event_ref,
-        r.event_type,
-        r.event_digest,
-        r.idempotency_key,
-        req.eventJson,
-        r.committed_at,
-        next,
-      );
+      upsertHead.run(s.source, s.resource, s.aggregateId, ...headValues(req, next));
     } else {
-      updateHead.run(
-        r.version,
-        r.event_ref,
-        r.event_type,
-        r.event_digest,
-        r.idempotency_key,
-        req.eventJson,
-        r.committed_at,
-        next,
-        s.source,
-        s.resource,
-        s.aggregateId,
-      );
+      updateHead.run(...headValues(req, next), s.source, s.resource, s.aggregateId);
     }
     return { kind: "committed", projectionDigest: next };
   };
