@@ -55,7 +55,9 @@ const prefix = (digest: string) => digest.slice(0, "sha256:".length + 8);
 async function decided(article: Locator): Promise<void> {
   await eventually("the decided article to leave the inbox", async () => {
     if ((await article.count()) === 0) return true;
-    const text = await article.innerText().catch(() => "");
+    // A short timeout: the article can leave between the count and this read, and innerText
+    // would otherwise wait its full default timeout for an element that is gone for good.
+    const text = await article.innerText({ timeout: 1000 }).catch(() => "");
     return /decided/i.test(text) ? true : undefined;
   });
 }

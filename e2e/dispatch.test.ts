@@ -265,7 +265,8 @@ it("grants spawn from the start form; the approval card shows what it binds; log
     await card.getByRole("button", { name: "Approve" }).click();
     // Decided: the card leaves the inbox once the run resumes.
     await eventually("the decided card to leave the inbox", async () =>
-      (await card.count()) === 0 || /decided/i.test(await card.innerText().catch(() => ""))
+      (await card.count()) === 0 ||
+      /decided/i.test(await card.innerText({ timeout: 1000 }).catch(() => ""))
         ? true
         : undefined,
     );
