@@ -15,12 +15,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RuntimeError } from "../errors.js";
 import { clearCancel, listAttemptRecords, requestCancel, writeAttemptRecord } from "./records.js";
 import {
   adapterRuntime,
-  adapterWorkspace,
   attemptsOf,
   dispatchOf,
   dispatchRun,
@@ -28,23 +27,15 @@ import {
   storeVerifies,
   trustIn,
   writeAdapterSkill,
+  scratchDirs,
 } from "./test-support.js";
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
-
-function workspace(): string {
-  const root = adapterWorkspace();
-  roots.push(root);
-  return root;
-}
+const { workspace, track } = scratchDirs();
 
 /** A directory outside the workspace holding one file; `tree` lists everything in it. */
 function outsideDir(root: string): { dir: string; tree: () => string[] } {
   const dir = `${root}-outside`;
-  roots.push(dir);
+  track(dir);
   mkdirSync(dir);
   writeFileSync(join(dir, "keep.txt"), "untouched\n");
   const tree = (): string[] => {

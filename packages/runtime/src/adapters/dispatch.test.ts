@@ -3,33 +3,23 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
 import { writeAttemptRecord } from "./records.js";
 import {
   adapterRuntime,
-  adapterWorkspace,
   goodInputs,
   snapshot,
   writeAdapterSkill,
+  scratchDirs,
 } from "./test-support.js";
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
-
-function workspace(): string {
-  const root = adapterWorkspace();
-  roots.push(root);
-  return root;
-}
+const { workspace, track } = scratchDirs();
 
 interface Dispatch {
   status: string;
@@ -605,7 +595,7 @@ describe("adapter trust: payload outside the workspace (A.7)", () => {
   ])("refuses a %s payload at trust time and at dispatch", async (id, argv, reason) => {
     const root = workspace();
     const outside = join(root, "..", `${root.split("/").pop()}-outside`);
-    roots.push(outside);
+    track(outside);
     mkdirSync(outside, { recursive: true });
     writeFileSync(join(outside, "run.mjs"), "process.exit(0);\n");
     symlinkSync(join(outside, "run.mjs"), join(root, "adapters", "link.mjs"));

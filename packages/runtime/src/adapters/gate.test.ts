@@ -12,12 +12,11 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { basename, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createTaintSet } from "../redaction.js";
 import { dispatchAttempt } from "./dispatch.js";
@@ -25,7 +24,6 @@ import type { DispatchOutcome, DispatchRequest } from "./dispatch.js";
 import { PROBE_SCAN_BYTES } from "./preflight.js";
 import type { ProbeRunner } from "./preflight.js";
 import {
-  adapterWorkspace,
   dispatchOf,
   dispatchRun,
   expectSealedRefusal,
@@ -35,19 +33,11 @@ import {
   snapshot,
   trustIn,
   writeAdapterSkill,
+  scratchDirs,
 } from "./test-support.js";
 import { DEFAULT_CEILING } from "./vocabulary.js";
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
-
-function workspace(): string {
-  const root = adapterWorkspace();
-  roots.push(root);
-  return root;
-}
+const { workspace, track } = scratchDirs();
 
 /** fake-local's definition as a value, to derive variants from. */
 function fakeLocal(root: string): Record<string, unknown> {
@@ -526,7 +516,7 @@ describe("D.22 the launch gate through an injected runner: call order and counts
     trustIn(root);
     const worktree = realpathSync(join(root, "..")) + `/${basename(root)}-wt`;
     mkdirSync(worktree);
-    roots.push(worktree);
+    track(worktree);
     return { root, worktree, ref: `../${basename(worktree)}` };
   }
 
@@ -793,7 +783,7 @@ describe("gate step 12 (path_unsafe): the output directory is fresh and reached 
     const root = workspace();
     trustIn(root);
     const outside = `${root}-elsewhere`;
-    roots.push(outside);
+    track(outside);
     mkdirSync(outside);
     mkdirSync(join(root, ".runx", "runs"), { recursive: true });
     symlinkSync(outside, join(root, ".runx", "runs", RUN));

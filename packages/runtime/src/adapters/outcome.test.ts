@@ -5,23 +5,14 @@
  * target of a symlinked artifact left alone, and the dispatch receipt for every status (schema,
  * boundary flags, parent commitment, history).
  */
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
 import { hashCanonical, sha256Prefixed } from "../receipts/index.js";
 import {
   adapterRuntime,
-  adapterWorkspace,
   attemptsOf,
   dispatchOf,
   dispatchRun,
@@ -29,18 +20,10 @@ import {
   storeVerifies,
   trustIn,
   writeAdapterSkill,
+  scratchDirs,
 } from "./test-support.js";
 
-const roots: string[] = [];
-afterEach(() => {
-  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
-});
-
-function workspace(): string {
-  const root = adapterWorkspace();
-  roots.push(root);
-  return root;
-}
+const { workspace, track } = scratchDirs();
 
 /** Rewrites fake-local's definition and trusts the result. */
 function define(root: string, edit: (yaml: string) => string): void {
@@ -225,7 +208,7 @@ describe("E.33 no absolute local path in any log or receipt string", () => {
   it("the workspace root, the home directory and the temp directory are redacted everywhere", async () => {
     const root = workspace();
     const home = `${root}-home`;
-    roots.push(home);
+    track(home);
     mkdirSync(home);
     // The adapter is an installed tool named by absolute path, its probe too.
     define(root, (y) =>
@@ -365,7 +348,7 @@ describe("F.34/F.36/F.38/F.39 manifest and artifacts", () => {
     const root = workspace();
     trustIn(root);
     const outside = join(`${root}-outside`, "target.txt");
-    roots.push(`${root}-outside`);
+    track(`${root}-outside`);
     mkdirSync(`${root}-outside`);
     writeFileSync(outside, "outside content\n");
     const before = { text: readFileSync(outside, "utf8"), mtime: statSync(outside).mtimeMs };

@@ -7,11 +7,12 @@ import {
   mkdtempSync,
   readdirSync,
   realpathSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import { createRuntime } from "../create-runtime.js";
 import type { Runtime, RuntimeOptions } from "../create-runtime.js";
 import type { SkillRunEnvelope } from "../run/envelope.js";
@@ -84,6 +85,22 @@ export function adapterWorkspace(): string {
   cpSync(FAKE_LOCAL_DIR, join(root, "adapters"), { recursive: true });
   writeAdapterSkill(root, "dispatch");
   return root;
+}
+
+/**
+ * The scratch directories of one test file, removed after each test: `workspace()` makes a
+ * fake-local adapter workspace, `track(dir)` registers any other directory a test creates.
+ */
+export function scratchDirs(): { workspace: () => string; track: (dir: string) => string } {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const track = (dir: string): string => {
+    dirs.push(dir);
+    return dir;
+  };
+  return { workspace: () => track(adapterWorkspace()), track };
 }
 
 /** A runtime over `root` with fixture modes on. */
