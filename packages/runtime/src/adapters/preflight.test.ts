@@ -143,6 +143,36 @@ async function expectRefusal(r: Repo, code: string, skill = "dispatch"): Promise
   expect(attempt?.dispatch.failure?.phase).toBe("preflight");
 }
 
+/**
+ * Approves `paused` and resumes it with spawn allowed after the worktree changed: the re-check
+ * refuses with `code`, nothing spawns, neither tree changes, and the attempt verifies.
+ */
+async function approvedResumeRefused(
+  r: { root: string; worktree: string },
+  paused: SkillRunEnvelope,
+  code: string,
+) {
+  const before = [snapshot(r.root, JOURNAL), snapshot(r.worktree, [])];
+  let resumed = 0;
+  const runtime = adapterRuntime(r.root, { onAdapterSpawn: () => (resumed += 1) });
+  try {
+    const sealed = await runtime.resumeWith({
+      runId: paused.run_id,
+      document: { approvals: { [paused.requests[0]!.id]: true } },
+      allowSpawn: true,
+    });
+    expect(dispatchOf(sealed)).toMatchObject({ status: "rejected", failure_code: code });
+  } finally {
+    runtime.close();
+  }
+  expect(resumed).toBe(0);
+  expect(sentinelExists(r.root)).toBe(false);
+  expect([snapshot(r.root, JOURNAL), snapshot(r.worktree, [])]).toEqual(before);
+  const [attempt] = await attempts(r.root, paused.run_id);
+  expect(attempt?.verified).toBe(true);
+  return attempt;
+}
+
 describe("adapter preflight against real git worktrees", () => {
   it("dispatches in an isolated worktree on its branch at its base commit, recomputing changed files with git", async () => {
     const r = repo();
@@ -247,27 +277,7 @@ describe("adapter preflight against real git worktrees", () => {
     writeFileSync(join(r.worktree, "later.txt"), "later\n");
     git(r.worktree, "add", "later.txt");
     git(r.worktree, "commit", "-q", "-m", "moved on");
-    const before = [snapshot(r.root, JOURNAL), snapshot(r.worktree, [])];
-    let resumed = 0;
-    const runtime = adapterRuntime(r.root, { onAdapterSpawn: () => (resumed += 1) });
-    try {
-      const sealed = await runtime.resumeWith({
-        runId: paused.run_id,
-        document: { approvals: { [paused.requests[0]!.id]: true } },
-        allowSpawn: true,
-      });
-      expect(dispatchOf(sealed)).toMatchObject({
-        status: "rejected",
-        failure_code: "base_commit_mismatch",
-      });
-    } finally {
-      runtime.close();
-    }
-    expect(resumed).toBe(0);
-    expect(sentinelExists(r.root)).toBe(false);
-    expect([snapshot(r.root, JOURNAL), snapshot(r.worktree, [])]).toEqual(before);
-    const [attempt] = await attempts(r.root, paused.run_id);
-    expect(attempt?.verified).toBe(true);
+    const attempt = await approvedResumeRefused(r, paused, "base_commit_mismatch");
     expect(attempt?.dispatch).toMatchObject({
       status: "rejected",
       failure: expect.objectContaining({ code: "base_commit_mismatch", phase: "preflight" }),
@@ -286,27 +296,7 @@ describe("adapter preflight against real git worktrees", () => {
     expect(paused.status).toBe("needs_approval");
     expect(spawns).toBe(0);
     git(r.worktree, "checkout", "-q", "-b", "feature/other");
-    const before = [snapshot(r.root, JOURNAL), snapshot(r.worktree, [])];
-    let resumed = 0;
-    const runtime = adapterRuntime(r.root, { onAdapterSpawn: () => (resumed += 1) });
-    try {
-      const sealed = await runtime.resumeWith({
-        runId: paused.run_id,
-        document: { approvals: { [paused.requests[0]!.id]: true } },
-        allowSpawn: true,
-      });
-      expect(dispatchOf(sealed)).toMatchObject({
-        status: "rejected",
-        failure_code: "branch_mismatch",
-      });
-    } finally {
-      runtime.close();
-    }
-    expect(resumed).toBe(0);
-    expect(sentinelExists(r.root)).toBe(false);
-    expect([snapshot(r.root, JOURNAL), snapshot(r.worktree, [])]).toEqual(before);
-    const [attempt] = await attempts(r.root, paused.run_id);
-    expect(attempt?.verified).toBe(true);
+    await approvedResumeRefused(r, paused, "branch_mismatch");
   });
 });
 
