@@ -36,13 +36,13 @@ const common = {
 };
 
 // CommonJS has no import.meta; give bundled code a file URL for its own location, computed
-// only when read (few chunks ever read it, and a command loads dozens of chunks).
+// when first read (few chunks ever read it, and a command loads dozens of chunks).
 const cjs = {
   ...common,
   format: "cjs",
   define: { "import.meta.url": "__runx_import_meta.url" },
   banner: {
-    js: 'const __runx_import_meta = { get url() { return require("node:url").pathToFileURL(__filename).href; } };',
+    js: 'const __runx_import_meta = { get url() { return (this.href ??= require("node:url").pathToFileURL(__filename).href); } };',
   },
   outExtension: { ".js": ".cjs" },
 };

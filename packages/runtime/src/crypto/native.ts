@@ -4,12 +4,13 @@
  * ids, Ed25519) reach it through here instead of importing it at module load.
  */
 import type * as NodeCrypto from "node:crypto";
-import { createRequire } from "node:module";
 
 let loaded: typeof NodeCrypto | undefined;
 
 /** The node:crypto module. */
 export function nodeCrypto(): typeof NodeCrypto {
-  loaded ??= createRequire(import.meta.url)("node:crypto") as typeof NodeCrypto;
+  // process.getBuiltinModule needs no resolver and no file URL of this module (the CLI
+  // bundle computes import.meta.url on every read).
+  loaded ??= process.getBuiltinModule("node:crypto");
   return loaded;
 }

@@ -10,10 +10,10 @@
 import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { hashCanonical } from "../receipts/canonical.js";
-import { nativeBindingPath } from "../store/open.js";
+import { openSqliteDatabase } from "../store/sqlite-native.js";
 import type { JsonRecord } from "../tools/types.js";
 import {
   EMPTY_PROJECTION_DIGEST,
@@ -257,7 +257,7 @@ export async function migrateSqliteStore(options: MigrateOptions): Promise<Migra
   const backupPath = contained(root, backupRel, "--backup");
   if (backupPath === dbPath) fail("--backup must differ from --database");
 
-  const db = new Database(dbPath, { nativeBinding: nativeBindingPath(), fileMustExist: true });
+  const db = openSqliteDatabase(dbPath, { fileMustExist: true });
   try {
     db.pragma("busy_timeout = 5000");
     db.pragma("locking_mode = EXCLUSIVE");
@@ -324,7 +324,7 @@ export async function migrateSqliteStore(options: MigrateOptions): Promise<Migra
     if (existsSync(backupPath))
       fail(`backup ${backupRel} already exists; choose a new --backup path`);
     await db.backup(backupPath);
-    const copy = new Database(backupPath, { nativeBinding: nativeBindingPath(), readonly: true });
+    const copy = openSqliteDatabase(backupPath, { readonly: true });
     try {
       if (
         schemaSql(copy) !== schemaSql(db) ||

@@ -8,8 +8,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import Database from "better-sqlite3";
-import { nativeBindingPath } from "../store/open.js";
+import type Database from "better-sqlite3";
+import { openSqliteDatabase } from "../store/sqlite-native.js";
 import type {
   AppendOutcome,
   AppendRequest,
@@ -147,7 +147,7 @@ function retryBusy<T>(fn: () => T, budgetMs: number): T {
 /** Opens a SQLite file with the store's pragmas (WAL switched on, retrying while busy). */
 export function openSqliteFile(path: string, busyTimeoutMs = 5000): Database.Database {
   mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { nativeBinding: nativeBindingPath() });
+  const db = openSqliteDatabase(path);
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (retryBusy(() => db.pragma("journal_mode", { simple: true }), busyTimeoutMs) !== "wal") {

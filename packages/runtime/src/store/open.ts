@@ -1,15 +1,14 @@
 /**
  * Opens (creating when needed) the SQLite run state store and brings its schema up to date.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import Database from "better-sqlite3";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import type Database from "better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { applyMigrations, resolveMigrationsDir } from "./migrations.js";
 import { createStateStore } from "./state-store.js";
 import type { StateStore } from "./state-store.js";
+import { openSqliteDatabase } from "./sqlite-native.js";
 import { toStoreError } from "./store-errors.js";
 
 /** Default wait for another connection's write lock before SQLITE_BUSY surfaces. */
@@ -42,7 +41,7 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
   try {
     const migrationsDir = resolveMigrationsDir(options.migrationsDir, label);
     if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
-    sqlite = new Database(options.path, { nativeBinding: nativeBindingPath() });
+    sqlite = openSqliteDatabase(options.path);
     // busy_timeout first: switching a fresh file to WAL needs a lock another opener may hold.
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
     // journal_mode=WAL persists in the file; only a fresh database pays for the switch.
@@ -72,25 +71,6 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
     if (sqlite?.open === true) sqlite.close();
     throw toStoreError(err, label, "open");
   }
-}
-
-/**
- * The better-sqlite3 native addon, located through normal module resolution. Passing it
- * explicitly lets the CLI bundle better-sqlite3's JavaScript (one less module tree to load at
- * start-up) while the addon stays where npm built it.
- */
-export function nativeBindingPath(): string {
-  // First the node_modules lookup Node's resolver would make, without its realpath and
-  // package.json work (~0.7 ms of every command): the nearest node_modules/better-sqlite3
-  // above this module. Anything else (NODE_PATH, global folders) goes through the resolver.
-  const addon = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const candidate = join(dir, addon);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) break;
-  }
-  const pkg = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
-  return join(dirname(pkg), "build", "Release", "better_sqlite3.node");
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
