@@ -84,6 +84,17 @@ export const consoleStoreExtension: StoreExtension<ConsoleStore> = ({ sqlite, gu
   createConsoleStore(drizzle({ client: sqlite }), guard, label);
 
 /** Builds the console store over a drizzle handle and the state store's failure guard. */
+/**
+ * The row an INSERT … RETURNING wrote. Writes read their RETURNING rows with .all(): .get()
+ * resets the statement after the first row, which commits without running SQLite's WAL hook,
+ * so the WAL of a long-lived connection was never auto-checkpointed.
+ */
+function inserted<T>(rows: T[]): T {
+  const row = rows[0];
+  if (row === undefined) throw new Error("INSERT … RETURNING returned no row");
+  return row;
+}
+
 export function createConsoleStore(
   db: BetterSQLite3Database,
   guard: Guard,
@@ -113,7 +124,7 @@ export function createConsoleStore(
     insertOperator(row) {
       return guard("create operator", () => {
         try {
-          return db.insert(operators).values(row).returning().get();
+          return inserted(db.insert(operators).values(row).returning().all());
         } catch (err) {
           return conflict(err, `operator ${row.username} already exists`, "operator_exists");
         }
@@ -135,12 +146,16 @@ export function createConsoleStore(
       );
     },
     setOperatorDisabled(id, disabled) {
-      return guard("update operator", () =>
-        db.update(operators).set({ disabled }).where(eq(operators.id, id)).returning().get(),
+      return guard(
+        "update operator",
+        () =>
+          db.update(operators).set({ disabled }).where(eq(operators.id, id)).returning().all()[0],
       );
     },
     insertApiToken(row) {
-      return guard("create api token", () => db.insert(apiTokens).values(row).returning().get());
+      return guard("create api token", () =>
+        inserted(db.insert(apiTokens).values(row).returning().all()),
+      );
     },
     findApiToken(tokenHash) {
       return guard("read api token", () =>
@@ -163,19 +178,21 @@ export function createConsoleStore(
     },
     upsertGatePolicy(row) {
       return guard("write gate policy", () =>
-        db
-          .insert(gatePolicies)
-          .values(row)
-          .onConflictDoUpdate({
-            target: [gatePolicies.skillName, gatePolicies.gateId],
-            set: {
-              requiredApprovals: row.requiredApprovals,
-              forbidInitiator: row.forbidInitiator,
-              updatedAt: row.updatedAt,
-            },
-          })
-          .returning()
-          .get(),
+        inserted(
+          db
+            .insert(gatePolicies)
+            .values(row)
+            .onConflictDoUpdate({
+              target: [gatePolicies.skillName, gatePolicies.gateId],
+              set: {
+                requiredApprovals: row.requiredApprovals,
+                forbidInitiator: row.forbidInitiator,
+                updatedAt: row.updatedAt,
+              },
+            })
+            .returning()
+            .all(),
+        ),
       );
     },
     findGatePolicy(skillName, gateId) {
@@ -195,7 +212,7 @@ export function createConsoleStore(
     insertDecision(row) {
       return guard("record decision", () => {
         try {
-          return db.insert(approvalDecisions).values(row).returning().get();
+          return inserted(db.insert(approvalDecisions).values(row).returning().all());
         } catch (err) {
           return conflict(
             err,

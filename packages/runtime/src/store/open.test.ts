@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -13,7 +13,8 @@ import {
   readMigrations,
   resolveMigrationsDir,
 } from "./migrations.js";
-import { openStateStore } from "./open.js";
+import { consoleStoreExtension } from "./console-store.js";
+import { WAL_AUTOCHECKPOINT_PAGES, openStateStore } from "./open.js";
 import { bundleStoreChild, runTogether } from "./test-support/child-process.js";
 import type { BundledChild } from "./test-support/child-process.js";
 import { sampleRun, tempDir } from "./test-support/fixtures.js";
@@ -112,6 +113,39 @@ describe("openStateStore", () => {
     const raw = new Database(tmp.dbPath);
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.close();
+    store.close();
+  });
+
+  it("checkpoints the WAL every few hundred pages, so an open never replays a long one", () => {
+    tmp = tempDir();
+    const store = openStateStore({ path: tmp.dbPath });
+    // ~8 pages per run record: far more than 1,000 WAL pages without checkpoints.
+    for (let i = 0; i < 200; i++) {
+      store.createRun(sampleRun(`run_default_${i.toString(16).padStart(16, "0")}`));
+    }
+    // The WAL file is reused from its start after each checkpoint: its size is the longest
+    // the WAL has been.
+    const pages = (statSync(`${tmp.dbPath}-wal`).size - 32) / (4096 + 24);
+    expect(pages).toBeGreaterThan(WAL_AUTOCHECKPOINT_PAGES / 2);
+    expect(pages).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES + 50);
+    store.close();
+  });
+
+  it("checkpoints the WAL under the console's writes too", () => {
+    tmp = tempDir();
+    const store = openStateStore({ path: tmp.dbPath });
+    const consoleStore = store.attach(consoleStoreExtension);
+    for (let i = 0; i < 400; i++) {
+      consoleStore.upsertGatePolicy({
+        skillName: `skill-${i}-${"x".repeat(200)}`,
+        gateId: "deploy",
+        requiredApprovals: 1,
+        forbidInitiator: false,
+        updatedAt: new Date(0).toISOString(),
+      });
+    }
+    const pages = (statSync(`${tmp.dbPath}-wal`).size - 32) / (4096 + 24);
+    expect(pages).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES + 50);
     store.close();
   });
 

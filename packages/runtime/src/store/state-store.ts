@@ -54,6 +54,10 @@ function toLedgerRecord(row: {
 export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStoreDeps): StateStore {
   // Statements are prepared directly from the table layouts (store/statements.ts); drizzle's
   // query builder serves only extensions such as the console's tables.
+  // Writes with RETURNING are read with .all(), never .get(): .get() resets the statement
+  // after its first row, and a statement reset before it finishes commits its autocommit
+  // transaction without running SQLite's WAL hook, so the WAL was never auto-checkpointed
+  // and grew without bound under a long-lived connection (the console's API server).
   const prepared = statementCache(sqlite);
   const runCodec = tableCodec(RUNS);
   const stepCodec = tableCodec(STEPS);
@@ -188,9 +192,9 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
             updatedAt: at,
             createdMs: now.getTime(),
           };
-          const row = prepared(`${runCodec.insert(RUN_KEYS)} RETURNING ${runCodec.columnList}`).get(
+          const row = prepared(`${runCodec.insert(RUN_KEYS)} RETURNING ${runCodec.columnList}`).all(
             bind(runCodec, RUN_KEYS, values),
-          ) as Record<string, unknown>;
+          )[0] as Record<string, unknown>;
           return runCodec.decode(row);
         } catch (err) {
           if (sqliteFailure(err)?.code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw err;
@@ -221,7 +225,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         const assignments = keys.map((k) => `${runCodec.column(k)} = ?`).join(", ");
         return prepared(
           `UPDATE ${runCodec.name} SET ${assignments} WHERE ${runCodec.column("id")} = ? RETURNING ${runCodec.columnList}`,
-        ).get([...bind(runCodec, keys, set), id]) as Record<string, unknown> | undefined;
+        ).all([...bind(runCodec, keys, set), id])[0] as Record<string, unknown> | undefined;
       });
       if (row === undefined) throw notFound(id);
       return runCodec.decode(row);
@@ -293,7 +297,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
           stepCodec.decode(
             prepared(
               `${stepCodec.insert(keys)} ON CONFLICT (${stepCodec.column("runId")}, ${stepCodec.column("stepId")}) DO UPDATE SET ${updated} RETURNING ${stepCodec.columnList}`,
-            ).get(bind(stepCodec, keys, values)) as Record<string, unknown>,
+            ).all(bind(stepCodec, keys, values))[0] as Record<string, unknown>,
           ),
         step.runId,
       );
@@ -334,7 +338,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
               `${c("isChild")} = max(${t}.${c("isChild")}, excluded.${c("isChild")}), ` +
               `${c("harness")} = max(${t}.${c("harness")}, excluded.${c("harness")}) ` +
               `RETURNING ${indexCodec.columnList}`,
-          ).get(bind(indexCodec, INDEX_KEYS, values)) as Record<string, unknown>,
+          ).all(bind(indexCodec, INDEX_KEYS, values))[0] as Record<string, unknown>,
         ),
       );
     },
@@ -401,7 +405,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
               return ledgerCodec.decode(
                 prepared(
                   `${ledgerCodec.insert(LEDGER_KEYS)} RETURNING ${ledgerCodec.columnList}`,
-                ).get(bind(ledgerCodec, LEDGER_KEYS, values)) as Record<string, unknown>,
+                ).all(bind(ledgerCodec, LEDGER_KEYS, values))[0] as Record<string, unknown>,
               );
             })
             .immediate(),
