@@ -22,7 +22,8 @@ export const STORE_LOCK_FILE = ".receipt-store.lock";
 /** File name of the index projection. */
 export const STORE_INDEX_FILE = "index.json";
 
-const SPELLINGS = ["sha256-", "sha256:", "sha256_"] as const;
+/** The accepted spellings of a receipt file name before the hex digest, canonical first. */
+export const RECEIPT_FILE_SPELLINGS = ["sha256-", "sha256:", "sha256_"] as const;
 
 /** The canonical file name of a content-addressed id; RECEIPT_INVALID for any other id. */
 export function receiptFileName(id: string): string {
@@ -39,12 +40,12 @@ export function receiptFileName(id: string): string {
 export function receiptFileNames(id: string): string[] {
   const canonical = receiptFileName(id);
   const hex = canonical.slice("sha256-".length);
-  return SPELLINGS.map((prefix) => `${prefix}${hex}`);
+  return RECEIPT_FILE_SPELLINGS.map((prefix) => `${prefix}${hex}`);
 }
 
 /** The receipt id a file name stands for (any accepted spelling), or undefined. */
 export function receiptIdFromFileName(name: string): string | undefined {
-  for (const prefix of SPELLINGS) {
+  for (const prefix of RECEIPT_FILE_SPELLINGS) {
     if (!name.startsWith(prefix) || !name.endsWith(".json")) continue;
     const hex = name.slice(prefix.length, -".json".length);
     if (/^[0-9a-f]{64}$/.test(hex)) return `sha256:${hex}`;

@@ -91,6 +91,7 @@ export function parseStoreIndex(text: string, label: string): ReceiptStoreIndex 
   };
 }
 
+/** True when the entry names a file its id may be stored in. */
 function namesItsFile(entry: ReceiptStoreIndexEntry): boolean {
   try {
     return receiptFileNames(entry.receipt_id).includes(entry.file_name);
@@ -100,22 +101,46 @@ function namesItsFile(entry: ReceiptStoreIndexEntry): boolean {
 }
 
 /**
- * Merges `additions` into the index entries. Undefined when the result would not match
- * the receipt files exactly (`fileIds`, sorted) or an entry names the wrong file: the
- * caller then rebuilds the index from the files.
+ * `index`'s entries with `additions` merged in by id (each placed by binary search: the
+ * entries are sorted), and whether anything changed. Undefined when the entries are not
+ * sorted and unique or an addition does not name its file: the caller then rebuilds the index
+ * from the files.
  */
 export function mergeIndexEntries(
   index: ReceiptStoreIndex,
   additions: readonly ReceiptStoreIndexEntry[],
-  fileIds: readonly string[],
-): ReceiptStoreIndexEntry[] | undefined {
-  const merged = new Map<string, ReceiptStoreIndexEntry>();
-  for (const entry of [...index.entries, ...additions]) {
-    if (!namesItsFile(entry)) return undefined;
-    merged.set(entry.receipt_id, entry);
+): { entries: ReceiptStoreIndexEntry[]; changed: boolean } | undefined {
+  const entries = index.entries;
+  // Sorted and unique, as written: anything else is rebuilt. (Entries naming wrong files are
+  // found when the index is loaded; only the additions are checked here.)
+  for (let i = 1; i < entries.length; i++) {
+    if (
+      (entries[i - 1] as ReceiptStoreIndexEntry).receipt_id >=
+      (entries[i] as ReceiptStoreIndexEntry).receipt_id
+    ) {
+      return undefined;
+    }
   }
-  const entries = [...merged.values()].sort(byReceiptId);
-  const covers =
-    entries.length === fileIds.length && entries.every((e, i) => e.receipt_id === fileIds[i]);
-  return covers ? entries : undefined;
+  let changed = false;
+  for (const addition of additions) {
+    if (!namesItsFile(addition)) return undefined;
+    let low = 0;
+    let high = entries.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((entries[mid] as ReceiptStoreIndexEntry).receipt_id < addition.receipt_id) low = mid + 1;
+      else high = mid;
+    }
+    const found = entries[low];
+    if (found?.receipt_id === addition.receipt_id) {
+      if (found.file_name === addition.file_name && found.created_at === addition.created_at) {
+        continue;
+      }
+      entries[low] = addition;
+    } else {
+      entries.splice(low, 0, addition);
+    }
+    changed = true;
+  }
+  return { entries, changed };
 }

@@ -206,6 +206,58 @@ describe("ReceiptStore index", () => {
   });
 });
 
+describe("ReceiptStore index merge", () => {
+  const indexOf = () =>
+    JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as {
+      schema: string;
+      entries: Array<{ receipt_id: string; file_name: string; created_at: string }>;
+    };
+
+  it("keeps the entries sorted by id, one per receipt, across writes in any order", async () => {
+    const written = ["d", "a", "f", "b", "e", "c"].map((name) => receipt(name));
+    for (const r of written) await store.write(r);
+    await store.write(written[2] as Receipt); // an identical rewrite changes nothing
+    const ids = indexOf().entries.map((e) => e.receipt_id);
+    expect(ids).toEqual(written.map((r) => r.id).sort());
+    expect(indexOf().entries.map((e) => e.file_name)).toEqual(
+      ids.map((id) => `sha256-${id.slice("sha256:".length)}.json`),
+    );
+    expect((await store.loadIndex()).entries).toHaveLength(6);
+  });
+
+  it("rebuilds an index whose entries are out of order or repeated", async () => {
+    const a = receipt("a");
+    const b = receipt("b");
+    await store.write(a);
+    await store.write(b);
+    const index = indexOf();
+    writeFileSync(
+      join(dir, "index.json"),
+      JSON.stringify({ ...index, entries: [...index.entries].reverse() }),
+    );
+    await store.write(receipt("c"));
+    expect(indexOf().entries.map((e) => e.receipt_id)).toEqual(
+      [a.id, b.id, receipt("c").id].sort(),
+    );
+    writeFileSync(
+      join(dir, "index.json"),
+      JSON.stringify({ ...index, entries: [index.entries[0], index.entries[0]] }),
+    );
+    await store.write(receipt("d"));
+    expect((await store.loadIndex()).entries).toHaveLength(4);
+  });
+
+  it("does not list the directory on a write: files added out of band stay unindexed until a rebuild", async () => {
+    await store.write(receipt("a"));
+    const b = receipt("b");
+    writeFileSync(join(dir, fileOf(b)), serializeReceipt(b));
+    await store.write(receipt("c"));
+    expect(indexOf().entries.map((e) => e.receipt_id)).not.toContain(b.id);
+    expect((await failure(() => store.loadIndex())).code).toBe("RECEIPT_INDEX_STALE");
+    expect((await store.rebuildIndex()).entries.map((e) => e.receipt_id)).toContain(b.id);
+  });
+});
+
 describe("ReceiptStore lock", () => {
   it("times out while another holder keeps the lock", async () => {
     const release = await acquireStoreLock(dir, "test", 1_000);
