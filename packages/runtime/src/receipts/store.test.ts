@@ -152,6 +152,18 @@ describe("ReceiptStore reads", () => {
     await production.write(r);
     expect((await production.read(r.id)).digest).toBe(r.digest);
     expect((await failure(() => store.read(r.id))).code).toBe("RECEIPT_INVALID");
+    // find() leaves the proof to its caller: the receipt comes back under any policy.
+    expect((await store.find(r.id))?.digest).toBe(r.digest);
+  });
+
+  it("finds one receipt by id without a proof check, and nothing for unknown or invalid ids", async () => {
+    const a = receipt("a");
+    writeFileSync(join(dir, `${a.id}.json`), serializeReceipt(a));
+    expect((await store.find(a.id))?.id).toBe(a.id);
+    expect(await store.find(receipt("z").id)).toBeUndefined();
+    expect(await store.find("../../etc/passwd")).toBeUndefined();
+    writeFileSync(join(dir, fileOf(a)), "{not json");
+    expect((await failure(() => store.find(a.id))).code).toBe("RECEIPT_INVALID");
   });
 
   it("reports unknown, invalid and mismatched ids", async () => {

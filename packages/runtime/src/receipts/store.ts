@@ -255,6 +255,27 @@ export class ReceiptStore {
     return this.parseFile({ id, name: found.name }, found.text, true);
   }
 
+  /**
+   * The receipt with exactly this id, shape-checked but not proof-checked (for callers that
+   * report its verification status themselves), or undefined when the store has none. Reads
+   * one file, whatever the store's size.
+   */
+  find(id: string): Promise<Receipt | undefined> {
+    return settle(() => {
+      let found: { name: string; text: string } | undefined;
+      try {
+        found = this.locate(id);
+      } catch (error) {
+        // An id that is not a content address names no file.
+        if (error instanceof RuntimeError && error.code === "RECEIPT_INVALID") return undefined;
+        throw error;
+      }
+      return found === undefined
+        ? undefined
+        : this.parseFile({ id, name: found.name }, found.text, false);
+    });
+  }
+
   /** Every receipt in the store, verified, sorted by id. */
   list(): Promise<Receipt[]> {
     return settle(() => this.listSync());

@@ -169,8 +169,7 @@ export async function historyDetail(deps: {
     label: deps.storeLabel,
   });
   const loadReceipt = async (id: string) => {
-    const { receipts } = await store.scan();
-    const found = receipts.find((r) => r.id === id);
+    const found = await store.find(id);
     if (found === undefined) {
       throw new RuntimeError("RECEIPT_NOT_FOUND", `no receipt ${id} in store ${deps.storeLabel}`, {
         receipt_id: id,
