@@ -144,3 +144,78 @@ export function mergeIndexEntries(
   }
   return { entries, changed };
 }
+
+const INDEX_HEAD = /^\{"schema":"runx\.receipt_store_index\.v1","generated_at":"\d*","entries":\[/;
+const ENTRY_START = '{"receipt_id":"';
+const ENTRY_ID_LENGTH = "sha256:".length + 64;
+
+/**
+ * `mergeIndexEntries` on index.json's text, for an index in the compact form this store writes
+ * (`JSON.stringify` of the index): each addition is placed by a binary search over the text
+ * and spliced in, so a write reads and writes the file but neither parses nor serializes its
+ * entries. Returns the text `JSON.stringify` would give for the merged index with
+ * `generatedAt` (unchanged when every addition is there already); undefined when the text
+ * is not in that form, its entries are not sorted and unique, or an addition is not a
+ * canonical entry (the caller then merges the parsed index or rebuilds it). A JSON string cannot hold `},{"receipt_id":"` (its quotes would be escaped),
+ * so that sequence marks exactly the entry boundaries.
+ */
+export function mergeIndexText(
+  text: string,
+  additions: readonly ReceiptStoreIndexEntry[],
+  generatedAt: string,
+): { changed: false } | { changed: true; text: string } | undefined {
+  const head = INDEX_HEAD.exec(text);
+  if (head === null || !text.endsWith("]}")) return undefined;
+  let body = text.slice(head[0].length, -2);
+  if (body !== "" && !(body.startsWith(ENTRY_START) && body.endsWith('"}'))) return undefined;
+  /** The first entry start at or after `offset` (body.length when none). */
+  const startFrom = (offset: number): number => {
+    if (offset === 0) return 0;
+    const at = body.indexOf(`},${ENTRY_START}`, offset - 2);
+    return at < 0 ? body.length : at + 2;
+  };
+  const idAt = (start: number): string =>
+    body.slice(start + ENTRY_START.length, start + ENTRY_START.length + ENTRY_ID_LENGTH);
+  // Sorted and unique, as this store writes it (else the caller rebuilds the index).
+  let previous = "";
+  for (let start = 0; start < body.length; start = startFrom(start + 1)) {
+    const id = idAt(start);
+    if (id <= previous) return undefined;
+    previous = id;
+  }
+  let changed = false;
+  for (const addition of additions) {
+    const id = addition.receipt_id;
+    if (id.length !== ENTRY_ID_LENGTH || !namesItsFile(addition)) return undefined;
+    const entry = JSON.stringify({
+      receipt_id: id,
+      file_name: addition.file_name,
+      created_at: addition.created_at,
+    });
+    // Entries starting before `low` have smaller ids; those starting at or after `high` do not.
+    let low = 0;
+    let high = body.length;
+    while (low < high) {
+      let mid = startFrom((low + high) >>> 1);
+      if (mid >= high) mid = low;
+      if (idAt(mid) < id) low = startFrom(mid + 1);
+      else high = mid;
+    }
+    if (low < body.length && idAt(low) === id) {
+      const next = startFrom(low + 1);
+      const end = next === body.length ? next : next - 1; // before the comma
+      if (body.slice(low, end) === entry) continue;
+      body = `${body.slice(0, low)}${entry}${body.slice(end)}`;
+    } else if (low === body.length) {
+      body = body === "" ? entry : `${body},${entry}`;
+    } else {
+      body = `${body.slice(0, low)}${entry},${body.slice(low)}`;
+    }
+    changed = true;
+  }
+  if (!changed) return { changed };
+  return {
+    changed,
+    text: `{"schema":"${RECEIPT_STORE_INDEX_SCHEMA}","generated_at":"${generatedAt}","entries":[${body}]}`,
+  };
+}

@@ -27,6 +27,7 @@ import {
   byReceiptId,
   indexEntry,
   mergeIndexEntries,
+  mergeIndexText,
   parseStoreIndex,
   RECEIPT_STORE_INDEX_SCHEMA,
   sameEntries,
@@ -333,25 +334,33 @@ export class ReceiptStore {
       generated_at: unixNanos(),
       entries,
     };
-    try {
-      // A recoverable projection: atomic, but not fsynced.
-      writeFileAtomic(this.dir, STORE_INDEX_FILE, JSON.stringify(index), false);
-    } catch (error) {
-      throw storeIoError(this.label, "index write", error);
-    }
+    this.writeIndexText(JSON.stringify(index));
     return index;
   }
 
-  /** Reads index.json: undefined when missing, RECEIPT_INDEX_MALFORMED when unreadable as an index. */
-  private readIndex(): ReceiptStoreIndex | undefined {
-    let text: string;
+  private writeIndexText(text: string): void {
     try {
-      text = readFileSync(join(this.dir, STORE_INDEX_FILE), "utf8");
+      // A recoverable projection: atomic, but not fsynced.
+      writeFileAtomic(this.dir, STORE_INDEX_FILE, text, false);
+    } catch (error) {
+      throw storeIoError(this.label, "index write", error);
+    }
+  }
+
+  /** index.json's text, undefined when missing. */
+  private readIndexText(): string | undefined {
+    try {
+      return readFileSync(join(this.dir, STORE_INDEX_FILE), "utf8");
     } catch (error) {
       if (errnoCode(error) === "ENOENT") return undefined;
       throw storeIoError(this.label, "index read", error);
     }
-    return parseStoreIndex(text, this.label);
+  }
+
+  /** Reads index.json: undefined when missing, RECEIPT_INDEX_MALFORMED when unreadable as an index. */
+  private readIndex(): ReceiptStoreIndex | undefined {
+    const text = this.readIndexText();
+    return text === undefined ? undefined : parseStoreIndex(text, this.label);
   }
 
   /**
@@ -363,7 +372,14 @@ export class ReceiptStore {
    */
   private updateIndex(additions: readonly ReceiptStoreIndexEntry[]): void {
     try {
-      const index = this.readIndex();
+      const text = this.readIndexText();
+      // The common case: the index as this store wrote it, merged on its text.
+      const spliced = text === undefined ? undefined : mergeIndexText(text, additions, unixNanos());
+      if (spliced !== undefined) {
+        if (spliced.changed) this.writeIndexText(spliced.text);
+        return;
+      }
+      const index = text === undefined ? undefined : parseStoreIndex(text, this.label);
       const merged = index === undefined ? undefined : mergeIndexEntries(index, additions);
       if (merged === undefined) throw new Error("index cannot be merged");
       if (merged.changed) this.writeIndex(merged.entries);
