@@ -176,12 +176,19 @@ export function mergeIndexText(
   };
   const idAt = (start: number): string =>
     body.slice(start + ENTRY_START.length, start + ENTRY_START.length + ENTRY_ID_LENGTH);
-  // Sorted and unique, as this store writes it (else the caller rebuilds the index).
-  let previous = "";
-  for (let start = 0; start < body.length; start = startFrom(start + 1)) {
-    const id = idAt(start);
-    if (id <= previous) return undefined;
-    previous = id;
+  // Sorted and unique, as this store writes it (else the caller rebuilds the index). The ids
+  // start each piece of the body split at the entry boundaries (after the first entry's key).
+  if (body !== "") {
+    const pieces = body.split(`},${ENTRY_START}`);
+    let previous = "";
+    for (let i = 0; i < pieces.length; i++) {
+      const id = (pieces[i] as string).slice(
+        i === 0 ? ENTRY_START.length : 0,
+        (i === 0 ? ENTRY_START.length : 0) + ENTRY_ID_LENGTH,
+      );
+      if (id <= previous) return undefined;
+      previous = id;
+    }
   }
   let changed = false;
   for (const addition of additions) {
