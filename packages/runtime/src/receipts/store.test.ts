@@ -267,6 +267,13 @@ describe("ReceiptStore index merge", () => {
     expect(indexOf().entries.map((e) => e.receipt_id)).not.toContain(b.id);
     expect((await failure(() => store.loadIndex())).code).toBe("RECEIPT_INDEX_STALE");
     expect((await store.rebuildIndex()).entries.map((e) => e.receipt_id)).toContain(b.id);
+    // Without index.json, the next write rebuilds it from the files (the README's advice).
+    const d = receipt("d");
+    writeFileSync(join(dir, fileOf(d)), serializeReceipt(d));
+    rmSync(join(dir, "index.json"));
+    await store.write(receipt("e"));
+    expect(indexOf().entries.map((e) => e.receipt_id)).toContain(d.id);
+    expect((await store.loadIndex()).entries).toHaveLength(5);
   });
 });
 
