@@ -278,32 +278,24 @@ if (ONLY.has("sqlite")) {
     );
     // The rows the adapter writes per append, as a hand-written client would write them: the
     // event row, and the head row inserted (first event) or advanced under a version guard.
+    // The head columns both head statements write, in their order.
+    const headValues = (row, at) => [
+      row.version,
+      row.eventRef,
+      TYPE,
+      row.eventDigest,
+      `k${row.version}`,
+      row.eventJson,
+      at,
+      row.next,
+    ];
     const sameRows = raw.transaction((aggregate, row) => {
       const at = now().toISOString();
       if (row.version === 1) {
-        rawHeadInsert.run(
-          SOURCE,
-          RESOURCE,
-          aggregate,
-          row.version,
-          row.eventRef,
-          TYPE,
-          row.eventDigest,
-          `k${row.version}`,
-          row.eventJson,
-          at,
-          row.next,
-        );
+        rawHeadInsert.run(SOURCE, RESOURCE, aggregate, ...headValues(row, at));
       } else {
         const advanced = rawHeadAdvance.run(
-          row.version,
-          row.eventRef,
-          TYPE,
-          row.eventDigest,
-          `k${row.version}`,
-          row.eventJson,
-          at,
-          row.next,
+          ...headValues(row, at),
           SOURCE,
           RESOURCE,
           aggregate,
