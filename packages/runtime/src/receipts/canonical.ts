@@ -33,21 +33,13 @@ export function compareCodePoints(left: string, right: string): number {
   return left.length - right.length;
 }
 
+/** `String.prototype.isWellFormed` (Node 20+; TypeScript's lib here predates ES2024). */
+const wellFormed = (value: string): boolean =>
+  (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 /** True when the string holds an unpaired UTF-16 surrogate (not valid Unicode). */
 export function hasLoneSurrogate(value: string): boolean {
-  for (let index = 0; index < value.length; index++) {
-    const unit = value.charCodeAt(index);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = value.charCodeAt(index + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        index++;
-        continue;
-      }
-      return true;
-    }
-    if (unit >= 0xdc00 && unit <= 0xdfff) return true;
-  }
-  return false;
+  return !wellFormed(value);
 }
 
 function refuse(path: string, reason: string): never {
@@ -125,10 +117,6 @@ function writeObject(object: Record<string, unknown>, path: string, active: Set<
   }
   return `{${parts.join(",")}}`;
 }
-
-/** `String.prototype.isWellFormed` (Node 20+; TypeScript's lib here predates ES2024). */
-const wellFormed = (value: string): boolean =>
-  (value as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /** Thrown by the fast writer when it meets anything the careful writer must explain. */
 const UNWRITABLE = new Error("canonical JSON fast path: unwritable value");

@@ -39,6 +39,8 @@ export type Field = readonly [name: string, kind: Kind, presence: Presence];
 export interface Shape {
   readonly name: string;
   readonly fields: readonly Field[];
+  /** The member names (unknown members are refused). */
+  readonly known: ReadonlySet<string>;
 }
 
 /** A non-empty string. */
@@ -66,7 +68,11 @@ export const obj = (thunk: () => Shape): Kind => {
 /** An array of `of`. */
 export const arr = (of: Kind): Kind => ({ t: "arr", of });
 /** A struct table. */
-export const shape = (name: string, fields: Field[]): Shape => ({ name, fields });
+export const shape = (name: string, fields: Field[]): Shape => ({
+  name,
+  fields,
+  known: new Set(fields.map(([member]) => member)),
+});
 
 /** A document that does not have the expected shape: RECEIPT_INVALID naming a JSONPath-like path. */
 export function shapeError(path: string, reason: string): RuntimeError {
@@ -98,65 +104,88 @@ export function decodeFree(value: unknown, path: string): unknown {
   if (isObject(value)) {
     // Free-form objects are ordered maps upstream: members come out sorted.
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort(compareCodePoints)) {
-      // defineProperty: a member named `__proto__` must stay data, not a prototype.
-      Object.defineProperty(out, key, {
-        value: decodeFree(value[key], `${path}.${key}`),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+    const keys = Object.keys(value).sort(compareCodePoints);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const decoded = decodeFree(value[key], `${path}.${key}`);
+      // A member named `__proto__` must stay data, not set the prototype.
+      if (key === "__proto__") {
+        Object.defineProperty(out, key, {
+          value: decoded,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        out[key] = decoded;
+      }
     }
     return out;
   }
   throw shapeError(path, `expected JSON, found ${describe(value)}`);
 }
 
-function decodeKind(kind: Kind, value: unknown, path: string): unknown {
+/** `base.key` or `base[index]`: built when a path is reported or descended into, not per value. */
+const memberPath = (base: string, key: string | number): string =>
+  typeof key === "number" ? `${base}[${key}]` : `${base}.${key}`;
+
+/** Decodes the member `key` of the value at `base`. */
+function decodeKind(kind: Kind, value: unknown, base: string, key: string | number): unknown {
   switch (kind.t) {
     case "str": {
       if (typeof value !== "string") {
-        throw shapeError(path, `expected a string, found ${describe(value)}`);
+        throw shapeError(memberPath(base, key), `expected a string, found ${describe(value)}`);
       }
-      if (hasLoneSurrogate(value)) throw shapeError(path, "string is not valid Unicode");
+      if (hasLoneSurrogate(value))
+        throw shapeError(memberPath(base, key), "string is not valid Unicode");
       if (kind.empty !== true && value.length === 0) {
-        throw shapeError(path, "expected a non-empty string");
+        throw shapeError(memberPath(base, key), "expected a non-empty string");
       }
       if (kind.oneOf !== undefined && !kind.oneOf.includes(value)) {
-        throw shapeError(path, `unknown variant, expected one of ${kind.oneOf.join(", ")}`);
+        throw shapeError(
+          memberPath(base, key),
+          `unknown variant, expected one of ${kind.oneOf.join(", ")}`,
+        );
       }
       if (kind.pattern !== undefined && !kind.pattern.test(value)) {
-        throw shapeError(path, "string has the wrong format");
+        throw shapeError(memberPath(base, key), "string has the wrong format");
       }
       return value;
     }
     case "bool":
       if (typeof value !== "boolean") {
-        throw shapeError(path, `expected a boolean, found ${describe(value)}`);
+        throw shapeError(memberPath(base, key), `expected a boolean, found ${describe(value)}`);
       }
       return value;
     case "uint":
       if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-        throw shapeError(path, "expected a non-negative integer");
+        throw shapeError(memberPath(base, key), "expected a non-negative integer");
       }
       return value;
     case "num":
       if (typeof value !== "number" || !Number.isFinite(value)) {
-        throw shapeError(path, "expected a finite number");
+        throw shapeError(memberPath(base, key), "expected a finite number");
       }
       return value;
     case "json-object":
       if (!isObject(value)) {
-        throw shapeError(path, `expected an object, found ${describe(value)}`);
+        throw shapeError(memberPath(base, key), `expected an object, found ${describe(value)}`);
       }
-      return decodeFree(value, path);
+      return decodeFree(value, memberPath(base, key));
     case "arr":
       if (!Array.isArray(value)) {
-        throw shapeError(path, `expected an array, found ${describe(value)}`);
+        throw shapeError(memberPath(base, key), `expected an array, found ${describe(value)}`);
       }
-      return Array.from(value, (item, index) => decodeKind(kind.of, item, `${path}[${index}]`));
+      {
+        const at = memberPath(base, key);
+        const items: unknown[] = [];
+        for (let index = 0; index < value.length; index++) {
+          items.push(decodeKind(kind.of, value[index] as unknown, at, index));
+        }
+        return items;
+      }
     case "obj":
-      return decodeShape(kind.shape(), value, path);
+      return decodeShape(kind.shape(), value, memberPath(base, key));
   }
 }
 
@@ -165,24 +194,26 @@ export function decodeShape(target: Shape, value: unknown, path: string): Record
   if (!isObject(value)) {
     throw shapeError(path, `expected ${target.name} object, found ${describe(value)}`);
   }
-  const known = new Set(target.fields.map(([name]) => name));
-  for (const key of Object.keys(value)) {
-    if (!known.has(key)) throw shapeError(`${path}.${key}`, "unknown field");
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (!target.known.has(key)) throw shapeError(`${path}.${key}`, "unknown field");
   }
   const out: Record<string, unknown> = {};
-  for (const [name, kind, presence] of target.fields) {
-    const fieldPath = `${path}.${name}`;
+  const fields = target.fields;
+  for (let i = 0; i < fields.length; i++) {
+    const [name, kind, presence] = fields[i] as Field;
     const raw = value[name];
     // Only Option-typed members accept an explicit null; lists and flags do not.
     const absent =
       raw === undefined || (raw === null && (presence === "nullable" || presence === "optional"));
     if (absent) {
-      if (presence === "required") throw shapeError(fieldPath, "missing field");
+      if (presence === "required") throw shapeError(`${path}.${name}`, "missing field");
       if (presence === "nullable") out[name] = null;
       if (presence === "list") out[name] = [];
       continue;
     }
-    const decoded = decodeKind(kind, raw, fieldPath);
+    const decoded = decodeKind(kind, raw, path, name);
     if (presence === "list-skip-empty" && (decoded as unknown[]).length === 0) continue;
     if (presence === "skip-false" && decoded === false) continue;
     out[name] = decoded;

@@ -106,6 +106,28 @@ describe("decodeReceipt", () => {
       (v: Record<string, unknown>) => (v.created_at = "yesterday"),
       "$.created_at",
     ],
+    [
+      "a wrongly typed member of a list element",
+      (v: Record<string, unknown>) =>
+        ((v.decisions as Array<Record<string, unknown>>)[0]!.choice = 7),
+      "$.decisions[0].choice",
+    ],
+    [
+      "an unknown member of a nested struct in a list element",
+      (v: Record<string, unknown>) =>
+        ((
+          (v.decisions as Array<Record<string, unknown>>)[0]!.proposed_intent as Record<
+            string,
+            unknown
+          >
+        ).extra = true),
+      "$.decisions[0].proposed_intent.extra",
+    ],
+    [
+      "a list element of the wrong type",
+      (v: Record<string, unknown>) => ((v.decisions as unknown[])[1] = "decision"),
+      "$.decisions[1]",
+    ],
   ])("refuses %s", (_label, mutate, path) => {
     const value = validProduction();
     mutate(value);
