@@ -83,6 +83,19 @@ describe("decodeReceipt", () => {
     expect(text.endsWith(',"metadata":{"a":{"b":null,"y":true},"z":1}}')).toBe(true);
   });
 
+  it("keeps a free-form member named __proto__ as data", () => {
+    const value = {
+      ...validProduction(),
+      metadata: JSON.parse('{"z":1,"__proto__":{"polluted":true}}') as Record<string, unknown>,
+    };
+    const receipt = decodeReceipt(value);
+    const metadata = receipt.metadata as Record<string, unknown>;
+    expect(Object.getPrototypeOf(metadata)).toBe(Object.prototype);
+    expect(Object.keys(metadata)).toEqual(["__proto__", "z"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(serializeReceipt(receipt)).toContain('"metadata":{"__proto__":{"polluted":true},"z":1}');
+  });
+
   it("refuses unknown members with RECEIPT_INVALID naming the path", () => {
     const value = validProduction();
     (value.seal as Record<string, unknown>).extra = 1;
