@@ -19,6 +19,7 @@ import {
   runs,
 } from "./schema.js";
 import type { OPERATOR_ROLES } from "./schema.js";
+import { writtenRow } from "./statements.js";
 import { sqliteFailure } from "./store-errors.js";
 import { MAX_PAGE_SIZE } from "./types.js";
 import type { ReceiptIndexRecord, RunPage, RunRecord, RunStatus, StoreExtension } from "./types.js";
@@ -84,17 +85,6 @@ export const consoleStoreExtension: StoreExtension<ConsoleStore> = ({ sqlite, gu
   createConsoleStore(drizzle({ client: sqlite }), guard, label);
 
 /** Builds the console store over a drizzle handle and the state store's failure guard. */
-/**
- * The row an INSERT … RETURNING wrote. Writes read their RETURNING rows with .all(): .get()
- * resets the statement after the first row, which commits without running SQLite's WAL hook,
- * so the WAL of a long-lived connection was never auto-checkpointed.
- */
-function inserted<T>(rows: T[]): T {
-  const row = rows[0];
-  if (row === undefined) throw new Error("INSERT … RETURNING returned no row");
-  return row;
-}
-
 export function createConsoleStore(
   db: BetterSQLite3Database,
   guard: Guard,
@@ -124,7 +114,7 @@ export function createConsoleStore(
     insertOperator(row) {
       return guard("create operator", () => {
         try {
-          return inserted(db.insert(operators).values(row).returning().all());
+          return writtenRow(db.insert(operators).values(row).returning().all());
         } catch (err) {
           return conflict(err, `operator ${row.username} already exists`, "operator_exists");
         }
@@ -146,6 +136,7 @@ export function createConsoleStore(
       );
     },
     setOperatorDisabled(id, disabled) {
+      // No row when the operator does not exist; .all(), not .get(): see writtenRow.
       return guard(
         "update operator",
         () =>
@@ -154,7 +145,7 @@ export function createConsoleStore(
     },
     insertApiToken(row) {
       return guard("create api token", () =>
-        inserted(db.insert(apiTokens).values(row).returning().all()),
+        writtenRow(db.insert(apiTokens).values(row).returning().all()),
       );
     },
     findApiToken(tokenHash) {
@@ -178,7 +169,7 @@ export function createConsoleStore(
     },
     upsertGatePolicy(row) {
       return guard("write gate policy", () =>
-        inserted(
+        writtenRow(
           db
             .insert(gatePolicies)
             .values(row)
@@ -212,7 +203,7 @@ export function createConsoleStore(
     insertDecision(row) {
       return guard("record decision", () => {
         try {
-          return inserted(db.insert(approvalDecisions).values(row).returning().all());
+          return writtenRow(db.insert(approvalDecisions).values(row).returning().all());
         } catch (err) {
           return conflict(
             err,

@@ -7,7 +7,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { RECEIPT_INDEX, RUNS, RUN_LEDGER, STEPS } from "./layouts.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
-import { statementCache, tableCodec } from "./statements.js";
+import { statementCache, tableCodec, writtenRow } from "./statements.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
 import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 import type { LedgerEntryRecord, StateStore, StoreConnection, StoreExtension } from "./types.js";
@@ -54,10 +54,7 @@ function toLedgerRecord(row: {
 export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStoreDeps): StateStore {
   // Statements are prepared directly from the table layouts (store/statements.ts); drizzle's
   // query builder serves only extensions such as the console's tables.
-  // Writes with RETURNING are read with .all(), never .get(): .get() resets the statement
-  // after its first row, and a statement reset before it finishes commits its autocommit
-  // transaction without running SQLite's WAL hook, so the WAL was never auto-checkpointed
-  // and grew without bound under a long-lived connection (the console's API server).
+  // Writes read their RETURNING rows with .all() (see writtenRow).
   const prepared = statementCache(sqlite);
   const runCodec = tableCodec(RUNS);
   const stepCodec = tableCodec(STEPS);
@@ -192,9 +189,11 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
             updatedAt: at,
             createdMs: now.getTime(),
           };
-          const row = prepared(`${runCodec.insert(RUN_KEYS)} RETURNING ${runCodec.columnList}`).all(
-            bind(runCodec, RUN_KEYS, values),
-          )[0] as Record<string, unknown>;
+          const row = writtenRow(
+            prepared(`${runCodec.insert(RUN_KEYS)} RETURNING ${runCodec.columnList}`).all(
+              bind(runCodec, RUN_KEYS, values),
+            ) as Array<Record<string, unknown>>,
+          );
           return runCodec.decode(row);
         } catch (err) {
           if (sqliteFailure(err)?.code !== "SQLITE_CONSTRAINT_PRIMARYKEY") throw err;
@@ -295,9 +294,11 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         "write step",
         () =>
           stepCodec.decode(
-            prepared(
-              `${stepCodec.insert(keys)} ON CONFLICT (${stepCodec.column("runId")}, ${stepCodec.column("stepId")}) DO UPDATE SET ${updated} RETURNING ${stepCodec.columnList}`,
-            ).all(bind(stepCodec, keys, values))[0] as Record<string, unknown>,
+            writtenRow(
+              prepared(
+                `${stepCodec.insert(keys)} ON CONFLICT (${stepCodec.column("runId")}, ${stepCodec.column("stepId")}) DO UPDATE SET ${updated} RETURNING ${stepCodec.columnList}`,
+              ).all(bind(stepCodec, keys, values)) as Array<Record<string, unknown>>,
+            ),
           ),
         step.runId,
       );
@@ -332,13 +333,15 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
       const c = (k: (typeof INDEX_KEYS)[number]) => indexCodec.column(k);
       return guard("index receipt", () =>
         indexCodec.decode(
-          prepared(
-            `${indexCodec.insert(INDEX_KEYS)} ON CONFLICT (${c("receiptId")}) DO UPDATE SET ` +
-              `${c("runId")} = coalesce(${t}.${c("runId")}, excluded.${c("runId")}), ` +
-              `${c("isChild")} = max(${t}.${c("isChild")}, excluded.${c("isChild")}), ` +
-              `${c("harness")} = max(${t}.${c("harness")}, excluded.${c("harness")}) ` +
-              `RETURNING ${indexCodec.columnList}`,
-          ).all(bind(indexCodec, INDEX_KEYS, values))[0] as Record<string, unknown>,
+          writtenRow(
+            prepared(
+              `${indexCodec.insert(INDEX_KEYS)} ON CONFLICT (${c("receiptId")}) DO UPDATE SET ` +
+                `${c("runId")} = coalesce(${t}.${c("runId")}, excluded.${c("runId")}), ` +
+                `${c("isChild")} = max(${t}.${c("isChild")}, excluded.${c("isChild")}), ` +
+                `${c("harness")} = max(${t}.${c("harness")}, excluded.${c("harness")}) ` +
+                `RETURNING ${indexCodec.columnList}`,
+            ).all(bind(indexCodec, INDEX_KEYS, values)) as Array<Record<string, unknown>>,
+          ),
         ),
       );
     },
@@ -403,9 +406,11 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
                 createdAt: clock().toISOString(),
               };
               return ledgerCodec.decode(
-                prepared(
-                  `${ledgerCodec.insert(LEDGER_KEYS)} RETURNING ${ledgerCodec.columnList}`,
-                ).all(bind(ledgerCodec, LEDGER_KEYS, values))[0] as Record<string, unknown>,
+                writtenRow(
+                  prepared(
+                    `${ledgerCodec.insert(LEDGER_KEYS)} RETURNING ${ledgerCodec.columnList}`,
+                  ).all(bind(ledgerCodec, LEDGER_KEYS, values)) as Array<Record<string, unknown>>,
+                ),
               );
             })
             .immediate(),

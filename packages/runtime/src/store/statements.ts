@@ -81,3 +81,16 @@ export function statementCache(
     return statement;
   };
 }
+
+/**
+ * The row a write's RETURNING clause gave (`rows` from `.all()`); throws when it gave none.
+ * Writes read RETURNING with `.all()`, never `.get()`: `.get()` resets the statement after the
+ * first row, and SQLite commits a statement reset before it finished without running its WAL
+ * hook, so a connection writing outside explicit transactions (the console's API server)
+ * never auto-checkpointed and its WAL grew without bound.
+ */
+export function writtenRow<T>(rows: readonly T[]): T {
+  const row = rows[0];
+  if (row === undefined) throw new Error("a write's RETURNING clause gave no row");
+  return row;
+}
