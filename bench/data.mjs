@@ -39,13 +39,23 @@
 // PostgreSQL and Redis on loopback: RUNX_TEST_PG_URL (default postgres://127.0.0.1:5432/test),
 // RUNX_TEST_PG_USER (default postgres), RUNX_TEST_REDIS_URL (default redis://127.0.0.1:6379/0).
 // Each run uses its own scratch database / key prefix / temp files and removes them.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { join } from "node:path";
+import {
+  RESOURCE,
+  SOURCE,
+  TYPE,
+  appendInput,
+  bareRedisAppend,
+  event,
+  loadDataCore,
+  median,
+  now,
+  prepareStream as prepareRows,
+  stamped,
+} from "./data-kit.mjs";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
 const arg = (name, fallback) => {
   const i = argv.indexOf(name);
@@ -67,43 +77,9 @@ for (const [name, value] of [
   }
 }
 
-// Bundle the data-store sources once (adapters and core), drivers stay external.
-const cache = join(repo, "node_modules", ".cache", "runx-bench");
-mkdirSync(cache, { recursive: true });
-const entry = join(cache, `data-${process.pid}.mjs`);
-await build({
-  stdin: {
-    contents: `
-      export { openSqliteAdapter, openSqliteFile, SQLITE_SCHEMA_V1 } from "./src/data/sqlite.ts";
-      export { openPostgresAdapter } from "./src/data/postgres.ts";
-      export { openRedisAdapter, REDIS_APPEND_SCRIPT, headMember, redisStreamKeys } from "./src/data/redis.ts";
-      export { runOnAdapter } from "./src/data/operations.ts";
-      export { EMPTY_PROJECTION_DIGEST, canonicalEvent, canonicalRecord, chainDigest } from "./src/data/model.ts";
-      export { sha256Prefixed } from "./src/receipts/canonical.ts";
-      export { scratchPostgres, scratchRedisPrefix, PG_USER, REDIS_URL } from "./src/data/test-services.ts";
-    `,
-    resolveDir: join(repo, "packages", "runtime"),
-    loader: "ts",
-  },
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  outfile: entry,
-  external: ["better-sqlite3", "pg", "ioredis"],
-  logLevel: "error",
-});
-const data = await import(pathToFileURL(entry).href);
-rmSync(entry, { force: true });
+const data = await loadDataCore();
 const pg = (await import("pg")).default;
 const { Redis } = await import("ioredis");
-
-const SOURCE = "tenant://bench/board";
-const RESOURCE = "bench_events";
-const TYPE = "bench.append";
-const now = () => new Date();
-/** The event every side stores (version i). */
-const event = (i) => ({ type: TYPE, i, payload: { title: "benchmark event", n: i } });
 
 /**
  * A side: `prepare(client, count, tag)` builds its inputs (untimed), `run(client, inputs)`
@@ -122,12 +98,6 @@ async function measure(clients, per, side, tag) {
   const events = clients * per;
   return { rate: events / seconds, cpuUs: (used.user + used.system) / events };
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** Warm-up, then ROUNDS rounds with the sides' order rotating; returns medians per side. */
 async function compare(clients, sides) {
@@ -161,14 +131,7 @@ const ratios = (m, a, b) => {
 /** The governed side: raw data.append_event inputs, run through the core on `adapters[c]`. */
 const governed = (adapters, label) => ({
   prepare: (c, n, tag) =>
-    Array.from({ length: n }, (_, i) => ({
-      data_source_ref: SOURCE,
-      resource: RESOURCE,
-      aggregate_id: `${label}-${tag}-${c}`,
-      expected_version: i,
-      idempotency_key: `k${i + 1}`,
-      event: event(i + 1),
-    })),
+    Array.from({ length: n }, (_, i) => appendInput(`${label}-${tag}-${c}`, i)),
   run: async (c, inputs) => {
     const via = adapters[c] ?? adapters[0];
     for (const input of inputs) {
@@ -179,43 +142,7 @@ const governed = (adapters, label) => ({
   },
 });
 
-/**
- * What a hand-written client would store for `aggregate`: per version, the canonical event,
- * its digest, the chain value before and after, and the record JSON after its commit time
- * (`{"committed_at":…,` is stamped at write time).
- */
-function prepareStream(aggregate, n) {
-  const out = [];
-  let previous = data.EMPTY_PROJECTION_DIGEST;
-  for (let version = 1; version <= n; version++) {
-    const value = event(version);
-    const eventJson = data.canonicalEvent(value);
-    const eventDigest = data.sha256Prefixed(eventJson);
-    const record = {
-      event_ref: `${RESOURCE}:${aggregate}:${version}`,
-      version,
-      event_type: TYPE,
-      event: value,
-      event_digest: eventDigest,
-      idempotency_key: `k${version}`,
-      committed_at: "",
-    };
-    const recordJson = data.canonicalRecord(record, eventJson);
-    const next = data.chainDigest(previous, version, eventDigest);
-    out.push({
-      version,
-      eventJson,
-      eventDigest,
-      eventRef: record.event_ref,
-      afterTime: recordJson.slice(recordJson.indexOf(',"event":') + 1),
-      previous,
-      next,
-    });
-    previous = next;
-  }
-  return out;
-}
-const stamped = (row, at) => `{"committed_at":"${at}",${row.afterTime}`;
+const prepareStream = (aggregate, n) => prepareRows(data, aggregate, n);
 
 const results = [];
 const record = (backend, clients, m, target, floor) => {
@@ -427,24 +354,7 @@ if (ONLY.has("redis")) {
           prepare: prepare("b"),
           run: async (c, { aggregate, keys, rows }) => {
             for (const row of rows) {
-              const at = now().toISOString();
-              const reply = await conns[c].evalsha(
-                appendSha,
-                4,
-                keys[0],
-                keys[1],
-                keys[2],
-                keys[3],
-                row.version - 1,
-                `k${row.version}`,
-                row.eventDigest,
-                stamped(row, at),
-                row.previous,
-                row.next,
-                data.headMember(at, aggregate),
-                aggregate,
-              );
-              if (reply[0] !== "committed") throw new Error(`baseline append: ${reply[0]}`);
+              await bareRedisAppend(data, conns[c], appendSha, keys, aggregate, row);
             }
           },
         },

@@ -14,12 +14,19 @@
 // Usage: node bench/redis-cpu.mjs [--events N] [--rounds R] [--clients C]
 // Redis on loopback: RUNX_TEST_REDIS_URL (default redis://127.0.0.1:6379/0); a scratch key
 // prefix is used and removed.
-import { mkdirSync, rmSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import {
+  RESOURCE,
+  SOURCE,
+  TYPE,
+  appendInput,
+  bareRedisAppend,
+  loadDataCore,
+  median,
+  now,
+  prepareStream,
+  stamped,
+} from "./data-kit.mjs";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
 const arg = (name, fallback) => {
   const i = argv.indexOf(name);
@@ -39,70 +46,28 @@ for (const [name, value] of [
   }
 }
 
-const cache = join(repo, "node_modules", ".cache", "runx-bench");
-mkdirSync(cache, { recursive: true });
-const entry = join(cache, `redis-cpu-${process.pid}.mjs`);
-await build({
-  stdin: {
-    contents: `
-      export { openRedisAdapter, REDIS_APPEND_SCRIPT, headMember, redisStreamKeys } from "./src/data/redis.ts";
-      export { runOnAdapter } from "./src/data/operations.ts";
-      export { EMPTY_PROJECTION_DIGEST, canonicalEvent, canonicalRecord, chainDigest } from "./src/data/model.ts";
-      export { sha256Prefixed } from "./src/receipts/canonical.ts";
-      export { scratchRedisPrefix, REDIS_URL } from "./src/data/test-services.ts";
-    `,
-    resolveDir: join(repo, "packages", "runtime"),
-    loader: "ts",
-  },
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  outfile: entry,
-  external: ["better-sqlite3", "pg", "ioredis"],
-  logLevel: "error",
-});
-const data = await import(pathToFileURL(entry).href);
-rmSync(entry, { force: true });
+const data = await loadDataCore();
 const { Redis } = await import("ioredis");
 
-const SOURCE = "tenant://bench/board";
-const RESOURCE = "bench_events";
-const now = () => new Date();
-const event = (i) => ({ type: "bench.append", i, payload: { title: "benchmark event", n: i } });
-
-/** The requests the core builds for versions 1..n of `aggregate`, with the chain values. */
-function requests(aggregate, n) {
-  const out = [];
-  let previous = data.EMPTY_PROJECTION_DIGEST;
-  for (let version = 1; version <= n; version++) {
-    const value = event(version);
-    const eventJson = data.canonicalEvent(value);
-    const record = {
-      event_ref: `${RESOURCE}:${aggregate}:${version}`,
-      version,
-      event_type: "bench.append",
-      event: value,
-      event_digest: data.sha256Prefixed(eventJson),
-      idempotency_key: `k${version}`,
-      committed_at: now().toISOString(),
-    };
-    const next = data.chainDigest(previous, version, record.event_digest);
-    out.push({
-      request: {
-        stream: { source: SOURCE, resource: RESOURCE, aggregateId: aggregate },
-        expectedVersion: version - 1,
-        idempotencyKey: record.idempotency_key,
-        eventJson,
-        recordJson: data.canonicalRecord(record, eventJson),
-        record,
-      },
-      previous,
-      next,
-    });
-    previous = next;
-  }
-  return out;
+/** The adapter request the core builds for a prepared row (its commit time stamped now). */
+function appendRequest(aggregate, row) {
+  const at = now().toISOString();
+  return {
+    stream: { source: SOURCE, resource: RESOURCE, aggregateId: aggregate },
+    expectedVersion: row.version - 1,
+    idempotencyKey: `k${row.version}`,
+    eventJson: row.eventJson,
+    recordJson: stamped(row, at),
+    record: {
+      event_ref: row.eventRef,
+      version: row.version,
+      event_type: TYPE,
+      event: row.event,
+      event_digest: row.eventDigest,
+      idempotency_key: `k${row.version}`,
+      committed_at: at,
+    },
+  };
 }
 
 const scratch = data.scratchRedisPrefix();
@@ -116,15 +81,7 @@ try {
   const sha = await conns[0].script("LOAD", data.REDIS_APPEND_SCRIPT);
   const sides = {
     governed: {
-      prepare: (aggregate) =>
-        Array.from({ length: EVENTS }, (_, i) => ({
-          data_source_ref: SOURCE,
-          resource: RESOURCE,
-          aggregate_id: aggregate,
-          expected_version: i,
-          idempotency_key: `k${i + 1}`,
-          event: event(i + 1),
-        })),
+      prepare: (aggregate) => Array.from({ length: EVENTS }, (_, i) => appendInput(aggregate, i)),
       run: async (c, inputs) => {
         for (const input of inputs) {
           const r = await data.runOnAdapter(adapters[c], "append_event", input, { now });
@@ -133,9 +90,10 @@ try {
       },
     },
     adapter: {
-      prepare: (aggregate) => requests(aggregate, EVENTS),
-      run: async (c, rows) => {
-        for (const { request } of rows) {
+      prepare: (aggregate) =>
+        prepareStream(data, aggregate, EVENTS).map((row) => appendRequest(aggregate, row)),
+      run: async (c, requests) => {
+        for (const request of requests) {
           const r = await adapters[c].append(request);
           if (r.kind !== "committed") throw new Error(`adapter append: ${r.kind}`);
         }
@@ -149,29 +107,10 @@ try {
           resource: RESOURCE,
           aggregateId: aggregate,
         }),
-        rows: requests(aggregate, EVENTS),
+        rows: prepareStream(data, aggregate, EVENTS),
       }),
       run: async (c, { aggregate, keys, rows }) => {
-        for (const { request, previous, next } of rows) {
-          const at = now().toISOString();
-          const reply = await conns[c].evalsha(
-            sha,
-            4,
-            keys[0],
-            keys[1],
-            keys[2],
-            keys[3],
-            request.expectedVersion,
-            request.idempotencyKey,
-            request.record.event_digest,
-            request.recordJson,
-            previous,
-            next,
-            data.headMember(at, aggregate),
-            aggregate,
-          );
-          if (reply[0] !== "committed") throw new Error(`raw append: ${reply[0]}`);
-        }
+        for (const row of rows) await bareRedisAppend(data, conns[c], sha, keys, aggregate, row);
       },
     },
   };
@@ -191,11 +130,6 @@ try {
       if (round > 0) cpu[name].push((used.user + used.system) / (CLIENTS * EVENTS));
     }
   }
-  const median = (values) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
   console.log(
     `redis append client CPU: ${CLIENTS} clients × ${EVENTS} events per round, ${ROUNDS} rounds (medians)`,
   );
