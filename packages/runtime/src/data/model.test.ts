@@ -36,6 +36,19 @@ describe("data store pure core", () => {
       committed_at: "2026-07-14T04:00:00.000Z",
     };
     expect(canonicalRecord(record, canonicalEvent(event))).toBe(canonicalJson(record));
+    // Every string plain, and each string field in turn holding what JSON escapes.
+    const plain = { ...record, idempotency_key: "k-1" };
+    expect(canonicalRecord(plain, canonicalEvent(event))).toBe(canonicalJson(plain));
+    for (const field of ["event_ref", "event_type", "idempotency_key", "committed_at"] as const) {
+      for (const text of ['a"b', "a\\b", "a\nb", "\u0001"]) {
+        const escaped = { ...plain, [field]: text };
+        expect(canonicalRecord(escaped, canonicalEvent(event))).toBe(canonicalJson(escaped));
+      }
+    }
+    // A lone surrogate has no canonical form, in any field.
+    expect(() => canonicalRecord({ ...plain, event_type: "\ud800" }, "{}")).toThrow(
+      /unpaired surrogate/,
+    );
   });
 
   it("chains with the canonical bytes of {event_digest, previous_projection_digest, version}", () => {

@@ -12,7 +12,15 @@
  *   (our extension of the upstream status set) and fail the invocation, so a graph never
  *   treats a refused operation as done.
  */
-import { canonicalJson, hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
+import {
+  canonicalJson,
+  canonicalJsonOfPortable,
+  canonicalNumber,
+  canonicalString,
+  hashCanonical,
+  isPlainText,
+  sha256Prefixed,
+} from "../receipts/canonical.js";
 import type { Json, JsonRecord } from "../tools/types.js";
 
 /** The packet id every operation returns. */
@@ -232,12 +240,15 @@ function refuseUnportableNumbers(value: Json, path: string): void {
 
 /** Canonical bytes of an event, checked for portability and size. */
 export function canonicalEvent(event: JsonRecord): string {
-  assertPortableNumbers(event, "event");
-  let text: string;
-  try {
-    text = canonicalJson(event);
-  } catch (error) {
-    throw new DataStop("needs_input", `event is not canonical JSON: ${(error as Error).message}`);
+  let text = canonicalJsonOfPortable(event);
+  if (text === undefined) {
+    // Something is refused: name it (an unportable integer first, as before).
+    assertPortableNumbers(event, "event");
+    try {
+      text = canonicalJson(event);
+    } catch (error) {
+      throw new DataStop("needs_input", `event is not canonical JSON: ${(error as Error).message}`);
+    }
   }
   const bytes = utf8Bytes(text);
   if (bytes > MAX_EVENT_BYTES) {
@@ -254,15 +265,24 @@ export function canonicalEvent(event: JsonRecord): string {
  * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
  */
 export function canonicalRecord(record: EventRecord, eventJson: string): string {
-  // The record's keys are fixed, so their sorted order is too; every value is written by the
-  // canonical writer (which refuses what has no canonical form).
+  // The record's keys are fixed, so their sorted order is too. Its strings are tested once, as
+  // one concatenation: when none needs escaping (the usual case) each is written as itself.
+  const { committed_at, event_digest, event_ref, event_type, idempotency_key } = record;
+  const version = canonicalNumber(record.version);
+  if (isPlainText(committed_at + event_digest + event_ref + event_type + idempotency_key)) {
+    return (
+      `{"committed_at":"${committed_at}","event":${eventJson},"event_digest":"${event_digest}"` +
+      `,"event_ref":"${event_ref}","event_type":"${event_type}"` +
+      `,"idempotency_key":"${idempotency_key}","version":${version}}`
+    );
+  }
   return (
-    `{"committed_at":${canonicalJson(record.committed_at)},"event":${eventJson}` +
-    `,"event_digest":${canonicalJson(record.event_digest)}` +
-    `,"event_ref":${canonicalJson(record.event_ref)}` +
-    `,"event_type":${canonicalJson(record.event_type)}` +
-    `,"idempotency_key":${canonicalJson(record.idempotency_key)}` +
-    `,"version":${canonicalJson(record.version)}}`
+    `{"committed_at":${canonicalString(committed_at)},"event":${eventJson}` +
+    `,"event_digest":${canonicalString(event_digest)}` +
+    `,"event_ref":${canonicalString(event_ref)}` +
+    `,"event_type":${canonicalString(event_type)}` +
+    `,"idempotency_key":${canonicalString(idempotency_key)}` +
+    `,"version":${version}}`
   );
 }
 
@@ -277,8 +297,11 @@ export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, versi
 export function chainDigest(previous: string, version: number, eventDigest: string): string {
   // The object's keys are fixed (event_digest < previous_projection_digest < version), so its
   // canonical bytes are this template with each value written by the canonical writer.
+  const n = canonicalNumber(version);
   return sha256Prefixed(
-    `{"event_digest":${canonicalJson(eventDigest)},"previous_projection_digest":${canonicalJson(previous)},"version":${canonicalJson(version)}}`,
+    isPlainText(eventDigest + previous)
+      ? `{"event_digest":"${eventDigest}","previous_projection_digest":"${previous}","version":${n}}`
+      : `{"event_digest":${canonicalString(eventDigest)},"previous_projection_digest":${canonicalString(previous)},"version":${n}}`,
   );
 }
 
@@ -347,7 +370,11 @@ export interface EnvelopeBase {
   evidence: JsonRecord;
 }
 
-/** Builds an envelope with empty collections; callers fill status-specific fields. */
+/**
+ * Builds an envelope: absent digests and refs are null, absent collections empty. One literal,
+ * no spread of `fields` (V8 copies a spread property by property, which cost an append more
+ * than one of its SHA-256s).
+ */
 export function envelope(
   base: EnvelopeBase,
   fields: Pick<
@@ -363,15 +390,53 @@ export function envelope(
     operation: base.operation,
     resource: base.resource,
     aggregate_id: base.aggregateId,
+    idempotency_key: fields.idempotency_key ?? null,
+    event_ref: fields.event_ref ?? null,
+    event_digest: fields.event_digest ?? null,
+    projection: fields.projection ?? null,
+    events: fields.events ?? [],
+    rows: fields.rows ?? [],
+    redactions: fields.redactions ?? [],
+    stop_conditions: fields.stop_conditions ?? [],
+    status: fields.status,
+    before_version: fields.before_version,
+    after_version: fields.after_version,
+    result_digest: fields.result_digest,
+    projection_digest: fields.projection_digest,
+    provider_evidence: base.evidence,
+  };
+}
+
+/** `read_events`' envelope: a page of events with its paging fields before the evidence. */
+export function pageEnvelope(
+  base: EnvelopeBase,
+  head: { version: number; projection_digest: string },
+  page: { events: EventRecord[]; limit: number; next_after_version: number; has_more: boolean },
+  resultDigest: string,
+): DataOperationResult {
+  return {
+    schema: DATA_RESULT_SCHEMA,
+    data_source_ref: base.source,
+    provider: base.provider,
+    operation: base.operation,
+    resource: base.resource,
+    aggregate_id: base.aggregateId,
     idempotency_key: null,
     event_ref: null,
     event_digest: null,
     projection: null,
-    events: [],
-    rows: [],
+    events: page.events,
+    rows: page.events,
     redactions: [],
     stop_conditions: [],
-    ...fields,
+    status: "read",
+    before_version: head.version,
+    after_version: head.version,
+    result_digest: resultDigest,
+    projection_digest: head.projection_digest,
+    limit: page.limit,
+    next_after_version: page.next_after_version,
+    has_more: page.has_more,
     provider_evidence: base.evidence,
   };
 }

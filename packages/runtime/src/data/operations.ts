@@ -18,6 +18,7 @@ import {
   envelope,
   eventRef,
   headsDigest,
+  pageEnvelope,
   projectionOf,
   recordBytes,
   stopEnvelope,
@@ -49,6 +50,13 @@ function sourceDigest(source: string): string {
   return digest;
 }
 
+/** The names an envelope carries, from a parsed input (the same strings the caller sent). */
+function namesOf(input: DataInput): { source: string; resource: string; aggregateId: string } {
+  return input.operation === "list_stream_heads"
+    ? { source: input.source, resource: input.resource, aggregateId: "" }
+    : input.stream;
+}
+
 function baseFor(
   operation: DataOperation,
   names: { source: string; resource: string; aggregateId: string },
@@ -62,12 +70,17 @@ function baseFor(
     resource: names.resource,
     aggregate_id: aggregateId,
     storage_class: adapter?.storageClass ?? "none",
-    ...(adapter?.evidence({
-      source: names.source,
-      resource: names.resource,
-      ...(operation === "list_stream_heads" ? {} : { aggregateId: names.aggregateId }),
-    }) ?? {}),
   };
+  if (adapter !== undefined) {
+    Object.assign(
+      evidence,
+      adapter.evidence(
+        operation === "list_stream_heads"
+          ? { source: names.source, resource: names.resource }
+          : names,
+      ),
+    );
+  }
   return {
     source: names.source,
     provider: adapter?.provider ?? "unbound",
@@ -94,67 +107,28 @@ export async function runDataOperation(
   rawInput: JsonRecord,
   deps: DataOperationDeps,
 ): Promise<DataOperationResult> {
-  const names = envelopeNames(rawInput);
   let input: DataInput;
   try {
     input = parseDataInput(operation, rawInput);
   } catch (error) {
     if (!(error instanceof DataStop)) throw error;
-    return stopEnvelope(baseFor(operation, names), { code: error.code, message: error.message });
+    return stopEnvelope(baseFor(operation, envelopeNames(rawInput)), {
+      code: error.code,
+      message: error.message,
+    });
   }
+  const names = namesOf(input);
   let adapter: DataAdapter;
   try {
-    adapter = await deps.open(
-      input.operation === "list_stream_heads" ? input.source : input.stream.source,
-    );
+    adapter = await deps.open(names.source);
   } catch (error) {
     const stop = error instanceof DataStop ? error : unavailable(error);
     return stopEnvelope(baseFor(operation, names), { code: stop.code, message: stop.message });
   }
-  const base = baseFor(operation, names, adapter);
   try {
-    return await execute(adapter, input, base, deps);
-  } catch (error) {
-    const stop = unavailable(error);
-    return stopEnvelope(base, { code: stop.code, message: stop.message });
+    return await runParsed(adapter, input, deps);
   } finally {
     await adapter.close().catch(() => undefined);
-  }
-}
-
-/** Runs a parsed operation on an open adapter (the contract suite calls this directly too). */
-export async function execute(
-  adapter: DataAdapter,
-  input: DataInput,
-  base: EnvelopeBase,
-  deps: Pick<DataOperationDeps, "now">,
-): Promise<DataOperationResult> {
-  try {
-    switch (input.operation) {
-      case "append_event":
-        return await append(adapter, input, base, deps);
-      case "read_events":
-        return await readEvents(adapter, input, base);
-      case "read_projection": {
-        const head = await adapter.readHead(input.stream);
-        const projection = projectionOf(input.stream, head);
-        return envelope(base, {
-          status: "read",
-          before_version: head.version,
-          after_version: head.version,
-          result_digest: hashCanonical(projection),
-          projection_digest: head.projection_digest,
-          projection,
-        });
-      }
-      case "list_stream_heads":
-        return await listHeads(adapter, input, base);
-    }
-  } catch (error) {
-    if (error instanceof DataStop) {
-      return stopEnvelope(base, { code: error.code, message: error.message });
-    }
-    throw error;
   }
 }
 
@@ -162,39 +136,82 @@ export async function execute(
  * Runs one operation on an already open adapter (kept open): contract tests, benches and the
  * CLI views reuse one connection across calls.
  */
-export async function runOnAdapter(
+export function runOnAdapter(
   adapter: DataAdapter,
   operation: DataOperation,
   rawInput: JsonRecord,
   deps: Pick<DataOperationDeps, "now">,
 ): Promise<DataOperationResult> {
-  const names = envelopeNames(rawInput);
+  // Not async itself: it hands back runParsed's promise rather than wrapping it in another.
   let input: DataInput;
   try {
     input = parseDataInput(operation, rawInput);
   } catch (error) {
-    if (!(error instanceof DataStop)) throw error;
-    return stopEnvelope(baseFor(operation, names, adapter), {
-      code: error.code,
-      message: error.message,
-    });
+    if (!(error instanceof DataStop)) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return Promise.resolve(
+      stopEnvelope(baseFor(operation, envelopeNames(rawInput), adapter), {
+        code: error.code,
+        message: error.message,
+      }),
+    );
   }
-  const base = baseFor(operation, names, adapter);
-  try {
-    return await execute(adapter, input, base, deps);
-  } catch (error) {
+  return runParsed(adapter, input, deps);
+}
+
+/**
+ * A parsed operation on an open adapter, as an envelope: a stop or a storage failure becomes a
+ * stop envelope (storage failures as `provider_unavailable`, without connection secrets).
+ * Not async itself: the operation's own promise carries the result (one async frame fewer on
+ * every append).
+ */
+function runParsed(
+  adapter: DataAdapter,
+  input: DataInput,
+  deps: Pick<DataOperationDeps, "now">,
+): Promise<DataOperationResult> {
+  const base = baseFor(input.operation, namesOf(input), adapter);
+  return operate(adapter, input, base, deps).catch((error: unknown) => {
     const stop = unavailable(error);
     return stopEnvelope(base, { code: stop.code, message: stop.message });
+  });
+}
+
+/** The operation's promise (each operation is async, so none of them throws synchronously). */
+function operate(
+  adapter: DataAdapter,
+  input: DataInput,
+  base: EnvelopeBase,
+  deps: Pick<DataOperationDeps, "now">,
+): Promise<DataOperationResult> {
+  switch (input.operation) {
+    case "append_event":
+      return append(adapter, input, base, deps);
+    case "read_events":
+      return readEvents(adapter, input, base);
+    case "read_projection":
+      return readProjection(adapter, input, base);
+    case "list_stream_heads":
+      return listHeads(adapter, input, base);
   }
 }
 
-/** Opens an adapter-bound base for direct callers (tests, CLI views). */
-export function envelopeBase(
+async function readProjection(
   adapter: DataAdapter,
-  operation: DataOperation,
-  names: { source: string; resource: string; aggregateId: string },
-): EnvelopeBase {
-  return baseFor(operation, names, adapter);
+  input: Extract<DataInput, { operation: "read_projection" }>,
+  base: EnvelopeBase,
+): Promise<DataOperationResult> {
+  const head = await adapter.readHead(input.stream);
+  const projection = projectionOf(input.stream, head);
+  return envelope(base, {
+    status: "read",
+    before_version: head.version,
+    after_version: head.version,
+    result_digest: hashCanonical(projection),
+    projection_digest: head.projection_digest,
+    projection,
+  });
 }
 
 async function append(
@@ -329,18 +346,7 @@ async function readEvents(
   const last = page.at(-1);
   const next = last?.version ?? input.afterVersion ?? head.version;
   const body = { events: page, has_more: hasMore, limit: input.limit, next_after_version: next };
-  return envelope(base, {
-    status: "read",
-    before_version: head.version,
-    after_version: head.version,
-    result_digest: hashCanonical(body),
-    projection_digest: head.projection_digest,
-    limit: input.limit,
-    next_after_version: next,
-    has_more: hasMore,
-    events: page,
-    rows: page,
-  });
+  return pageEnvelope(base, head, body, hashCanonical(body));
 }
 
 /** The longest prefix within the page byte budget (at least one record always fits: events are capped). */

@@ -83,6 +83,24 @@ describe("redis append script: storage layout", () => {
     ]);
   });
 
+  it("loads its scripts again when the server has forgotten them (restart, SCRIPT FLUSH)", async () => {
+    const { stream, list } = fresh();
+    expect((await append(stream, 0)).status).toBe("committed");
+    await redis.script("FLUSH");
+    expect((await append(stream, 1)).status).toBe("committed");
+    await redis.script("FLUSH");
+    const read = await runOnAdapter(
+      adapter,
+      "read_events",
+      { ...stream, limit: 5 },
+      {
+        now: () => new Date(),
+      },
+    );
+    expect(read.events.map((e) => e.version)).toEqual([1, 2]);
+    expect(await redis.llen(list)).toBe(2);
+  });
+
   it("refuses to append after an out-of-band push and writes nothing", async () => {
     const { stream, list, idempotency, heads } = fresh();
     await append(stream, 0);

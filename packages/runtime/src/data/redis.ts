@@ -20,6 +20,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
+import type { JsonRecord } from "../tools/types.js";
 import type { AppendOutcome, AppendRequest, DataAdapter, HeadsQuery } from "./adapter.js";
 import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
 import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
@@ -220,21 +221,26 @@ export interface RedisAdapterOptions {
   connectTimeoutMs?: number;
 }
 
+/** True for the error a server without the script (restart, SCRIPT FLUSH) answers EVALSHA with. */
+const isNoScript = (error: unknown): boolean =>
+  String((error as Error | undefined)?.message).startsWith("NOSCRIPT");
+
 /**
- * A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once.
- * `args` is the key count, the keys, then the arguments, in one array.
+ * A Lua script called by SHA; a server without it gets it loaded once. `args` is the key
+ * count, the keys, then the arguments, in one array. Not async itself: on the common path the
+ * caller awaits the driver's own promise.
  */
 function scripted<T>(redis: Redis, lua: string) {
   const sha = createHash("sha1").update(lua).digest("hex");
-  return async (args: (string | number)[]): Promise<T> => {
-    try {
-      return (await redis.evalsha(sha, ...(args as [number, ...string[]]))) as T;
-    } catch (error) {
-      if (!String((error as Error).message).startsWith("NOSCRIPT")) throw error;
-      await redis.script("LOAD", lua);
-      return (await redis.evalsha(sha, ...(args as [number, ...string[]]))) as T;
-    }
+  const call = (args: (string | number)[]) =>
+    redis.evalsha(sha, ...(args as [number, ...string[]])) as Promise<T>;
+  const reload = async (error: unknown, args: (string | number)[]): Promise<T> => {
+    if (!isNoScript(error)) throw error;
+    await redis.script("LOAD", lua);
+    return call(args);
   };
+  return (args: (string | number)[]): Promise<T> =>
+    call(args).catch((error: unknown) => reload(error, args));
 }
 
 /** Connects to Redis; scripts run by EVALSHA (loaded on first NOSCRIPT). */
@@ -304,18 +310,17 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     adapter: "data.redis",
     provider: "redis-event-store",
     storageClass: "redis",
-    evidence: (s) => ({
-      key_prefix_digest: prefixDigest,
-      ...(s.aggregateId !== undefined
-        ? {
+    evidence: (s): JsonRecord =>
+      s.aggregateId === undefined
+        ? { key_prefix_digest: prefixDigest }
+        : {
+            key_prefix_digest: prefixDigest,
             stream_digest: streamEntry({
               source: s.source,
               resource: s.resource,
               aggregateId: s.aggregateId,
             }).digest,
-          }
-        : {}),
-    }),
+          },
     async append(req): Promise<AppendOutcome> {
       const s = req.stream;
       const keys = streamKeys(s);

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { RuntimeError } from "../errors.js";
-import { canonicalJson, compareCodePoints, hashCanonical, sha256Prefixed } from "./canonical.js";
+import {
+  canonicalJson,
+  canonicalJsonOfPortable,
+  canonicalNumber,
+  canonicalString,
+  compareCodePoints,
+  hashCanonical,
+  sha256Prefixed,
+} from "./canonical.js";
 import { readUpstreamJson } from "./test-oracles.js";
 
 interface StableCase {
@@ -213,5 +221,49 @@ describe("canonicalJson", () => {
       const v = { [text()]: value(0), [text()]: value(0), [text()]: text() };
       expect(canonicalJson(v)).toBe(reference(v));
     }
+  });
+});
+
+describe("single-value and portable writers", () => {
+  const strings = [
+    "",
+    "plain",
+    'a"b',
+    "back\\slash",
+    "tab\t",
+    "\u0000",
+    "\u00e9\u2028",
+    "\u{1F600}",
+  ];
+
+  it("canonicalString writes what canonicalJson writes for any well-formed string", () => {
+    for (const value of strings) expect(canonicalString(value)).toBe(canonicalJson(value));
+  });
+
+  it("canonicalString refuses a lone surrogate as canonicalJson does", () => {
+    expect(codeOf(() => canonicalString("a\ud800"))).toBe("CANONICAL_JSON_INVALID");
+    expect(codeOf(() => canonicalString("\udc00"))).toBe("CANONICAL_JSON_INVALID");
+  });
+
+  it("canonicalNumber writes ECMAScript numbers and refuses non-finite ones", () => {
+    for (const value of [0, -0, 1.5, -3, 1e21, 2 ** 60]) {
+      expect(canonicalNumber(value)).toBe(canonicalJson(value));
+    }
+    expect(codeOf(() => canonicalNumber(Number.NaN))).toBe("CANONICAL_JSON_INVALID");
+    expect(codeOf(() => canonicalNumber(Infinity))).toBe("CANONICAL_JSON_INVALID");
+  });
+
+  it("canonicalJsonOfPortable writes canonicalJson's bytes or nothing", () => {
+    const ok = { z: [1, 2.5, -0, Number.MAX_SAFE_INTEGER], a: { "\u{1F600}": "x", b: null } };
+    expect(canonicalJsonOfPortable(ok)).toBe(canonicalJson(ok));
+    // An integer beyond 2^53 - 1 anywhere, or anything canonicalJson refuses: undefined.
+    expect(canonicalJsonOfPortable({ a: [{ b: 2 ** 53 }] })).toBeUndefined();
+    expect(canonicalJsonOfPortable({ a: -(2 ** 60) })).toBeUndefined();
+    expect(canonicalJsonOfPortable({ a: "\ud800" })).toBeUndefined();
+    expect(canonicalJsonOfPortable({ a: undefined })).toBeUndefined();
+    expect(canonicalJsonOfPortable({ a: Number.NaN })).toBeUndefined();
+    // Every double from 2^53 up is an integer, so 1e300 is unportable too; fractions are not.
+    expect(canonicalJsonOfPortable({ a: 1e300 })).toBeUndefined();
+    expect(canonicalJsonOfPortable({ a: 12345.678 })).toBe('{"a":12345.678}');
   });
 });

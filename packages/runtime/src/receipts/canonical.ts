@@ -129,6 +129,26 @@ const UNWRITABLE = new Error("canonical JSON fast path: unwritable value");
 // eslint-disable-next-line no-control-regex
 const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/**
+ * Sorts keys by UTF-16 unit (what `keys.sort()` does); objects of a few keys, the usual case,
+ * by insertion, which costs less than the built-in sort's set-up.
+ */
+function sortPlainKeys(keys: string[]): void {
+  if (keys.length > 8) {
+    keys.sort();
+    return;
+  }
+  for (let index = 1; index < keys.length; index++) {
+    const key = keys[index] as string;
+    let at = index - 1;
+    while (at >= 0 && (keys[at] as string) > key) {
+      keys[at + 1] = keys[at] as string;
+      at--;
+    }
+    keys[at + 1] = key;
+  }
+}
+
 /** The JSON string of `value`; throws UNWRITABLE for a lone surrogate. */
 function quoteFast(value: string): string {
   if (!NEEDS_CARE.test(value)) return `"${value}"`;
@@ -140,15 +160,18 @@ function quoteFast(value: string): string {
  * The writer every call runs first: the same bytes as `write`, without building a path string
  * per key or a Set per call. Whatever it would have to refuse, it hands to `write` (by
  * throwing UNWRITABLE), which refuses it with the path. `ancestors` holds the objects being
- * written (cycle check).
+ * written (cycle check); with `safeIntegers`, an integer beyond 2^53 − 1 is unwritable too.
  */
-function fastWrite(value: unknown, ancestors: object[]): string {
+function fastWrite(value: unknown, ancestors: object[], safeIntegers: boolean): string {
   switch (typeof value) {
     case "string":
       return quoteFast(value);
     case "number":
       // Number::toString, as JSON.stringify prints finite numbers (-0 as 0).
       if (!Number.isFinite(value)) throw UNWRITABLE;
+      if (safeIntegers && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw UNWRITABLE;
+      }
       return String(value);
     case "boolean":
       return value ? "true" : "false";
@@ -167,7 +190,7 @@ function fastWrite(value: unknown, ancestors: object[]): string {
     for (let index = 0; index < items.length; index++) {
       if (!(index in items)) throw UNWRITABLE;
       if (index > 0) out += ",";
-      out += fastWrite(items[index], ancestors);
+      out += fastWrite(items[index], ancestors, safeIntegers);
     }
     out += "]";
   } else {
@@ -186,7 +209,7 @@ function fastWrite(value: unknown, ancestors: object[]): string {
       }
     }
     if (keys.length > 1) {
-      if (plain) keys.sort();
+      if (plain) sortPlainKeys(keys);
       else keys.sort(compareCodePoints);
     }
     out = "{";
@@ -194,7 +217,7 @@ function fastWrite(value: unknown, ancestors: object[]): string {
       const key = keys[index] as string;
       if (index > 0) out += ",";
       out += plain ? `"${key}":` : `${quoteFast(key)}:`;
-      out += fastWrite(object[key], ancestors);
+      out += fastWrite(object[key], ancestors, safeIntegers);
     }
     out += "}";
   }
@@ -205,12 +228,50 @@ function fastWrite(value: unknown, ancestors: object[]): string {
 /** Writes `value` as runx.stable-json.v1 / runx.receipt.c14n.v1; throws CANONICAL_JSON_INVALID. */
 export function canonicalJson(value: unknown): string {
   try {
-    return fastWrite(value, []);
+    return fastWrite(value, [], false);
   } catch (error) {
     if (error !== UNWRITABLE) throw error;
   }
   // Something must be refused: the careful writer names the path (and always throws here).
   return write(value, "$", new Set());
+}
+
+/**
+ * `canonicalJson(value)` when it writes without refusal and holds no integer beyond 2^53 − 1;
+ * otherwise undefined (the caller finds and names the problem). One pass for callers that
+ * refuse unportable integers (the data store's events).
+ */
+export function canonicalJsonOfPortable(value: unknown): string | undefined {
+  try {
+    return fastWrite(value, [], true);
+  } catch (error) {
+    if (error !== UNWRITABLE) throw error;
+    return undefined;
+  }
+}
+
+/**
+ * The canonical JSON of one string: the bytes `canonicalJson(value)` writes, without its
+ * per-call setup (for templates whose keys are fixed and whose values are known strings).
+ * Throws CANONICAL_JSON_INVALID for a lone surrogate, as canonicalJson does.
+ */
+export function canonicalString(value: string): string {
+  if (!NEEDS_CARE.test(value)) return `"${value}"`;
+  return canonicalJson(value);
+}
+
+/**
+ * True when canonicalString writes `value` as itself between quotes: no quote, backslash,
+ * control or surrogate unit. The test matches single code units, so testing a concatenation
+ * answers for every part at once (no pair can form across a boundary and hide a lone surrogate).
+ */
+export function isPlainText(value: string): boolean {
+  return !NEEDS_CARE.test(value);
+}
+
+/** The canonical JSON of one number (as canonicalJson writes it; non-finite is refused). */
+export function canonicalNumber(value: number): string {
+  return Number.isFinite(value) ? String(value) : canonicalJson(value);
 }
 
 /** `sha256:` + lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
