@@ -8,6 +8,9 @@ import {
   canonicalEvent,
   chainDigest,
   canonicalRecord,
+  isAggregateId,
+  isIdempotencyKey,
+  isSourceRef,
   normalizeTimestamp,
 } from "./model.js";
 import type { EventRecord } from "./model.js";
@@ -86,6 +89,44 @@ describe("data store pure core", () => {
     ]) {
       expect(normalizeTimestamp(bad)).toBeUndefined();
     }
+  });
+
+  it("counts identifier limits in UTF-8 bytes, not characters", () => {
+    // 256 bytes: ASCII (1 byte), é (2 bytes), U+20AC (3 bytes), an astral pair (4 bytes).
+    for (const [unit, bytes] of [
+      ["a", 1],
+      ["\u00e9", 2],
+      ["\u20ac", 3],
+      ["\u{1F600}", 4],
+    ] as const) {
+      const fits = unit.repeat(Math.floor(256 / bytes));
+      expect(isIdempotencyKey(fits)).toBe(Buffer.byteLength(fits) <= 256);
+      expect(isIdempotencyKey(fits + unit)).toBe(false);
+      expect(isSourceRef(unit.repeat(Math.floor(512 / bytes)))).toBe(
+        Buffer.byteLength(unit.repeat(Math.floor(512 / bytes))) <= 512,
+      );
+      expect(isSourceRef(unit.repeat(Math.floor(512 / bytes) + 1))).toBe(false);
+    }
+    expect(isIdempotencyKey("\u20ac".repeat(85) + "a")).toBe(true); // 256 bytes
+    expect(isIdempotencyKey("\u20ac".repeat(85) + "\u00e9")).toBe(false); // 257 bytes
+    expect(isAggregateId("a".repeat(192))).toBe(true);
+    expect(isAggregateId("a".repeat(193))).toBe(false);
+  });
+
+  it("refuses an event over the per-event cap by its UTF-8 size", () => {
+    const stop = (event: Record<string, string>) => {
+      try {
+        canonicalEvent(event);
+        return undefined;
+      } catch (error) {
+        return (error as DataStop).message;
+      }
+    };
+    // {"a":"…"} is 8 bytes around the text.
+    expect(stop({ a: "x".repeat(256 * 1024 - 8) })).toBeUndefined();
+    expect(stop({ a: "x".repeat(256 * 1024 - 7) })).toMatch(/262145 bytes as canonical JSON/);
+    expect(stop({ a: "\u00e9".repeat((256 * 1024 - 8) / 2) })).toBeUndefined();
+    expect(stop({ a: "\u00e9".repeat((256 * 1024 - 8) / 2) + "x" })).toMatch(/262145 bytes/);
   });
 
   it("refuses lone surrogates in events", () => {
