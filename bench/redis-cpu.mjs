@@ -6,10 +6,11 @@
 //   adapter   the adapter's append with the request the core would build, built before the clock;
 //   raw       a bare EVALSHA of the adapter's script with the same arguments (bench/data.mjs's
 //             baseline).
-// Printed per side: median process CPU (user + system) µs per event, and the median of the
-// per-round ratios to raw. The difference governed − adapter is the core's work (input
-// contract, canonical JSON, digests, envelope); adapter − raw is the adapter's (chain value,
-// arguments, reply).
+// Printed per side: median process CPU (user + system) µs per event, the median of the
+// per-round ratios to raw, and the user and system parts (system time is mostly the socket
+// writes; on a small VM it grows when Redis has gone idle between commands and must be woken).
+// The difference governed − adapter is the core's work (input contract, canonical JSON,
+// digests, envelope); adapter − raw is the adapter's (chain value, arguments, reply).
 //
 // Usage: node bench/redis-cpu.mjs [--events N] [--rounds R] [--clients C]
 // Redis on loopback: RUNX_TEST_REDIS_URL (default redis://127.0.0.1:6379/0); a scratch key
@@ -116,6 +117,7 @@ try {
   };
   const names = Object.keys(sides);
   const cpu = Object.fromEntries(names.map((name) => [name, []]));
+  const split = Object.fromEntries(names.map((name) => [name, { user: [], system: [] }]));
   // Round 0 warms up (JIT, connections) and is not counted.
   for (let round = 0; round <= ROUNDS; round++) {
     for (let k = 0; k < names.length; k++) {
@@ -127,7 +129,11 @@ try {
       const before = process.cpuUsage();
       await Promise.all(inputs.map((input, c) => side.run(c, input)));
       const used = process.cpuUsage(before);
-      if (round > 0) cpu[name].push((used.user + used.system) / (CLIENTS * EVENTS));
+      if (round > 0) {
+        cpu[name].push((used.user + used.system) / (CLIENTS * EVENTS));
+        split[name].user.push(used.user / (CLIENTS * EVENTS));
+        split[name].system.push(used.system / (CLIENTS * EVENTS));
+      }
     }
   }
   console.log(
@@ -135,8 +141,10 @@ try {
   );
   for (const name of names) {
     const ratio = median(cpu[name].map((x, i) => x / cpu.raw[i]));
+    const user = median(split[name].user).toFixed(2).padStart(6);
+    const system = median(split[name].system).toFixed(2).padStart(6);
     console.log(
-      `${name.padEnd(9)} ${median(cpu[name]).toFixed(2).padStart(6)} µs/event  ${ratio.toFixed(3)}× raw`,
+      `${name.padEnd(9)} ${median(cpu[name]).toFixed(2).padStart(6)} µs/event  ${ratio.toFixed(3)}× raw  (user ${user}, system ${system})`,
     );
   }
 } finally {
