@@ -407,37 +407,28 @@ export function envelope(
   };
 }
 
-/** `read_events`' envelope: a page of events with its paging fields before the evidence. */
+/** `read_events`' envelope: a page of events, its paging fields placed before the evidence. */
 export function pageEnvelope(
   base: EnvelopeBase,
   head: { version: number; projection_digest: string },
   page: { events: EventRecord[]; limit: number; next_after_version: number; has_more: boolean },
   resultDigest: string,
 ): DataOperationResult {
-  return {
-    schema: DATA_RESULT_SCHEMA,
-    data_source_ref: base.source,
-    provider: base.provider,
-    operation: base.operation,
-    resource: base.resource,
-    aggregate_id: base.aggregateId,
-    idempotency_key: null,
-    event_ref: null,
-    event_digest: null,
-    projection: null,
-    events: page.events,
-    rows: page.events,
-    redactions: [],
-    stop_conditions: [],
+  const { provider_evidence, ...fields } = envelope(base, {
     status: "read",
     before_version: head.version,
     after_version: head.version,
     result_digest: resultDigest,
     projection_digest: head.projection_digest,
+    events: page.events,
+    rows: page.events,
+  });
+  return {
+    ...fields,
     limit: page.limit,
     next_after_version: page.next_after_version,
     has_more: page.has_more,
-    provider_evidence: base.evidence,
+    provider_evidence,
   };
 }
 
