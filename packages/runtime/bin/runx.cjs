@@ -22,7 +22,6 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const vm = require("node:vm");
-const Module = require("node:module");
 
 const dist = path.join(__dirname, "..", "dist");
 const argv = process.argv.slice(2);
@@ -49,7 +48,9 @@ if (helpExit !== undefined) {
  */
 function loadChunks(dir, buildId, command) {
   const versionTag = `${process.version}-${process.arch}`;
-  const nodeRequire = Module.createRequire(path.join(dir, "main.js"));
+  // This file's own require: bin/ and the chunk directory share the package's node_modules
+  // lookup, and `node:module` (for createRequire) would load Node's ES module loader.
+  const nodeRequire = require;
   const modules = new Map();
   /** Sources of the chunks read from their own files this run (for a new pack). */
   const sources = new Map();

@@ -5,7 +5,6 @@
  * on top of the lookup below.
  */
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -23,6 +22,9 @@ export function nativeBindingPath(): string {
     if (existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) break;
   }
+  // node:module only here (it loads Node's ES module loader): the lookup above finds the addon
+  // in every ordinary installation.
+  const { createRequire } = process.getBuiltinModule("node:module");
   const pkg = createRequire(import.meta.url).resolve("better-sqlite3/package.json");
   return join(dirname(pkg), "build", "Release", "better_sqlite3.node");
 }
