@@ -12,12 +12,12 @@ import Database from "better-sqlite3";
 const ADDON = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
 
 /**
- * The addon's file: the nearest `node_modules/better-sqlite3` above this module (the lookup
- * Node's resolver would make first), else wherever the resolver finds the package (NODE_PATH,
- * global folders).
+ * The addon's file: the nearest `node_modules/better-sqlite3` above `from` (by default this
+ * module's folder: the lookup Node's resolver would make first), else wherever the resolver
+ * finds the package from this module (NODE_PATH, global folders).
  */
-export function nativeBindingPath(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+export function nativeBindingPath(from = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, ADDON);
     if (existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) break;
