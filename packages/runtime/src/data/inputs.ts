@@ -151,7 +151,6 @@ function stream(input: JsonRecord): StreamKey {
   return { source: src, resource: res, aggregateId: aggregate };
 }
 
-/** Parses one operation's input or throws the stop condition that explains why not. */
 /** FIELDS as sets (every call checks each key of its input). */
 const FIELD_SETS: Record<DataOperation, ReadonlySet<string>> = {
   append_event: new Set(FIELDS.append_event),
@@ -160,6 +159,7 @@ const FIELD_SETS: Record<DataOperation, ReadonlySet<string>> = {
   list_stream_heads: new Set(FIELDS.list_stream_heads),
 };
 
+/** Parses one operation's input or throws the stop condition that explains why not. */
 export function parseDataInput(operation: DataOperation, input: JsonRecord): DataInput {
   const allowed = FIELDS[operation];
   const known = FIELD_SETS[operation];

@@ -260,29 +260,32 @@ export function canonicalEvent(event: JsonRecord): string {
   return text;
 }
 
+/** Writes a string as itself between quotes (for strings known to need no escaping). */
+const quoted = (value: string): string => `"${value}"`;
+
+/**
+ * The canonical writer for a template's strings, given their concatenation: tested once, so
+ * when none needs escaping (the usual case) each is written as itself, else each goes through
+ * canonicalString (which escapes or refuses it).
+ */
+const stringWriter = (all: string): ((value: string) => string) =>
+  isPlainText(all) ? quoted : canonicalString;
+
 /**
  * The canonical JSON of a record whose event is already canonical (`eventJson`), without
  * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
  */
 export function canonicalRecord(record: EventRecord, eventJson: string): string {
-  // The record's keys are fixed, so their sorted order is too. Its strings are tested once, as
-  // one concatenation: when none needs escaping (the usual case) each is written as itself.
+  // The record's keys are fixed, so their sorted order is too.
   const { committed_at, event_digest, event_ref, event_type, idempotency_key } = record;
-  const version = canonicalNumber(record.version);
-  if (isPlainText(committed_at + event_digest + event_ref + event_type + idempotency_key)) {
-    return (
-      `{"committed_at":"${committed_at}","event":${eventJson},"event_digest":"${event_digest}"` +
-      `,"event_ref":"${event_ref}","event_type":"${event_type}"` +
-      `,"idempotency_key":"${idempotency_key}","version":${version}}`
-    );
-  }
+  const str = stringWriter(committed_at + event_digest + event_ref + event_type + idempotency_key);
   return (
-    `{"committed_at":${canonicalString(committed_at)},"event":${eventJson}` +
-    `,"event_digest":${canonicalString(event_digest)}` +
-    `,"event_ref":${canonicalString(event_ref)}` +
-    `,"event_type":${canonicalString(event_type)}` +
-    `,"idempotency_key":${canonicalString(idempotency_key)}` +
-    `,"version":${version}}`
+    `{"committed_at":${str(committed_at)},"event":${eventJson}` +
+    `,"event_digest":${str(event_digest)}` +
+    `,"event_ref":${str(event_ref)}` +
+    `,"event_type":${str(event_type)}` +
+    `,"idempotency_key":${str(idempotency_key)}` +
+    `,"version":${canonicalNumber(record.version)}}`
   );
 }
 
@@ -296,12 +299,10 @@ export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, versi
 /** Pn = H({event_digest: En, previous_projection_digest: P(n−1), version: n}). */
 export function chainDigest(previous: string, version: number, eventDigest: string): string {
   // The object's keys are fixed (event_digest < previous_projection_digest < version), so its
-  // canonical bytes are this template with each value written by the canonical writer.
-  const n = canonicalNumber(version);
+  // canonical bytes are this template with each value written canonically.
+  const str = stringWriter(eventDigest + previous);
   return sha256Prefixed(
-    isPlainText(eventDigest + previous)
-      ? `{"event_digest":"${eventDigest}","previous_projection_digest":"${previous}","version":${n}}`
-      : `{"event_digest":${canonicalString(eventDigest)},"previous_projection_digest":${canonicalString(previous)},"version":${n}}`,
+    `{"event_digest":${str(eventDigest)},"previous_projection_digest":${str(previous)},"version":${canonicalNumber(version)}}`,
   );
 }
 
