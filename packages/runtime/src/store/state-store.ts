@@ -11,6 +11,7 @@ import { statementCache, tableCodec, writtenRow } from "./statements.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
 import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 import type { LedgerEntryRecord, StateStore, StoreConnection, StoreExtension } from "./types.js";
+import { isoTimestamp } from "../time.js";
 
 export { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 export type * from "./types.js";
@@ -168,7 +169,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     createRun(run) {
       return guard("create run", () => {
         const now = clock();
-        const at = now.toISOString();
+        const at = isoTimestamp(now);
         try {
           const values = {
             id: run.id,
@@ -217,7 +218,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
           errorJson: patch.errorJson,
           executionClosureDigest: patch.executionClosureDigest,
         }),
-        updatedAt: clock().toISOString(),
+        updatedAt: isoTimestamp(clock()),
       };
       const keys = Object.keys(set) as Array<(typeof RUN_KEYS)[number]>;
       const row = guard("update run", () => {
@@ -403,7 +404,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
                 entryJson,
                 previousHash: append.previousHash,
                 entryHash: append.entryHash,
-                createdAt: clock().toISOString(),
+                createdAt: isoTimestamp(clock()),
               };
               return ledgerCodec.decode(
                 writtenRow(
