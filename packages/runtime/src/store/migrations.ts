@@ -18,7 +18,6 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import type BetterSqlite3 from "better-sqlite3";
 import { sha256Hex } from "../crypto/sha256.js";
 import { RuntimeError } from "../errors.js";
@@ -42,7 +41,7 @@ export interface MigrationOutcome {
  */
 export function resolveMigrationsDir(explicit?: string, label = "state store"): string {
   if (explicit !== undefined) return resolve(explicit);
-  let dir = dirname(fileURLToPath(import.meta.url));
+  let dir = import.meta.dirname;
   for (;;) {
     const manifest = join(dir, "package.json");
     if (existsSync(manifest) && packageName(manifest) === PACKAGE_NAME) {

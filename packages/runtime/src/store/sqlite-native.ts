@@ -6,7 +6,6 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 
 const ADDON = join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
@@ -16,7 +15,7 @@ const ADDON = join("node_modules", "better-sqlite3", "build", "Release", "better
  * module's folder: the lookup Node's resolver would make first), else wherever the resolver
  * finds the package from this module (NODE_PATH, global folders).
  */
-export function nativeBindingPath(from = dirname(fileURLToPath(import.meta.url))): string {
+export function nativeBindingPath(from = import.meta.dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, ADDON);
     if (existsSync(candidate)) return candidate;
