@@ -197,6 +197,26 @@ describe("superviseProcess", () => {
     expect(result.stderrSha256).toBe(`sha256:${createHash("sha256").digest("hex")}`);
   });
 
+  it("hashes the whole stream whether it fits the limit or is cut mid-chunk", async () => {
+    // Distinct bytes (numbers 1…20000, ~109 KB over several pipe reads): a chunk dropped,
+    // repeated or reordered in the digest would change it.
+    const full = Array.from({ length: 20_000 }, (_, i) => `${i + 1}\n`).join("");
+    for (const limit of [full.length, 1_000, 65_537]) {
+      const result = await superviseProcess({
+        command: "seq",
+        args: ["1", "20000"],
+        cwd: dir,
+        env: ENV,
+        maxBytesPerStream: limit,
+      });
+      expect(result.stdoutBytes).toBe(full.length);
+      expect(result.stdout.toString("utf8")).toBe(full.slice(0, limit));
+      expect(result.stdoutTruncated).toBe(limit < full.length);
+      const expected = createHash("sha256").update(full).digest("hex");
+      expect(result.stdoutSha256).toBe(`sha256:${expected}`);
+    }
+  });
+
   it("fails with SPAWN_FAILED naming a command that does not exist", async () => {
     const error = await expectCode(
       superviseProcess({ command: "runx-no-such-command-here", args: [], cwd: dir, env: ENV }),

@@ -40,41 +40,51 @@ export async function runSingleStep(
   const startedAt = receiptTimestamp(deps.now());
   // The child starts first (spawning is synchronous) and the run is recorded while it runs:
   // the state store's open and commit overlap the process instead of preceding it. A failed
-  // record stops the child before the error propagates.
+  // record stops the child before the error propagates. The run's own signal (Ctrl-C) is
+  // forwarded into `stop` while the child runs (AbortSignal.any would cost every run its
+  // first-use set-up of weak references and a finalization registry).
   const stop = new AbortController();
-  const running = executeRunner({
-    runner: prep.runner,
-    packageDir: prep.pkg.packageDir,
-    workspaceRoot: deps.paths.root,
-    scratchDir: `${deps.paths.runxDir}/runs/${prep.runId}`,
-    inputs,
-    baseEnv: deps.env,
-    secrets: scope.secrets,
-    strictInlineCode: deps.config().policy.strictCliToolInlineCode,
-    signal: AbortSignal.any([scope.signal, stop.signal]),
-  });
-  // Let the event loop run once before the synchronous store work: the child's stdin is
-  // written and closed from the loop, and a child that reads its input to the end (as most
-  // do) would otherwise wait for that end-of-file until the record is committed.
-  await new Promise<void>((resolve) => setImmediate(resolve));
+  const forward = (): void => stop.abort(scope.signal.reason);
+  if (scope.signal.aborted) forward();
+  else scope.signal.addEventListener("abort", forward, { once: true });
+  let outcome: RunnerOutcome;
   try {
-    deps.state().transaction(() => {
-      if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-      else deps.state().updateRun(prep.runId, { status: "running" });
-      deps.state().upsertStep({
-        runId: prep.runId,
-        stepId: prep.runner.name,
-        status: "running",
-        attempt: 1,
-        startedAt,
-      });
+    const running = executeRunner({
+      runner: prep.runner,
+      packageDir: prep.pkg.packageDir,
+      workspaceRoot: deps.paths.root,
+      scratchDir: `${deps.paths.runxDir}/runs/${prep.runId}`,
+      inputs,
+      baseEnv: deps.env,
+      secrets: scope.secrets,
+      strictInlineCode: deps.config().policy.strictCliToolInlineCode,
+      signal: stop.signal,
     });
-  } catch (error) {
-    stop.abort();
-    await running.catch(() => undefined);
-    throw error;
+    // Let the event loop run once before the synchronous store work: the child's stdin is
+    // written and closed from the loop, and a child that reads its input to the end (as most
+    // do) would otherwise wait for that end-of-file until the record is committed.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      deps.state().transaction(() => {
+        if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
+        else deps.state().updateRun(prep.runId, { status: "running" });
+        deps.state().upsertStep({
+          runId: prep.runId,
+          stepId: prep.runner.name,
+          status: "running",
+          attempt: 1,
+          startedAt,
+        });
+      });
+    } catch (error) {
+      stop.abort();
+      await running.catch(() => undefined);
+      throw error;
+    }
+    outcome = await running;
+  } finally {
+    scope.signal.removeEventListener("abort", forward);
   }
-  const outcome = await running;
   return sealOutcome(scope, inputsDigest, outcome, start.previous);
 }
 
