@@ -20,4 +20,42 @@ describe("sha256", () => {
       digest,
     );
   });
+
+  it("hashes incremental input below, across and beyond the one-shot collection limit", () => {
+    const block = Buffer.alloc(300 * 1024);
+    for (let i = 0; i < block.length; i++) block[i] = (i * 7 + (i >> 10)) & 0xff;
+    for (const parts of [1, 3, 4, 9]) {
+      const hasher = createSha256();
+      const whole = createHash("sha256");
+      for (let i = 0; i < parts; i++) {
+        // Buffers and strings (hashed as UTF-8) in turn.
+        if (i % 2 === 0) {
+          hasher.update(block);
+          whole.update(block);
+        } else {
+          const text = `part ${i} é ${"x".repeat(200 * 1024)}`;
+          hasher.update(text);
+          whole.update(Buffer.from(text, "utf8"));
+        }
+      }
+      expect(hasher.digestHex()).toBe(whole.digest("hex"));
+    }
+  });
+
+  it("keeps what it was given, not the caller's buffer", () => {
+    const buffer = Buffer.from("first");
+    const hasher = createSha256().update(buffer);
+    buffer.write("xxxxx");
+    expect(hasher.update("second").digestHex()).toBe(sha256Hex("firstsecond"));
+  });
+
+  it("refuses use after its digest", () => {
+    const small = createSha256().update("abc");
+    small.digestHex();
+    expect(() => small.update("more")).toThrow();
+    expect(() => small.digestHex()).toThrow();
+    const large = createSha256().update(Buffer.alloc(2 * 1024 * 1024));
+    large.digestHex();
+    expect(() => large.update("more")).toThrow();
+  });
 });

@@ -24,8 +24,10 @@ interface PackageFile {
 }
 
 function u64(n: number): Buffer {
+  // Two 32-bit halves: lengths are safe integers, and BigInt's first use costs a command more.
   const out = Buffer.alloc(8);
-  out.writeBigUInt64BE(BigInt(n));
+  out.writeUInt32BE(Math.floor(n / 0x1_0000_0000), 0);
+  out.writeUInt32BE(n >>> 0, 4);
   return out;
 }
 
