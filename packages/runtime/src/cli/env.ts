@@ -2,7 +2,6 @@
  * The only place the CLI reads `process.env`. Everything downstream receives these values
  * explicitly, so the runtime never consults ambient state.
  */
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { isatty } from "node:tty";
 
@@ -29,7 +28,7 @@ export function readCliEnv(): CliEnv {
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
   return {
     workspaceRoot: resolve(base),
-    runxHome: resolve(env.RUNX_HOME ?? join(homedir(), ".runx")),
+    runxHome: resolve(env.RUNX_HOME ?? join(homeDirectory(env), ".runx")),
     receiptDir: env.RUNX_RECEIPT_DIR,
     // isatty() instead of process.stdout.isTTY: touching process.stdout builds a stream object.
     stdoutIsTTY: isatty(1),
@@ -37,4 +36,12 @@ export function readCliEnv(): CliEnv {
     color: isatty(1) && !noColor && env.TERM !== "dumb",
     processEnv: Object.freeze(env),
   };
+}
+
+/**
+ * The user's home directory as `os.homedir()` finds it: `$HOME` when set (libuv reads it
+ * first), else the password database, through node:os, which is loaded only then.
+ */
+function homeDirectory(env: Record<string, string | undefined>): string {
+  return env.HOME ?? process.getBuiltinModule("node:os").homedir();
 }
