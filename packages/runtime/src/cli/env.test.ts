@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { isatty } from "node:tty";
 import { afterEach, describe, expect, it } from "vitest";
 import { readCliEnv } from "./env.js";
 
@@ -31,5 +32,12 @@ describe("readCliEnv", () => {
     delete process.env.HOME;
     expect(readCliEnv().runxHome).toBe(join(homedir(), ".runx"));
     expect(homedir()).not.toBe("");
+  });
+
+  it("answers the terminal questions as isatty() does, colours only on a terminal", () => {
+    const env = readCliEnv();
+    expect(env.stdoutIsTTY).toBe(isatty(1));
+    expect(env.stderrIsTTY).toBe(isatty(2));
+    if (!isatty(1)) expect(env.color).toBe(false);
   });
 });

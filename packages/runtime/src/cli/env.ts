@@ -3,7 +3,6 @@
  * explicitly, so the runtime never consults ambient state.
  */
 import { join, resolve } from "node:path";
-import { isatty } from "node:tty";
 
 /** The environment facts the CLI needs, read once at start-up. */
 export interface CliEnv {
@@ -14,26 +13,44 @@ export interface CliEnv {
   /** RUNX_RECEIPT_DIR when set. */
   receiptDir: string | undefined;
   /** Standard output is an interactive terminal and colours are allowed. */
-  stdoutIsTTY: boolean;
-  stderrIsTTY: boolean;
-  color: boolean;
+  readonly stdoutIsTTY: boolean;
+  readonly stderrIsTTY: boolean;
+  readonly color: boolean;
   /** A frozen copy of the process environment: the baseline for child processes and signer config. */
   processEnv: Readonly<Record<string, string | undefined>>;
 }
 
-/** Reads the CLI environment from the current process. */
+/**
+ * Reads the CLI environment from the current process. The terminal facts are looked up on
+ * first use: node:tty loads Node's net and stream modules, which a `--json` command that
+ * starts no process never needs.
+ */
 export function readCliEnv(): CliEnv {
   const env = { ...process.env };
   const base = env.RUNX_CWD ?? env.INIT_CWD ?? process.cwd();
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== "";
+  let terminals: { stdout: boolean; stderr: boolean } | undefined;
+  // isatty() instead of process.stdout.isTTY: touching process.stdout builds a stream object.
+  const tty = (): { stdout: boolean; stderr: boolean } => {
+    if (terminals === undefined) {
+      const { isatty } = process.getBuiltinModule("node:tty");
+      terminals = { stdout: isatty(1), stderr: isatty(2) };
+    }
+    return terminals;
+  };
   return {
     workspaceRoot: resolve(base),
     runxHome: resolve(env.RUNX_HOME ?? join(homeDirectory(env), ".runx")),
     receiptDir: env.RUNX_RECEIPT_DIR,
-    // isatty() instead of process.stdout.isTTY: touching process.stdout builds a stream object.
-    stdoutIsTTY: isatty(1),
-    stderrIsTTY: isatty(2),
-    color: isatty(1) && !noColor && env.TERM !== "dumb",
+    get stdoutIsTTY() {
+      return tty().stdout;
+    },
+    get stderrIsTTY() {
+      return tty().stderr;
+    },
+    get color() {
+      return tty().stdout && !noColor && env.TERM !== "dumb";
+    },
     processEnv: Object.freeze(env),
   };
 }

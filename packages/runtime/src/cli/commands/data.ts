@@ -30,7 +30,7 @@ async function dataCommand(tokens: string[], ctx: CommandContext): Promise<numbe
     { command: "data" },
   );
   const [action] = args.positionals;
-  const s = styler(ctx.env.color);
+  const s = styler(!ctx.json && ctx.env.color);
   if (action === "migrate") {
     expectPositionals(args, 1, "data migrate");
     const database = flagValue(args, "database");

@@ -27,7 +27,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       throw new RuntimeError("USAGE", "--limit must be an integer from 1 to 10000");
     }
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
-    const s = styler(ctx.env.color);
+    const s = styler(!ctx.json && ctx.env.color);
     try {
       const detailId = flagValue(args, "detail");
       if (detailId !== undefined) {

@@ -59,7 +59,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     expectPositionals(args, 1, "verify");
     const allowLocalDevelopment = flagSet(args, "allow-local-development-signatures");
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
-    const s = styler(ctx.env.color);
+    const s = styler(!ctx.json && ctx.env.color);
     const single = flagValue(args, "receipt");
     if (single !== undefined) {
       const verdict = runtime.verifyReceipt(await readCapped(single, ctx), {
