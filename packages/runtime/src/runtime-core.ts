@@ -22,7 +22,6 @@ import type {
   VerifyVerdict,
 } from "./receipts/index.js";
 import type { SkillRunEnvelope } from "./run/envelope.js";
-import { runSkill } from "./run/run-skill.js";
 import type { AllowSpawn, RunSkillDeps, SkillRequest } from "./run/run-skill.js";
 import type { ReceiptProfile, RegistryResolver, ToolLanes } from "./run/context.js";
 import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
@@ -306,7 +305,11 @@ export function createRuntimeCore(
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
       });
     },
-    runSkill(request, opts = {}) {
+    async runSkill(request, opts = {}) {
+      // Loaded on demand, as resume is: the run machinery (runners, process supervision, and
+      // with them Node's child_process, net and stream modules) is not part of a history,
+      // verify or list command's start-up.
+      const { runSkill } = await import("./run/run-skill.js");
       return runSkill(runDeps, request, opts.signal ?? new AbortController().signal);
     },
     async resume(request, opts = {}) {
