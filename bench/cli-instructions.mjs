@@ -18,37 +18,18 @@
 //
 // Usage: node bench/cli-instructions.mjs [--runs N] [--json]   (needs valgrind on PATH)
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLI_CASES, WARM_UP_RUNS, benchFlags, cliWorkspace, median } from "./cli-kit.mjs";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const bin = join(repo, "packages", "runtime", "bin", "runx.cjs");
-const argv = process.argv.slice(2);
-const runsIdx = argv.indexOf("--runs");
-const runs = runsIdx >= 0 ? Number(argv[runsIdx + 1]) : 5;
-const json = argv.includes("--json");
-if (!Number.isSafeInteger(runs) || runs < 1) {
-  console.error("--runs must be a positive integer");
-  process.exit(2);
-}
+const { runs, json } = benchFlags(5);
 if (spawnSync("valgrind", ["--version"]).status !== 0) {
   console.error("valgrind is not on PATH (apt-get install -y valgrind)");
   process.exit(2);
 }
-
-const ws = mkdtempSync(join(tmpdir(), "runx-bench-ir-"));
-cpSync(join(repo, "skills", "echo"), join(ws, "skills", "echo"), { recursive: true });
+const { ws, env, remove } = cliWorkspace("runx-bench-ir-");
 const empty = join(ws, "empty.cjs");
 writeFileSync(empty, "");
-const env = {
-  PATH: process.env.PATH,
-  HOME: ws,
-  RUNX_HOME: join(ws, "home"),
-  RUNX_CWD: ws,
-  NO_COLOR: "1",
-};
 
 function run(args) {
   const r = spawnSync(process.execPath, args, { cwd: ws, env, encoding: "utf8" });
@@ -68,26 +49,17 @@ function instructions(args) {
   return Number(refs[1].replaceAll(",", ""));
 }
 
-const cases = [
-  ["node -e 0", ["-e", "0"]],
-  ["node <empty file>", [empty]],
-  ["runx --help", [bin, "--help"]],
-  [
-    "runx skill skills/echo --message hi --json",
-    [bin, "skill", "skills/echo", "--message", "hi", "--json"],
-  ],
-];
+const [node, ...runx] = CLI_CASES;
+const cases = [node, ["node <empty file>", [empty]], ...runx];
 try {
-  // Untimed runs first, as in cli-start: a new workspace settles after three runs (package
-  // cache, pack pruning, code cache).
-  for (const [, args] of cases) for (let i = 0; i < 3; i++) run(args);
+  // Untimed runs first (see WARM_UP_RUNS).
+  for (const [, args] of cases) for (let i = 0; i < WARM_UP_RUNS; i++) run(args);
   const samples = cases.map(() => []);
   for (let i = 0; i < runs; i++) {
     cases.forEach(([, args], k) => samples[k].push(instructions(args)));
     if (!json && process.stderr.isTTY) process.stderr.write(`\rrun ${i + 1}/${runs}`);
   }
   if (!json && process.stderr.isTTY) process.stderr.write("\r\x1b[K");
-  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const medians = samples.map(median);
   const results = cases.map(([name], k) => ({
     name,
@@ -107,5 +79,5 @@ try {
     }
   }
 } finally {
-  rmSync(ws, { recursive: true, force: true });
+  remove();
 }

@@ -3,28 +3,10 @@
 // own start. Targets: --help <= 1.5x node start; the echo run <= 2.5x node start.
 // Usage: node bench/cli-start.mjs [--runs N] [--json]
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { CLI_CASES, WARM_UP_RUNS, benchFlags, cliWorkspace, median } from "./cli-kit.mjs";
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const bin = join(repo, "packages", "runtime", "bin", "runx.cjs");
-const argv = process.argv.slice(2);
-const runsIdx = argv.indexOf("--runs");
-const runs = runsIdx >= 0 ? Number(argv[runsIdx + 1]) : 21;
-const json = argv.includes("--json");
-
-// A scratch workspace so the benchmark never writes into the repository.
-const ws = mkdtempSync(join(tmpdir(), "runx-bench-"));
-cpSync(join(repo, "skills", "echo"), join(ws, "skills", "echo"), { recursive: true });
-const env = {
-  PATH: process.env.PATH,
-  HOME: ws,
-  RUNX_HOME: join(ws, "home"),
-  RUNX_CWD: ws,
-  NO_COLOR: "1",
-};
+const { runs, json } = benchFlags(21);
+const { ws, env, remove } = cliWorkspace("runx-bench-");
 
 function time(args) {
   const start = process.hrtime.bigint();
@@ -38,27 +20,12 @@ function time(args) {
   return ms;
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
-const cases = [
-  ["node -e 0", ["-e", "0"]],
-  ["runx --help", [bin, "--help"]],
-  [
-    "runx skill skills/echo --message hi --json",
-    [bin, "skill", "skills/echo", "--message", "hi", "--json"],
-  ],
-];
-// Warm up, then interleave the cases so drift affects all of them alike. A new workspace
-// settles after three runs: the first misses the package cache and loads the package parser
-// (the command's chunk pack grows), the second finds most of the grown pack unused and prunes
-// it, the third compiles the pruned pack and writes its code cache.
-for (const [, args] of cases) for (let i = 0; i < 3; i++) time(args);
+const cases = CLI_CASES;
+// Warm up (see WARM_UP_RUNS), then interleave the cases so drift affects all of them alike.
+for (const [, args] of cases) for (let i = 0; i < WARM_UP_RUNS; i++) time(args);
 const samples = cases.map(() => []);
 for (let i = 0; i < runs; i++) cases.forEach(([, args], k) => samples[k].push(time(args)));
-rmSync(ws, { recursive: true, force: true });
+remove();
 
 const medians = samples.map(median);
 const base = medians[0];
