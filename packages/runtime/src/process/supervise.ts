@@ -7,7 +7,7 @@
  * There is no module state: cancellation arrives through the caller's AbortSignal.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createSha256, sha256Hex, type Sha256 } from "../crypto/sha256.js";
+import { createSha256 } from "../crypto/sha256.js";
 import { statSync } from "node:fs";
 import { RuntimeError } from "../errors.js";
 
@@ -72,12 +72,7 @@ export interface SupervisedProcessResult {
 /** Retains a prefix of a stream while hashing and counting all of it. */
 class StreamCapture {
   private readonly chunks: Buffer[] = [];
-  /**
-   * The stream's running SHA-256, started only when bytes are dropped: until then the kept
-   * chunks are the whole stream and `digest()` hashes them once (an incremental hash object
-   * per stream cost every run more than the one-shot hash of a short output).
-   */
-  private hash: Sha256 | undefined;
+  private readonly hash = createSha256();
   private kept = 0;
   total = 0;
   truncated = false;
@@ -85,18 +80,14 @@ class StreamCapture {
   constructor(private readonly limit: number) {}
 
   push(chunk: Buffer): void {
+    this.hash.update(chunk);
     this.total += chunk.length;
     const room = this.limit - this.kept;
-    if (this.hash === undefined) {
-      if (chunk.length <= room) {
-        this.chunks.push(chunk);
-        this.kept += chunk.length;
-        return;
-      }
-      this.hash = createSha256();
-      for (const kept of this.chunks) this.hash.update(kept);
+    if (chunk.length <= room) {
+      this.chunks.push(chunk);
+      this.kept += chunk.length;
+      return;
     }
-    this.hash.update(chunk);
     if (chunk.length > 0) this.truncated = true;
     if (room > 0) {
       this.chunks.push(chunk.subarray(0, room));
@@ -109,7 +100,7 @@ class StreamCapture {
   }
 
   digest(): string {
-    return `sha256:${this.hash !== undefined ? this.hash.digestHex() : sha256Hex(this.bytes())}`;
+    return `sha256:${this.hash.digestHex()}`;
   }
 }
 
