@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isoTimestamp } from "./time.js";
+import { isoTimestamp, secondsTimestamp } from "./time.js";
 
 describe("isoTimestamp", () => {
   it("writes what toISOString writes", () => {
@@ -50,5 +50,14 @@ describe("isoTimestamp", () => {
       if (saved === undefined) delete process.env.TZ;
       else process.env.TZ = saved;
     }
+  });
+
+  it("writes the same instant to the second", () => {
+    expect(secondsTimestamp(new Date(Date.UTC(2026, 10, 30, 9, 5, 3, 7)))).toBe(
+      "2026-11-30T09:05:03Z",
+    );
+    expect(secondsTimestamp(new Date(Date.UTC(1999, 11, 31, 23, 59, 59, 999)))).toBe(
+      "1999-12-31T23:59:59Z",
+    );
   });
 });

@@ -23,3 +23,8 @@ export function isoTimestamp(date: Date): string {
     `.${ms < 10 ? `00${ms}` : ms < 100 ? `0${ms}` : ms}Z`
   );
 }
+
+/** `isoTimestamp` to the second (`YYYY-MM-DDTHH:mm:ssZ`): receipts' and dispatch records' times. */
+export function secondsTimestamp(date: Date): string {
+  return isoTimestamp(date).replace(/\.\d{3}Z$/, "Z");
+}

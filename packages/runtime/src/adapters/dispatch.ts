@@ -42,6 +42,7 @@ import {
   WRITE_WORDS,
 } from "./vocabulary.js";
 import type { DispatchFailure, DispatchStatus, FailureCode } from "./vocabulary.js";
+import { secondsTimestamp } from "../time.js";
 
 /** The adapter block of an `adapter` runner (or graph step). */
 export interface AdapterStepConfig {
@@ -221,8 +222,6 @@ export type DispatchOutcome =
 /** How long an approval stays valid. */
 export const APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
 
-const stamp = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, "Z");
-
 /** The digest an approval decision is bound to. */
 export function bindingDigest(binding: ApprovalBinding): string {
   return hashCanonical(binding);
@@ -271,8 +270,8 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
         tool_probe: probeRecord,
       },
       invoked_by: req.invokedBy,
-      invoked_at: stamp(invokedAt),
-      finished_at: stamp(finished),
+      invoked_at: secondsTimestamp(invokedAt),
+      finished_at: secondsTimestamp(finished),
       duration_ms: Math.max(0, finished.getTime() - invokedAt.getTime()),
       spawn_authority: { ...req.spawnAuthority },
       approval:
@@ -383,7 +382,7 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     graphRunId: req.graphRunId,
     skill: req.skill,
     retryOf: req.retryOf ?? null,
-    createdAt: req.createdAt ?? stamp(invokedAt),
+    createdAt: req.createdAt ?? secondsTimestamp(invokedAt),
     inputs: req.inputs,
     lane: req.adapter.lane,
     workflow: req.adapter.workflow,
@@ -460,7 +459,8 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
       network: definition.network,
       credential_refs: credentialRefs,
       expires_at:
-        req.approval?.binding.expires_at ?? stamp(new Date(invokedAt.getTime() + APPROVAL_TTL_MS)),
+        req.approval?.binding.expires_at ??
+        secondsTimestamp(new Date(invokedAt.getTime() + APPROVAL_TTL_MS)),
     };
     if (req.approval === null) return { kind: "needs_approval", binding, packet };
     if (!req.approval.approved) return refuse("missing_authority", "the approval was declined");

@@ -15,6 +15,7 @@ import { hashCanonical, sha256Prefixed } from "../receipts/index.js";
 import { DefinitionProblem, parseAdapterDefinition, ADAPTER_ID } from "./definition.js";
 import type { AdapterDefinition } from "./definition.js";
 import { hasSymlinkComponent, isInside } from "./fs-safety.js";
+import { secondsTimestamp } from "../time.js";
 
 /** Where definitions live, relative to the workspace root. */
 export const ADAPTERS_DIR = "adapters";
@@ -240,7 +241,7 @@ export function trustAdapter(
           : null,
     },
     trusted_by: principal,
-    trusted_at: now.toISOString().replace(/\.\d{3}Z$/, "Z"),
+    trusted_at: secondsTimestamp(now),
   };
   const all = readTrust(runxDir);
   all[id] = record;

@@ -25,7 +25,7 @@ import type { HttpTransport, ProviderDriver } from "../tools/types.js";
 import type { StateStore } from "../store/types.js";
 import type { WorkspacePaths } from "../workspace.js";
 import { displayPath } from "../workspace.js";
-import { isoTimestamp } from "../time.js";
+import { secondsTimestamp } from "../time.js";
 
 /** Services a run needs, supplied by the composition root. */
 export interface RunSkillDeps {
@@ -170,7 +170,7 @@ export function stepKey(scope: Pick<RunScope, "nest">, stepId: string): string {
 
 /** Receipt timestamps: RFC 3339 UTC at second precision, like upstream. */
 export function receiptTimestamp(date: Date): string {
-  return isoTimestamp(date).replace(/\.\d{3}Z$/, "Z");
+  return secondsTimestamp(date);
 }
 
 /** The reference a later receipt uses to point at an earlier one (id + body digest). */
