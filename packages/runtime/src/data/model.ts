@@ -18,7 +18,6 @@ import {
   canonicalNumber,
   canonicalString,
   hashCanonical,
-  isPlainText,
   sha256Prefixed,
 } from "../receipts/canonical.js";
 import type { Json, JsonRecord } from "../tools/types.js";
@@ -153,6 +152,15 @@ export class DataStop extends Error {
 }
 
 const utf8Bytes = (value: string): number => Buffer.byteLength(value, "utf8");
+
+/**
+ * True when `value` is at most `maxBytes` long in UTF-8. A UTF-16 code unit is at most three
+ * UTF-8 bytes, so a string short enough in units is decided without counting its bytes (a
+ * native call, which for the short names of every operation costs more than all the rest of
+ * their check).
+ */
+const fitsBytes = (value: string, maxBytes: number): boolean =>
+  value.length * 3 <= maxBytes || utf8Bytes(value) <= maxBytes;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
@@ -162,18 +170,18 @@ export function isToken(value: string, maxBytes: number, allowSlash = true): boo
     value.length > 0 &&
     value.trim() === value &&
     !CONTROL.test(value) &&
-    utf8Bytes(value) <= maxBytes &&
+    fitsBytes(value, maxBytes) &&
     (allowSlash || !value.includes("/"))
   );
 }
 
 const RESOURCE = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const AGGREGATE = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
+// Both patterns admit ASCII only, so a matching name's length is its byte count.
 
-export const isResource = (value: string): boolean =>
-  RESOURCE.test(value) && utf8Bytes(value) <= 128;
+export const isResource = (value: string): boolean => value.length <= 128 && RESOURCE.test(value);
 export const isAggregateId = (value: string): boolean =>
-  AGGREGATE.test(value) && utf8Bytes(value) <= 192;
+  value.length <= 192 && AGGREGATE.test(value);
 export const isEventType = (value: string): boolean => isToken(value, 128, false);
 export const isIdempotencyKey = (value: string): boolean => isToken(value, 256);
 export const isSourceRef = (value: string): boolean => isToken(value, 512);
@@ -250,8 +258,8 @@ export function canonicalEvent(event: JsonRecord): string {
       throw new DataStop("needs_input", `event is not canonical JSON: ${(error as Error).message}`);
     }
   }
-  const bytes = utf8Bytes(text);
-  if (bytes > MAX_EVENT_BYTES) {
+  if (!fitsBytes(text, MAX_EVENT_BYTES)) {
+    const bytes = utf8Bytes(text);
     throw new DataStop(
       "needs_input",
       `event is ${bytes} bytes as canonical JSON, over the ${MAX_EVENT_BYTES}-byte per-event cap`,
@@ -260,31 +268,20 @@ export function canonicalEvent(event: JsonRecord): string {
   return text;
 }
 
-/** Writes a string as itself between quotes (for strings known to need no escaping). */
-const quoted = (value: string): string => `"${value}"`;
-
-/**
- * The canonical writer for a template's strings, given their concatenation: tested once, so
- * when none needs escaping (the usual case) each is written as itself, else each goes through
- * canonicalString (which escapes or refuses it).
- */
-const stringWriter = (all: string): ((value: string) => string) =>
-  isPlainText(all) ? quoted : canonicalString;
-
 /**
  * The canonical JSON of a record whose event is already canonical (`eventJson`), without
  * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
+ * Each string is tested on its own (canonicalString): testing their concatenation at once
+ * costs more, as the concatenation must first be copied into one flat string.
  */
 export function canonicalRecord(record: EventRecord, eventJson: string): string {
   // The record's keys are fixed, so their sorted order is too.
-  const { committed_at, event_digest, event_ref, event_type, idempotency_key } = record;
-  const str = stringWriter(committed_at + event_digest + event_ref + event_type + idempotency_key);
   return (
-    `{"committed_at":${str(committed_at)},"event":${eventJson}` +
-    `,"event_digest":${str(event_digest)}` +
-    `,"event_ref":${str(event_ref)}` +
-    `,"event_type":${str(event_type)}` +
-    `,"idempotency_key":${str(idempotency_key)}` +
+    `{"committed_at":${canonicalString(record.committed_at)},"event":${eventJson}` +
+    `,"event_digest":${canonicalString(record.event_digest)}` +
+    `,"event_ref":${canonicalString(record.event_ref)}` +
+    `,"event_type":${canonicalString(record.event_type)}` +
+    `,"idempotency_key":${canonicalString(record.idempotency_key)}` +
     `,"version":${canonicalNumber(record.version)}}`
   );
 }
@@ -300,9 +297,8 @@ export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, versi
 export function chainDigest(previous: string, version: number, eventDigest: string): string {
   // The object's keys are fixed (event_digest < previous_projection_digest < version), so its
   // canonical bytes are this template with each value written canonically.
-  const str = stringWriter(eventDigest + previous);
   return sha256Prefixed(
-    `{"event_digest":${str(eventDigest)},"previous_projection_digest":${str(previous)},"version":${canonicalNumber(version)}}`,
+    `{"event_digest":${canonicalString(eventDigest)},"previous_projection_digest":${canonicalString(previous)},"version":${canonicalNumber(version)}}`,
   );
 }
 
