@@ -260,15 +260,6 @@ export function canonicalString(value: string): string {
   return canonicalJson(value);
 }
 
-/**
- * True when canonicalString writes `value` as itself between quotes: no quote, backslash,
- * control or surrogate unit. The test matches single code units, so testing a concatenation
- * answers for every part at once (no pair can form across a boundary and hide a lone surrogate).
- */
-export function isPlainText(value: string): boolean {
-  return !NEEDS_CARE.test(value);
-}
-
 /** The canonical JSON of one number (as canonicalJson writes it; non-finite is refused). */
 export function canonicalNumber(value: number): string {
   return Number.isFinite(value) ? String(value) : canonicalJson(value);
