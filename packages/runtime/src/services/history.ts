@@ -70,7 +70,12 @@ function toPending(run: RunRecord): PendingRun {
 export function pendingRuns(state: StateStore): PendingRun[] {
   const pending: PendingRun[] = [];
   for (const status of ["needs_agent", "needs_approval"] as const) {
-    pending.push(...state.listRuns({ limit: 500, status }).runs.map(toPending));
+    let cursor: string | null = null;
+    do {
+      const page = state.listRuns({ limit: 500, status, cursor });
+      pending.push(...page.runs.map(toPending));
+      cursor = page.nextCursor;
+    } while (cursor !== null);
   }
   return pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
 }
@@ -99,13 +104,12 @@ export async function listHistory(deps: {
       if (id !== undefined) children.add(id);
     }
   }
+  // What the state store's index knows of each receipt in the store (its run, whether
+  // `runx harness` made it), looked up for all of them: the harness filter applies before the
+  // listing is cut to `limit`.
   const runByReceipt = new Map<string, string | null>();
   const harness = new Set<string>();
-  for (const entry of deps.state.listIndexedReceipts({
-    limit: 500,
-    includeChildren: true,
-    includeHarness: true,
-  })) {
+  for (const entry of deps.state.findIndexedReceipts(receipts.map((r) => r.id))) {
     runByReceipt.set(entry.receiptId, entry.runId);
     if (entry.harness) harness.add(entry.receiptId);
   }

@@ -257,6 +257,22 @@ describe("receipt index", () => {
     expect(codeOf(() => store.listIndexedReceipts({ limit: 0 }))).toBe("USAGE");
   });
 
+  it("finds the rows of any number of receipt ids, skipping ids it has no row for", () => {
+    // More ids than one statement binds (500), so the lookup runs in slices.
+    const ids: string[] = [];
+    for (let n = 1; n <= 1203; n++) {
+      if (n % 3 === 0) store.indexReceipt({ ...entry(n), harness: n % 2 === 0, runId: `run_${n}` });
+      ids.push(entry(n).receiptId);
+    }
+    const found = store.findIndexedReceipts(ids);
+    expect(found).toHaveLength(401);
+    const byId = new Map(found.map((row) => [row.receiptId, row]));
+    expect(byId.get(entry(1200).receiptId)).toMatchObject({ runId: "run_1200", harness: true });
+    expect(byId.get(entry(3).receiptId)).toMatchObject({ runId: "run_3", harness: false });
+    expect(byId.has(entry(1201).receiptId)).toBe(false);
+    expect(store.findIndexedReceipts([])).toEqual([]);
+  });
+
   it("marks an indexed receipt as a child when re-indexed as one, never the reverse", () => {
     store.indexReceipt(entry(1));
     expect(store.indexReceipt({ ...entry(1), isChild: true, runId: "run_x" })).toMatchObject({

@@ -10,7 +10,13 @@ import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
 import { statementCache, tableCodec, writtenRow } from "./statements.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
 import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
-import type { LedgerEntryRecord, StateStore, StoreConnection, StoreExtension } from "./types.js";
+import type {
+  LedgerEntryRecord,
+  ReceiptIndexRecord,
+  StateStore,
+  StoreConnection,
+  StoreExtension,
+} from "./types.js";
 import { isoTimestamp } from "../time.js";
 
 export { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
@@ -22,6 +28,9 @@ export interface StateStoreDeps {
   /** Source of `createdAt`/`updatedAt`/`created_ms`. */
   clock: () => Date;
 }
+
+/** Receipt ids per statement of `findIndexedReceipts`. */
+const LOOKUP_SLICE = 500;
 
 function checkLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
@@ -362,6 +371,20 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
           ).all(limit) as Array<Record<string, unknown>>
         ).map((row) => indexCodec.decode(row)),
       );
+    },
+
+    findIndexedReceipts(receiptIds) {
+      const found: ReceiptIndexRecord[] = [];
+      const c = indexCodec.column("receiptId");
+      // In slices, so that no statement exceeds SQLite's limit on bound parameters.
+      for (let at = 0; at < receiptIds.length; at += LOOKUP_SLICE) {
+        const ids = receiptIds.slice(at, at + LOOKUP_SLICE);
+        const rows = guard("find receipts", () =>
+          selectAll(indexCodec, [`${c} IN (${ids.map(() => "?").join(", ")})`], "").all(...ids),
+        ) as Array<Record<string, unknown>>;
+        for (const row of rows) found.push(indexCodec.decode(row));
+      }
+      return found;
     },
 
     appendLedgerEntry(runId, append) {

@@ -150,6 +150,8 @@ export interface StateStore {
   indexReceipt(entry: ReceiptIndexEntry): ReceiptIndexRecord;
   /** Indexed receipts newest first (created_at desc, receipt_id desc). */
   listIndexedReceipts(options: ListIndexedReceiptsOptions): ReceiptIndexRecord[];
+  /** The index rows of exactly these receipts (any number; ids without a row are skipped). */
+  findIndexedReceipts(receiptIds: readonly string[]): ReceiptIndexRecord[];
   /** Appends to a run's hash chain atomically; a stale `previousHash` is refused. */
   appendLedgerEntry(runId: string, append: LedgerAppend): LedgerEntryRecord;
   /** The last ledger entry of a run, if any. */
