@@ -271,15 +271,19 @@ export function canonicalEvent(event: JsonRecord): string {
 /**
  * The canonical JSON of a record whose event is already canonical (`eventJson`), without
  * canonicalising the event a second time. Key order: committed_at, event, event_digest, …
- * Each string is tested on its own (canonicalString): testing their concatenation at once
- * costs more, as the concatenation must first be copied into one flat string.
+ *
+ * For records the core builds for an append: `committed_at` is a normalized timestamp
+ * (digits, `-`, `:`, `.`, `T`, `Z`), `event_digest` a `sha256:<hex>` digest and `event_ref` the
+ * ref of a validated stream (letters, digits and `._:@/-`), none of which JSON escapes, so they
+ * are written as they are; `event_type` and `idempotency_key` come from the caller and are
+ * written canonically (escaped, or refused when not well formed).
  */
 export function canonicalRecord(record: EventRecord, eventJson: string): string {
   // The record's keys are fixed, so their sorted order is too.
   return (
-    `{"committed_at":${canonicalString(record.committed_at)},"event":${eventJson}` +
-    `,"event_digest":${canonicalString(record.event_digest)}` +
-    `,"event_ref":${canonicalString(record.event_ref)}` +
+    `{"committed_at":"${record.committed_at}","event":${eventJson}` +
+    `,"event_digest":"${record.event_digest}"` +
+    `,"event_ref":"${record.event_ref}"` +
     `,"event_type":${canonicalString(record.event_type)}` +
     `,"idempotency_key":${canonicalString(record.idempotency_key)}` +
     `,"version":${canonicalNumber(record.version)}}`
@@ -299,6 +303,18 @@ export function chainDigest(previous: string, version: number, eventDigest: stri
   // canonical bytes are this template with each value written canonically.
   return sha256Prefixed(
     `{"event_digest":${canonicalString(eventDigest)},"previous_projection_digest":${canonicalString(previous)},"version":${canonicalNumber(version)}}`,
+  );
+}
+
+/**
+ * `chainDigest` of an event digest and a previous chain value this process computed itself
+ * (sha256Prefixed output or EMPTY_PROJECTION_DIGEST: `sha256:` and hex digits, nothing JSON
+ * escapes), written without testing them. A value read back from storage goes through
+ * `chainDigest`.
+ */
+export function chainDigestOfOwn(previous: string, version: number, eventDigest: string): string {
+  return sha256Prefixed(
+    `{"event_digest":"${eventDigest}","previous_projection_digest":"${previous}","version":${canonicalNumber(version)}}`,
   );
 }
 

@@ -22,7 +22,7 @@ import { Redis } from "ioredis";
 import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
 import type { JsonRecord } from "../tools/types.js";
 import type { AppendOutcome, AppendRequest, DataAdapter, HeadsQuery } from "./adapter.js";
-import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest } from "./model.js";
+import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest, chainDigestOfOwn } from "./model.js";
 import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
 
 // KEYS: stream list, idempotency hash, heads index zset, heads hash.
@@ -232,8 +232,13 @@ const isNoScript = (error: unknown): boolean =>
  */
 function scripted<T>(redis: Redis, lua: string) {
   const sha = createHash("sha1").update(lua).digest("hex");
-  const call = (args: (string | number)[]) =>
-    redis.evalsha(sha, ...(args as [number, ...string[]])) as Promise<T>;
+  // ioredis flattens an array argument into the command's arguments, so the key count, keys
+  // and arguments go as one array (no spread per call; its typings list positional forms only).
+  const evalsha = redis.evalsha.bind(redis) as unknown as (
+    sha1: string,
+    args: (string | number)[],
+  ) => Promise<unknown>;
+  const call = (args: (string | number)[]) => evalsha(sha, args) as Promise<T>;
   const reload = async (error: unknown, args: (string | number)[]): Promise<T> => {
     if (!isNoScript(error)) throw error;
     await redis.script("LOAD", lua);
@@ -283,7 +288,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
   const streamKeys = (s: StreamKey): string[] => streamEntry(s).keys;
   const prefixDigest = hashCanonical(p);
   /** Last head digest this connection saw per stream: saves the extra round trip on appends. */
-  const known = new Map<string, { version: number; digest: string }>();
+  const known = new Map<string, { version: number; digest: string; own: boolean }>();
 
   const parseHead = (len: number, text: string): string => {
     if (text === "") {
@@ -332,12 +337,23 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
           : cached?.version === req.expectedVersion
             ? cached.digest
             : "";
+      // The previous value is this connection's own when it is P0 or the chain value its last
+      // commit computed; one the script reported (stale) is checked as it is written.
+      let own =
+        req.expectedVersion === 0 || (cached?.version === req.expectedVersion && cached.own);
+      const eventDigest = req.record.event_digest;
       for (let attempt = 0; attempt < 4; attempt++) {
-        const next = chainDigest(previous, req.record.version, req.record.event_digest);
+        const next = own
+          ? chainDigestOfOwn(previous, req.record.version, eventDigest)
+          : chainDigest(previous, req.record.version, eventDigest);
         const reply = await runxAppend(redisAppendArgs(keys, req, previous, next));
         const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
-        known.set(id, { version: Number(len), digest });
-        if (kind === "committed") return { kind, projectionDigest: digest };
+        if (kind === "committed") {
+          // The script stored and returned `next`.
+          known.set(id, { version: Number(len), digest: next, own: true });
+          return { kind, projectionDigest: next };
+        }
+        known.set(id, { version: Number(len), digest, own: false });
         if (kind === "replay") {
           return {
             kind,
@@ -350,6 +366,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
           return { kind, currentVersion: Number(len), projectionDigest: digest };
         }
         previous = digest; // stale: the script told us the head digest stored now
+        own = false;
       }
       throw new DataStop(
         "provider_unavailable",
