@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DataAdapter } from "./adapter.js";
 import type { HeadRecord } from "./model.js";
+import { recomputeChain } from "./model.js";
 import { dataStoreContract } from "./contract.test-kit.js";
 import { runOnAdapter } from "./operations.js";
 import { headMember, openRedisAdapter, redisStreamKeys } from "./redis.js";
@@ -127,4 +128,35 @@ describe("redis append script: storage layout", () => {
     const later = await append(stream, 1);
     expect(later.stop_conditions[0]?.message).toMatch(/unsupported legacy projection/);
   });
+
+  it("appends correctly once its per-stream cache has started over (more streams than it keeps)", async () => {
+    // The adapter keeps keys and the last-seen head of at most 10,000 streams; past that it
+    // starts over, and a stream it forgot is appended to without the head hint (the script
+    // reports the stored head and the append goes on from it).
+    const first = fresh();
+    expect((await append(first.stream, 0)).status).toBe("committed");
+    const source = `tenant://many/${process.pid}`;
+    for (let i = 0; i < 10_001; i += 500) {
+      await Promise.all(
+        Array.from({ length: Math.min(500, 10_001 - i) }, (_, j) =>
+          append(
+            { data_source_ref: source, resource: "board_events", aggregate_id: `s${i + j}` },
+            0,
+          ),
+        ),
+      );
+    }
+    const again = await append(first.stream, 1);
+    expect(again).toMatchObject({ status: "committed", after_version: 2 });
+    const read = await runOnAdapter(
+      adapter,
+      "read_events",
+      { ...first.stream, limit: 5 },
+      {
+        now: () => new Date(),
+      },
+    );
+    expect(read.projection_digest).toBe(again.projection_digest);
+    expect(recomputeChain(read.events)).toBe(again.projection_digest);
+  }, 60_000);
 });

@@ -19,6 +19,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
+import { sha256Hex } from "../crypto/sha256.js";
 import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
 import type { JsonRecord } from "../tools/types.js";
 import type { AppendOutcome, AppendRequest, DataAdapter, HeadsQuery } from "./adapter.js";
@@ -153,7 +154,7 @@ end
 return out
 `;
 
-const hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
+const hex = (value: string) => sha256Hex(value);
 const INVERT_BASE = 8_640_000_000_000_000;
 
 /** Index member: 17-digit inverted epoch ms, then the aggregate (lexicographic = newest first). */
@@ -215,6 +216,16 @@ export function redisAppendArgs(
   ];
 }
 
+/** A stream's keys and digest, and the head this connection last saw of it. */
+interface StreamEntry {
+  keys: string[];
+  digest: string;
+  head: { version: number; digest: string; own: boolean } | undefined;
+}
+
+/** Entries of an adapter's stream and resource caches before they start over. */
+const MAX_CACHED = 10_000;
+
 export interface RedisAdapterOptions {
   endpoint: string;
   keyPrefix: string;
@@ -262,10 +273,26 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
   const runxHeads = scripted<string[]>(redis, HEADS);
   await redis.connect();
   const p = options.keyPrefix;
-  const keyCache = new Map<string, { keys: string[]; digest: string }>();
+  /**
+   * What the adapter keeps per stream: its keys, its digest, and the head this connection last
+   * saw (a hint that saves a round trip on appends; every use is checked by the script). Bounded:
+   * the cache starts over past MAX_CACHED entries, as does the resources' hash cache.
+   */
+  const streams = new Map<string, StreamEntry>();
+  const resources = new Map<string, string>();
+  const resourceHashOf = (source: string, resource: string): string => {
+    const id = `${source}\u0000${resource}`;
+    let r = resources.get(id);
+    if (r === undefined) {
+      r = resourceHash(source, resource);
+      if (resources.size >= MAX_CACHED) resources.clear();
+      resources.set(id, r);
+    }
+    return r;
+  };
   // The core asks twice per operation (evidence, then the operation) with the same strings.
-  let last: { s: StreamKey; entry: { keys: string[]; digest: string } } | undefined;
-  const streamEntry = (s: StreamKey): { keys: string[]; digest: string } => {
+  let last: { s: StreamKey; entry: StreamEntry } | undefined;
+  const streamEntry = (s: StreamKey): StreamEntry => {
     if (
       last !== undefined &&
       last.s.aggregateId === s.aggregateId &&
@@ -275,20 +302,22 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       return last.entry;
     }
     const id = `${s.source}\u0000${s.resource}\u0000${s.aggregateId}`;
-    let entry = keyCache.get(id);
+    let entry = streams.get(id);
     if (entry === undefined) {
       const sh = streamHash(s);
-      entry = { digest: `sha256:${sh}`, keys: keysOf(p, sh, resourceHash(s.source, s.resource)) };
-      if (keyCache.size > 10_000) keyCache.clear();
-      keyCache.set(id, entry);
+      entry = {
+        digest: `sha256:${sh}`,
+        keys: keysOf(p, sh, resourceHashOf(s.source, s.resource)),
+        head: undefined,
+      };
+      if (streams.size >= MAX_CACHED) streams.clear();
+      streams.set(id, entry);
     }
     last = { s: { source: s.source, resource: s.resource, aggregateId: s.aggregateId }, entry };
     return entry;
   };
   const streamKeys = (s: StreamKey): string[] => streamEntry(s).keys;
   const prefixDigest = hashCanonical(p);
-  /** Last head digest this connection saw per stream: saves the extra round trip on appends. */
-  const known = new Map<string, { version: number; digest: string; own: boolean }>();
 
   const parseHead = (len: number, text: string): string => {
     if (text === "") {
@@ -327,10 +356,9 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
             }).digest,
           },
     async append(req): Promise<AppendOutcome> {
-      const s = req.stream;
-      const keys = streamKeys(s);
-      const id = keys[0] as string;
-      const cached = known.get(id);
+      const stream = streamEntry(req.stream);
+      const { keys } = stream;
+      const cached = stream.head;
       let previous =
         req.expectedVersion === 0
           ? EMPTY_PROJECTION_DIGEST
@@ -350,10 +378,10 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
         const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
         if (kind === "committed") {
           // The script stored and returned `next`.
-          known.set(id, { version: Number(len), digest: next, own: true });
+          stream.head = { version: Number(len), digest: next, own: true };
           return { kind, projectionDigest: next };
         }
-        known.set(id, { version: Number(len), digest, own: false });
+        stream.head = { version: Number(len), digest, own: false };
         if (kind === "replay") {
           return {
             kind,
