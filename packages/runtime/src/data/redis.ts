@@ -154,7 +154,6 @@ end
 return out
 `;
 
-const hex = (value: string) => sha256Hex(value);
 const INVERT_BASE = 8_640_000_000_000_000;
 
 /** Index member: 17-digit inverted epoch ms, then the aggregate (lexicographic = newest first). */
@@ -169,7 +168,7 @@ export function redisStreamKeys(prefix: string, stream: StreamKey): string[] {
 }
 
 const streamHash = (stream: StreamKey) =>
-  hex(
+  sha256Hex(
     canonicalJson({
       aggregate_id: stream.aggregateId,
       data_source_ref: stream.source,
@@ -177,7 +176,7 @@ const streamHash = (stream: StreamKey) =>
     }),
   );
 const resourceHash = (source: string, resource: string) =>
-  hex(canonicalJson({ data_source_ref: source, resource }));
+  sha256Hex(canonicalJson({ data_source_ref: source, resource }));
 const headsKeys = (prefix: string, r: string): [string, string] => [
   `${prefix}:resource:${r}:heads-index-v2`,
   `${prefix}:resource:${r}:heads-v2`,
@@ -454,7 +453,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       return rows;
     },
     async cursorSecret(source) {
-      const key = `${p}:source:${hex(source)}:cursor-secret`;
+      const key = `${p}:source:${sha256Hex(source)}:cursor-secret`;
       let value = await redis.get(key);
       if (value === null) {
         await redis.set(key, randomBytes(32).toString("hex"), "NX");
