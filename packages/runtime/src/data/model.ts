@@ -297,13 +297,19 @@ export const eventRef = (stream: StreamKey, version: number): string =>
 /** P0: the chain value of an empty stream. */
 export const EMPTY_PROJECTION_DIGEST = hashCanonical({ event_digest: null, version: 0 });
 
+/**
+ * Pn = H({event_digest: En, previous_projection_digest: P(n−1), version: n}), from the two
+ * digests already written as JSON strings. The object's keys are fixed (event_digest <
+ * previous_projection_digest < version), so its canonical bytes are this template.
+ */
+const chainOf = (eventDigestJson: string, previousJson: string, version: number): string =>
+  sha256Prefixed(
+    `{"event_digest":${eventDigestJson},"previous_projection_digest":${previousJson},"version":${canonicalNumber(version)}}`,
+  );
+
 /** Pn = H({event_digest: En, previous_projection_digest: P(n−1), version: n}). */
 export function chainDigest(previous: string, version: number, eventDigest: string): string {
-  // The object's keys are fixed (event_digest < previous_projection_digest < version), so its
-  // canonical bytes are this template with each value written canonically.
-  return sha256Prefixed(
-    `{"event_digest":${canonicalString(eventDigest)},"previous_projection_digest":${canonicalString(previous)},"version":${canonicalNumber(version)}}`,
-  );
+  return chainOf(canonicalString(eventDigest), canonicalString(previous), version);
 }
 
 /**
@@ -313,9 +319,7 @@ export function chainDigest(previous: string, version: number, eventDigest: stri
  * `chainDigest`.
  */
 export function chainDigestOfOwn(previous: string, version: number, eventDigest: string): string {
-  return sha256Prefixed(
-    `{"event_digest":"${eventDigest}","previous_projection_digest":"${previous}","version":${canonicalNumber(version)}}`,
-  );
+  return chainOf(`"${eventDigest}"`, `"${previous}"`, version);
 }
 
 /** Recomputes the chain over records in version order (1..n); returns P(n). */
