@@ -235,12 +235,23 @@ export interface RedisAdapterOptions {
 const isNoScript = (error: unknown): boolean =>
   String((error as Error | undefined)?.message).startsWith("NOSCRIPT");
 
+/** A Lua script called by SHA (see `scripted`). */
+interface Script<T> {
+  /** EVALSHA; rejects with NOSCRIPT when the server does not hold the script. */
+  call(args: (string | number)[]): Promise<T>;
+  /** After `call` failed with `error`: loads the script and calls again on NOSCRIPT, else rethrows. */
+  retry(error: unknown, args: (string | number)[]): Promise<T>;
+  /** `call`, then `retry` when it fails. */
+  run(args: (string | number)[]): Promise<T>;
+}
+
 /**
- * A Lua script called by SHA; a server without it gets it loaded once. `args` is the key
- * count, the keys, then the arguments, in one array. Not async itself: on the common path the
- * caller awaits the driver's own promise.
+ * A Lua script called by SHA; a server without it (restart, SCRIPT FLUSH) gets it loaded once.
+ * `args` is the key count, the keys, then the arguments, in one array. The append path awaits
+ * `call` inside its own try and `retry`s from its catch, rather than awaiting `run`, whose
+ * chained handler costs every append a promise and a microtask.
  */
-function scripted<T>(redis: Redis, lua: string) {
+function scripted<T>(redis: Redis, lua: string): Script<T> {
   const sha = createHash("sha1").update(lua).digest("hex");
   // ioredis flattens an array argument into the command's arguments, so the key count, keys
   // and arguments go as one array (no spread per call; its typings list positional forms only).
@@ -249,13 +260,12 @@ function scripted<T>(redis: Redis, lua: string) {
     args: (string | number)[],
   ) => Promise<unknown>;
   const call = (args: (string | number)[]) => evalsha(sha, args) as Promise<T>;
-  const reload = async (error: unknown, args: (string | number)[]): Promise<T> => {
+  const retry = async (error: unknown, args: (string | number)[]): Promise<T> => {
     if (!isNoScript(error)) throw error;
     await redis.script("LOAD", lua);
     return call(args);
   };
-  return (args: (string | number)[]): Promise<T> =>
-    call(args).catch((error: unknown) => reload(error, args));
+  return { call, retry, run: (args) => call(args).catch((error: unknown) => retry(error, args)) };
 }
 
 /** Connects to Redis; scripts run by EVALSHA (loaded on first NOSCRIPT). */
@@ -373,7 +383,13 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
         const next = own
           ? chainDigestOfOwn(previous, req.record.version, eventDigest)
           : chainDigest(previous, req.record.version, eventDigest);
-        const reply = await runxAppend(redisAppendArgs(keys, req, previous, next));
+        const args = redisAppendArgs(keys, req, previous, next);
+        let reply: (string | number)[];
+        try {
+          reply = await runxAppend.call(args);
+        } catch (error) {
+          reply = await runxAppend.retry(error, args);
+        }
         const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
         if (kind === "committed") {
           // The script stored and returned `next`.
@@ -402,7 +418,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readEvents(s, page) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await runxRead([
+      const [len, proj, items] = await runxRead.run([
         2,
         keys[0] as string,
         keys[3] as string,
@@ -420,7 +436,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async readHead(s) {
       const keys = streamKeys(s);
-      const [len, proj, items] = await runxRead([
+      const [len, proj, items] = await runxRead.run([
         2,
         keys[0] as string,
         keys[3] as string,
@@ -438,7 +454,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     },
     async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
       const [index, heads] = headsKeys(p, resourceHash(q.source, q.resource));
-      const flat = await runxHeads([
+      const flat = await runxHeads.run([
         2,
         index,
         heads,
