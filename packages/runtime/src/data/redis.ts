@@ -277,7 +277,11 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     retryStrategy: () => null,
   });
   redis.on("error", () => undefined);
-  const runxAppend = scripted<(string | number)[]>(redis, REDIS_APPEND_SCRIPT);
+  // Reply: kind, length, head digest, and for a replay the stored record.
+  const runxAppend = scripted<[string, number, string, string | undefined]>(
+    redis,
+    REDIS_APPEND_SCRIPT,
+  );
   const runxRead = scripted<[number, string, string[]]>(redis, READ);
   const runxHeads = scripted<string[]>(redis, HEADS);
   await redis.connect();
@@ -384,13 +388,13 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
           ? chainDigestOfOwn(previous, req.record.version, eventDigest)
           : chainDigest(previous, req.record.version, eventDigest);
         const args = redisAppendArgs(keys, req, previous, next);
-        let reply: (string | number)[];
+        let reply: [string, number, string, string | undefined];
         try {
           reply = await runxAppend.call(args);
         } catch (error) {
           reply = await runxAppend.retry(error, args);
         }
-        const [kind, len, digest, stored] = reply as [string, number, string, string | undefined];
+        const [kind, len, digest, stored] = reply;
         if (kind === "committed") {
           // The script stored and returned `next`.
           stream.head = { version: Number(len), digest: next, own: true };
