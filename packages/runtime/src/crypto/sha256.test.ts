@@ -1,6 +1,19 @@
 import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createSha256, sha256Hex } from "./sha256.js";
+import {
+  NATIVE_MAX_UNITS,
+  createSha256,
+  loadNativeSha256,
+  nativeSha256,
+  nativeSha256Path,
+  sha256Hex,
+  sha256Prefixed,
+} from "./sha256.js";
+
+const reference = (text: string | Uint8Array) => createHash("sha256").update(text).digest("hex");
 
 describe("sha256", () => {
   // FIPS 180-2 appendix B and the usual extra vectors.
@@ -57,5 +70,100 @@ describe("sha256", () => {
     const large = createSha256().update(Buffer.alloc(2 * 1024 * 1024));
     large.digestHex();
     expect(() => large.update("more")).toThrow();
+  });
+});
+
+describe("native sha256 (native/sha256.c)", () => {
+  // npm install builds the addon (binding.gyp); on this project's machines it must be in use.
+  const addon = nativeSha256();
+
+  it("is built and loaded, and short strings are hashed by it", () => {
+    expect(addon).toBeDefined();
+    expect(nativeSha256Path(import.meta.dirname)).toMatch(
+      /build[/\\]Release[/\\]runx_sha256\.node$/,
+    );
+  });
+
+  it("gives node:crypto's digest for every kind of string it takes", () => {
+    const native = addon!;
+    // A deterministic spread of strings: ASCII, Latin-1, BMP, astral pairs, unpaired
+    // surrogates (hashed as U+FFFD by both), NUL and controls, lengths 0 to the limit.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0);
+    const pools = [
+      () => 32 + (next() % 95),
+      () => next() % 256,
+      () => next() % 0xd800,
+      () => 0xd800 + (next() % 0x800),
+      () => 0xe000 + (next() % 0x2000),
+    ];
+    const cases: string[] = ["", "\u0000", "\ud800", "a\udc00b", "\ud83d\ude00", "é✓𝄞"];
+    for (let i = 0; i < 400; i++) {
+      const length = i < 200 ? i : next() % (NATIVE_MAX_UNITS + 1);
+      const pool = pools[i % pools.length] as () => number;
+      let text = "";
+      for (let j = 0; j < length; j++) {
+        text += String.fromCharCode(pool());
+        if (i % 7 === 0 && j % 5 === 0) text += "\ud83d\ude00".slice(0, length - text.length);
+      }
+      cases.push(text.slice(0, NATIVE_MAX_UNITS));
+    }
+    // At the limit: every unit three UTF-8 bytes (the most the addon takes), and just beyond.
+    cases.push("€".repeat(NATIVE_MAX_UNITS), "x".repeat(NATIVE_MAX_UNITS));
+    for (const text of cases) {
+      const digest = reference(text);
+      expect(native.sha256Hex(text)).toBe(digest);
+      expect(native.sha256Prefixed(text)).toBe(`sha256:${digest}`);
+      expect(sha256Hex(text)).toBe(digest);
+      expect(sha256Prefixed(text)).toBe(`sha256:${digest}`);
+    }
+  });
+
+  it("hashes longer strings and bytes through node:crypto", () => {
+    for (const text of ["€".repeat(NATIVE_MAX_UNITS + 1), "x".repeat(100_000)]) {
+      expect(sha256Hex(text)).toBe(reference(text));
+      expect(sha256Prefixed(text)).toBe(`sha256:${reference(text)}`);
+    }
+    const bytes = Buffer.from("bytes are hashed by node:crypto");
+    expect(sha256Prefixed(bytes)).toBe(`sha256:${reference(bytes)}`);
+  });
+
+  it("refuses what it cannot hash whole instead of hashing part of it", () => {
+    const native = addon!;
+    expect(() => native.sha256Hex("€".repeat(NATIVE_MAX_UNITS + 1))).toThrow(RangeError);
+    expect(() => native.sha256Hex("x".repeat(4096))).toThrow(RangeError);
+    // 4096 to 4099 bytes ending in a character of each UTF-8 width: refused; 4095: hashed.
+    for (const wide of ["é", "€", "😀"]) {
+      const width = Buffer.byteLength(wide);
+      for (let over = 1; over <= 4; over++) {
+        const text = "x".repeat(4095 + over - width) + wide;
+        expect(() => native.sha256Hex(text)).toThrow(RangeError);
+      }
+      const fits = "x".repeat(4095 - width) + wide;
+      expect(native.sha256Hex(fits)).toBe(reference(fits));
+    }
+    expect(() => (native.sha256Hex as (value: unknown) => string)(Buffer.from("x"))).toThrow(
+      TypeError,
+    );
+  });
+
+  it("is not used when it is missing, does not load, or gives a wrong digest", () => {
+    const dir = mkdtempSync(join(tmpdir(), "runx-sha256-"));
+    try {
+      const release = join(dir, "pkg", "build", "Release");
+      mkdirSync(release, { recursive: true });
+      const from = join(dir, "pkg", "dist", "cli");
+      mkdirSync(from, { recursive: true });
+      expect(loadNativeSha256(undefined)).toBeUndefined();
+      expect(loadNativeSha256(from)).toBeUndefined();
+      writeFileSync(join(release, "runx_sha256.node"), "not a shared object");
+      expect(nativeSha256Path(from)).toBe(join(release, "runx_sha256.node"));
+      expect(loadNativeSha256(from)).toBeUndefined();
+      // The real one, found from a bundle's folder below the package.
+      copyFileSync(nativeSha256Path(import.meta.dirname)!, join(release, "runx_sha256.node"));
+      expect(loadNativeSha256(from)?.sha256Hex("abc")).toBe(reference("abc"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

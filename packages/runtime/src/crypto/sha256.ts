@@ -1,8 +1,14 @@
 /**
- * SHA-256 through node:crypto, loaded on first use (see ./native.ts): commands that never
- * hash never load it. (A JavaScript SHA-256 for small inputs was tried: interpreted, it cost
- * a run more than loading node:crypto does.)
+ * SHA-256. Short strings (what the data store and the receipts hash on every operation: event
+ * JSON, chain templates, records) go through the runtime's own addon (native/sha256.c, built by
+ * `npm install`), which hashes them without node:crypto's per-call set-up; everything else, and
+ * everything where the addon is not built or does not load, goes through node:crypto, loaded on
+ * first use (see ./native.ts): commands that never hash never load it. Both give the same
+ * digest for every input (the tests compare them). (A JavaScript SHA-256 for small inputs was
+ * tried: interpreted, it cost a run more than loading node:crypto does.)
  */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type * as NodeCrypto from "node:crypto";
 import { nodeCrypto } from "./native.js";
 
@@ -10,13 +16,104 @@ type WithOneShot = typeof NodeCrypto & {
   hash?: (algorithm: string, data: string | Uint8Array, encoding: "hex") => string;
 };
 
-/** Lowercase hex SHA-256 of `data` (strings are hashed as UTF-8). */
-export function sha256Hex(data: string | Uint8Array): string {
+/** The addon's functions (native/sha256.c). */
+export interface NativeSha256 {
+  /** Lowercase hex SHA-256 of the string's UTF-8 bytes (at most NATIVE_MAX_UNITS units). */
+  sha256Hex(text: string): string;
+  /** `sha256:` and the same hex. */
+  sha256Prefixed(text: string): string;
+}
+
+/**
+ * Longest string (UTF-16 units) the addon is given: a unit is at most three UTF-8 bytes, and
+ * the addon hashes at most 4095 bytes (from the stack).
+ */
+export const NATIVE_MAX_UNITS = 1365;
+
+const ADDON = join("build", "Release", "runx_sha256.node");
+const ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+/**
+ * The addon's file: `build/Release/runx_sha256.node` of the runtime package, found from `from`
+ * upwards (this module's folder: src/crypto in the sources, dist/ or dist/cli/ when bundled),
+ * or in `node_modules/@runx/runtime` of a folder above (a bundle of another package).
+ */
+export function nativeSha256Path(from: string | undefined): string | undefined {
+  if (from === undefined) return undefined;
+  for (let dir = from; ; dir = dirname(dir)) {
+    for (const candidate of [
+      join(dir, ADDON),
+      join(dir, "node_modules", "@runx", "runtime", ADDON),
+    ]) {
+      if (existsSync(candidate)) return candidate;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Loads the addon found from `from`; undefined when there is none, it does not load (every
+ * symbol is bound at load, so a missing one fails here, not at a call), or it does not give
+ * the known SHA-256 of "abc".
+ */
+export function loadNativeSha256(from: string | undefined): NativeSha256 | undefined {
+  const path = nativeSha256Path(from);
+  if (path === undefined) return undefined;
+  try {
+    const module = { exports: {} as Partial<NativeSha256> };
+    const { RTLD_NOW } = process.getBuiltinModule("node:os").constants.dlopen as {
+      RTLD_NOW: number;
+    };
+    process.dlopen(module, path, RTLD_NOW);
+    const addon = module.exports;
+    if (
+      typeof addon.sha256Hex !== "function" ||
+      typeof addon.sha256Prefixed !== "function" ||
+      addon.sha256Hex("abc") !== ABC ||
+      addon.sha256Prefixed("abc") !== `sha256:${ABC}`
+    ) {
+      return undefined;
+    }
+    return addon as NativeSha256;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The loaded addon (null: looked for, not available; undefined: not looked for yet). */
+let native: NativeSha256 | null | undefined;
+
+/** The addon this process hashes short strings with, or undefined (node:crypto hashes all). */
+export function nativeSha256(): NativeSha256 | undefined {
+  if (native === undefined) native = loadNativeSha256(import.meta.dirname) ?? null;
+  return native ?? undefined;
+}
+
+/** SHA-256 through node:crypto. */
+function cryptoSha256Hex(data: string | Uint8Array): string {
   const crypto = nodeCrypto() as WithOneShot;
   // The one-shot hash (Node >= 20.12) skips the Hash object.
   return crypto.hash !== undefined
     ? crypto.hash("sha256", data, "hex")
     : crypto.createHash("sha256").update(data).digest("hex");
+}
+
+/** Lowercase hex SHA-256 of `data` (strings are hashed as UTF-8). */
+export function sha256Hex(data: string | Uint8Array): string {
+  if (typeof data === "string" && data.length <= NATIVE_MAX_UNITS) {
+    const addon = native === undefined ? nativeSha256() : native;
+    if (addon) return addon.sha256Hex(data);
+  }
+  return cryptoSha256Hex(data);
+}
+
+/** `sha256:` and the lowercase hex SHA-256 of `data` (strings are hashed as UTF-8). */
+export function sha256Prefixed(data: string | Uint8Array): string {
+  if (typeof data === "string" && data.length <= NATIVE_MAX_UNITS) {
+    const addon = native === undefined ? nativeSha256() : native;
+    if (addon) return addon.sha256Prefixed(data);
+  }
+  return `sha256:${cryptoSha256Hex(data)}`;
 }
 
 /** An incremental SHA-256. */

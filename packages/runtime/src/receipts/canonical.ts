@@ -5,7 +5,7 @@
  * Anything that has no single JSON reading (non-finite numbers, lone surrogates,
  * `undefined`, class instances, cycles, ...) is refused rather than guessed at.
  */
-import { sha256Hex } from "../crypto/sha256.js";
+import { sha256Hex, sha256Prefixed } from "../crypto/sha256.js";
 import { RuntimeError } from "../errors.js";
 
 /** Name of the general-purpose canonical form. */
@@ -265,13 +265,8 @@ export function canonicalNumber(value: number): string {
   return Number.isFinite(value) ? String(value) : canonicalJson(value);
 }
 
-/** `sha256:` + lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
-export function sha256Prefixed(data: string | Uint8Array): string {
-  return `sha256:${sha256Hex(data)}`;
-}
-
-/** Lowercase hex SHA-256 of the bytes (strings are hashed as UTF-8). */
-export { sha256Hex };
+/** `sha256:` + lowercase hex SHA-256 of the bytes, and the bare hex (strings as UTF-8). */
+export { sha256Hex, sha256Prefixed };
 
 /** `sha256:<hex>` of the canonical JSON of `value`. */
 export function hashCanonical(value: unknown): string {
