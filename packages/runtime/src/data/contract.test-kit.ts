@@ -737,6 +737,34 @@ export function dataStoreContract(
         );
         expect(r.provider).toBe(adapter.provider);
       });
+
+      it("is the stream's own in every envelope, and no envelope can change another's", async () => {
+        const s = stream();
+        const first = await append(s, {});
+        const replay = await append(s, {});
+        const second = await append(s, {
+          expected_version: 1,
+          idempotency_key: "k2",
+          event: { type: "b" },
+        });
+        const other = await append(stream(), {});
+        expect(replay.provider_evidence).toMatchObject({ committed_version: 1 });
+        expect(first.provider_evidence).not.toHaveProperty("committed_version");
+        expect(second.provider_evidence).toEqual(first.provider_evidence);
+        expect(other.provider_evidence.data_source_ref_digest).not.toBe(
+          first.provider_evidence.data_source_ref_digest,
+        );
+        expect(first.provider_evidence.data_source_ref_digest).toBe(
+          hashCanonical(s.data_source_ref),
+        );
+        // Changing one envelope's evidence (refused or not) leaves every other envelope's alone.
+        try {
+          (second.provider_evidence as Record<string, unknown>).resource = "changed";
+        } catch {
+          // frozen: refused
+        }
+        expect(first.provider_evidence.resource).toBe("board_events");
+      });
     });
 
     describe("concurrency", () => {

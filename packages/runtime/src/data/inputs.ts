@@ -163,7 +163,9 @@ const FIELD_SETS: Record<DataOperation, ReadonlySet<string>> = {
 export function parseDataInput(operation: DataOperation, input: JsonRecord): DataInput {
   const allowed = FIELDS[operation];
   const known = FIELD_SETS[operation];
-  for (const key of Object.keys(input)) {
+  // for-in, not Object.keys: no array per call. It also visits inherited enumerable keys, which
+  // the field reads below would see, so those are refused as unknown as well.
+  for (const key in input) {
     if (!known.has(key)) {
       throw new DataStop(
         "needs_input",

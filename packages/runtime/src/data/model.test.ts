@@ -103,6 +103,23 @@ describe("data store pure core", () => {
     }
   });
 
+  it("refuses tokens with white space at either end, of every kind trim() removes", () => {
+    const spaces = [" ", "\t", "\n", "\r", "\v", "\f", "\u00a0", "\u1680", "\u2000", "\u200a"];
+    spaces.push("\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff");
+    for (const space of spaces) {
+      for (const token of [`${space}k`, `k${space}`, `${space}`, `${space}k${space}`]) {
+        expect(isIdempotencyKey(token)).toBe(false);
+        expect(isSourceRef(token)).toBe(false);
+      }
+      // Inside a token, white space other than controls is allowed.
+      if (space.charCodeAt(0) >= 0x20) expect(isIdempotencyKey(`a${space}b`)).toBe(true);
+    }
+    // Ends that are not white space, ASCII or not.
+    for (const token of ["k", "~", "!k!", "\u00e9", "\u65e5\u672c", "a\u{1F600}", "\u200b"]) {
+      expect(isIdempotencyKey(token)).toBe(true);
+    }
+  });
+
   it("counts identifier limits in UTF-8 bytes, not characters", () => {
     // 256 bytes: ASCII (1 byte), é (2 bytes), U+20AC (3 bytes), an astral pair (4 bytes).
     for (const [unit, bytes] of [

@@ -237,6 +237,11 @@ async function append(
       committed_at: input.observedAt ?? deps.now().toISOString(),
     };
     const recordJson = canonicalRecord(record, eventJson);
+    // A commit's result digest, taken before the record goes to storage: hashing flattens the
+    // record's string once, in place, so an adapter that stores the record JSON (Redis) sends
+    // a flat string rather than copying each piece of it into its command and then again into
+    // the hash. The outcomes that do not use it (replay, conflict) are the rare ones.
+    const committedDigest = sha256Prefixed(recordJson);
     const outcome = await adapter.append({
       stream: input.stream,
       expectedVersion: input.expectedVersion,
@@ -256,7 +261,7 @@ async function append(
           idempotency_key: input.idempotencyKey,
           event_ref: record.event_ref,
           event_digest: eventDigest,
-          result_digest: sha256Prefixed(recordJson),
+          result_digest: committedDigest,
           projection_digest: outcome.projectionDigest,
         });
       case "replay":
