@@ -22,6 +22,7 @@ export async function loadDataCore() {
       export { runOnAdapter } from "./src/data/operations.ts";
       export { EMPTY_PROJECTION_DIGEST, canonicalEvent, canonicalRecord, chainDigest } from "./src/data/model.ts";
       export { sha256Prefixed } from "./src/receipts/canonical.ts";
+      export { nativeSha256 } from "./src/crypto/sha256.ts";
       export { scratchPostgres, scratchRedisPrefix, PG_USER, REDIS_URL } from "./src/data/test-services.ts";
     `,
       resolveDir: join(repo, "packages", "runtime"),
@@ -130,3 +131,9 @@ export const median = (values) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
+
+/** Which SHA-256 the core hashes short strings with (see packages/runtime/src/crypto/sha256.ts). */
+export const sha256Implementation = (data) =>
+  data.nativeSha256() !== undefined
+    ? "runtime addon (native/sha256.c)"
+    : "node:crypto (the runtime addon is not built or did not load)";

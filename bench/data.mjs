@@ -53,6 +53,7 @@ import {
   median,
   now,
   prepareStream as prepareRows,
+  sha256Implementation,
   stamped,
 } from "./data-kit.mjs";
 
@@ -376,11 +377,12 @@ if (ONLY.has("redis")) {
   }
 }
 
+const sha256 = sha256Implementation(data);
 if (JSON_OUT)
-  console.log(JSON.stringify({ events: EVENTS, rounds: ROUNDS, warmup: WARMUP, results }));
+  console.log(JSON.stringify({ events: EVENTS, rounds: ROUNDS, warmup: WARMUP, sha256, results }));
 else {
   console.log(
-    `data-store appends: ${EVENTS} events per round and side, ${ROUNDS} rounds (medians), ${WARMUP} warm-up appends per side`,
+    `data-store appends: ${EVENTS} events per round and side, ${ROUNDS} rounds (medians), ${WARMUP} warm-up appends per side; SHA-256 of short strings: ${sha256}`,
   );
   const pct = (x) => `${(x * 100).toFixed(1).padStart(5)}%`;
   for (const r of results) {

@@ -25,6 +25,7 @@ import {
   median,
   now,
   prepareStream,
+  sha256Implementation,
   stamped,
 } from "./data-kit.mjs";
 
@@ -137,7 +138,7 @@ try {
     }
   }
   console.log(
-    `redis append client CPU: ${CLIENTS} clients × ${EVENTS} events per round, ${ROUNDS} rounds (medians)`,
+    `redis append client CPU: ${CLIENTS} clients × ${EVENTS} events per round, ${ROUNDS} rounds (medians); SHA-256 of short strings: ${sha256Implementation(data)}`,
   );
   for (const name of names) {
     const ratio = median(cpu[name].map((x, i) => x / cpu.raw[i]));
