@@ -150,10 +150,12 @@ describe("native sha256 (native/sha256.c)", () => {
   it("is not used when it is missing, does not load, or gives a wrong digest", () => {
     const dir = mkdtempSync(join(tmpdir(), "runx-sha256-"));
     try {
-      const release = join(dir, "pkg", "build", "Release");
+      const pkg = join(dir, "pkg");
+      const release = join(pkg, "build", "Release");
+      const from = join(pkg, "dist", "cli");
       mkdirSync(release, { recursive: true });
-      const from = join(dir, "pkg", "dist", "cli");
       mkdirSync(from, { recursive: true });
+      writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "@runx/runtime" }));
       expect(loadNativeSha256(undefined)).toBeUndefined();
       expect(loadNativeSha256(from)).toBeUndefined();
       writeFileSync(join(release, "runx_sha256.node"), "not a shared object");
@@ -162,6 +164,36 @@ describe("native sha256 (native/sha256.c)", () => {
       // The real one, found from a bundle's folder below the package.
       copyFileSync(nativeSha256Path(import.meta.dirname)!, join(release, "runx_sha256.node"));
       expect(loadNativeSha256(from)?.sha256Hex("abc")).toBe(reference("abc"));
+      expect(loadNativeSha256(join(pkg, "dist"))?.sha256Hex("abc")).toBe(reference("abc"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is loaded only from the runtime package, never from a folder above or beside it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "runx-sha256-"));
+    try {
+      const real = nativeSha256Path(import.meta.dirname)!;
+      // A working addon in a parent folder and in a package of another name: both ignored.
+      for (const planted of [
+        join(dir, "build", "Release"),
+        join(dir, "other", "build", "Release"),
+      ]) {
+        mkdirSync(planted, { recursive: true });
+        copyFileSync(real, join(planted, "runx_sha256.node"));
+      }
+      writeFileSync(join(dir, "other", "package.json"), JSON.stringify({ name: "other" }));
+      const from = join(dir, "other", "dist", "cli");
+      mkdirSync(from, { recursive: true });
+      expect(nativeSha256Path(from)).toBeUndefined();
+      expect(nativeSha256Path(join(dir, "work", "src"))).toBeUndefined();
+      // Another package's bundle reaches the runtime through node_modules/@runx/runtime.
+      const installed = join(dir, "app", "node_modules", "@runx", "runtime", "build", "Release");
+      mkdirSync(installed, { recursive: true });
+      copyFileSync(real, join(installed, "runx_sha256.node"));
+      const bundle = join(dir, "app", "dist");
+      mkdirSync(bundle, { recursive: true });
+      expect(nativeSha256Path(bundle)).toBe(join(installed, "runx_sha256.node"));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,7 @@
  * digest for every input (the tests compare them). (A JavaScript SHA-256 for small inputs was
  * tried: interpreted, it cost a run more than loading node:crypto does.)
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type * as NodeCrypto from "node:crypto";
 import { nodeCrypto } from "./native.js";
@@ -33,20 +33,31 @@ export const NATIVE_MAX_UNITS = 1365;
 const ADDON = join("build", "Release", "runx_sha256.node");
 const ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
+/** True when `dir` holds the runtime package (its package.json names @runx/runtime). */
+function isRuntimePackage(dir: string): boolean {
+  try {
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as unknown;
+    return (manifest as { name?: unknown } | null)?.name === "@runx/runtime";
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The addon's file: `build/Release/runx_sha256.node` of the runtime package, found from `from`
- * upwards (this module's folder: src/crypto in the sources, dist/ or dist/cli/ when bundled),
- * or in `node_modules/@runx/runtime` of a folder above (a bundle of another package).
+ * The addon's file, looked for only where the runtime package itself is: the package this
+ * module belongs to (it sits in src/crypto/, dist/ or dist/cli/ of it), else the
+ * `node_modules/@runx/runtime` Node would resolve from `from` (a bundle of another package).
+ * A file of that name anywhere else (a parent folder, a workspace) is never loaded.
  */
 export function nativeSha256Path(from: string | undefined): string | undefined {
   if (from === undefined) return undefined;
+  for (const root of [dirname(from), dirname(dirname(from))]) {
+    const candidate = join(root, ADDON);
+    if (existsSync(candidate) && isRuntimePackage(root)) return candidate;
+  }
   for (let dir = from; ; dir = dirname(dir)) {
-    for (const candidate of [
-      join(dir, ADDON),
-      join(dir, "node_modules", "@runx", "runtime", ADDON),
-    ]) {
-      if (existsSync(candidate)) return candidate;
-    }
+    const candidate = join(dir, "node_modules", "@runx", "runtime", ADDON);
+    if (existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) return undefined;
   }
 }
