@@ -31,6 +31,11 @@ export interface NativeSha256 {
 export const NATIVE_MAX_UNITS = 1365;
 
 const ADDON = join("build", "Release", "runx_sha256.node");
+/**
+ * dlopen's RTLD_NOW (2 in Linux's and macOS's dlfcn.h; Windows ignores the flags): every symbol
+ * bound at load. Not read from node:os, which no command would otherwise load.
+ */
+const RTLD_NOW = 2;
 const ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
 /** True when `dir` holds the runtime package (its package.json names @runx/runtime). */
@@ -72,9 +77,6 @@ export function loadNativeSha256(from: string | undefined): NativeSha256 | undef
   if (path === undefined) return undefined;
   try {
     const module = { exports: {} as Partial<NativeSha256> };
-    const { RTLD_NOW } = process.getBuiltinModule("node:os").constants.dlopen as {
-      RTLD_NOW: number;
-    };
     process.dlopen(module, path, RTLD_NOW);
     const addon = module.exports;
     if (
