@@ -59,8 +59,14 @@ export interface DataAdapter {
   /** Envelope `provider`: sqlite-event-store, postgres-event-store, redis-event-store. */
   readonly provider: string;
   readonly storageClass: string;
-  /** Extra non-secret provider evidence for a stream (e.g. Redis key digests). */
-  evidence(stream: { source: string; resource: string; aggregateId?: string }): JsonRecord;
+  /**
+   * Adds the adapter's own non-secret evidence for a stream (e.g. Redis key digests) to the
+   * core's `evidence` (written into it: no object per operation to copy from).
+   */
+  addEvidence(
+    stream: { source: string; resource: string; aggregateId?: string },
+    evidence: JsonRecord,
+  ): void;
   append(request: AppendRequest): Promise<AppendOutcome>;
   readEvents(stream: StreamKey, page: { afterVersion?: number; limit: number }): Promise<EventPage>;
   readHead(stream: StreamKey): Promise<StreamHead>;

@@ -345,6 +345,20 @@ export function dataStoreContract(
         });
         expect(stopCode(r)).toBe("needs_input");
       });
+      it("checks every call's source and resource, right after accepting others", async () => {
+        const s = stream();
+        expect((await append(s, {})).status).toBe("committed");
+        for (const bad of [` ${s.data_source_ref}`, `${s.data_source_ref}\u0001`, 7]) {
+          const r = await append({ ...s, data_source_ref: bad as string }, {});
+          expect(stopCode(r)).toBe("needs_input");
+        }
+        for (const bad of [`${s.resource} `, "a@b", ["board_events"]]) {
+          const r = await append({ ...s, resource: bad as string }, {});
+          expect(stopCode(r)).toBe("needs_input");
+        }
+        const again = await append(s, { expected_version: 1, idempotency_key: "k2" });
+        expect(again.status).toBe("committed");
+      });
       it("refuses resources with @ or /", async () => {
         expect(stopCode(await append({ ...stream(), resource: "a@b" }, {}))).toBe("needs_input");
         expect(stopCode(await append({ ...stream(), resource: "a/b" }, {}))).toBe("needs_input");

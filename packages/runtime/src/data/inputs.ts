@@ -110,28 +110,39 @@ function limitOf(value: Json | undefined, range: { min: number; max: number; def
   return value;
 }
 
+/**
+ * The source ref and resource last accepted: a process works with a few, and a string equal to
+ * one already accepted needs no second check (the checks depend on the string alone).
+ */
+let acceptedSource = "";
+let acceptedResource = "";
+
 function source(input: JsonRecord): string {
   const ref = input.data_source_ref;
   if (!present(ref) || ref === "")
     throw new DataStop("needs_source", "data_source_ref is required");
+  if (ref === acceptedSource) return ref;
   if (typeof ref !== "string" || !isSourceRef(ref)) {
     throw new DataStop(
       "needs_input",
       "data_source_ref must be a trimmed token of at most 512 bytes without control characters",
     );
   }
+  acceptedSource = ref;
   return ref;
 }
 
 function resource(input: JsonRecord): string {
   const value = input.resource;
   if (!present(value) || value === "") throw new DataStop("needs_source", "resource is required");
+  if (value === acceptedResource) return value;
   if (typeof value !== "string" || !isResource(value)) {
     throw new DataStop(
       "needs_input",
       "resource must start with a letter or digit and hold only letters, digits and . _ : - (at most 128 bytes)",
     );
   }
+  acceptedResource = value;
   return value;
 }
 

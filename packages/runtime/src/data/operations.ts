@@ -71,16 +71,10 @@ function baseFor(
     aggregate_id: aggregateId,
     storage_class: adapter?.storageClass ?? "none",
   };
-  if (adapter !== undefined) {
-    Object.assign(
-      evidence,
-      adapter.evidence(
-        operation === "list_stream_heads"
-          ? { source: names.source, resource: names.resource }
-          : names,
-      ),
-    );
-  }
+  adapter?.addEvidence(
+    operation === "list_stream_heads" ? { source: names.source, resource: names.resource } : names,
+    evidence,
+  );
   return {
     source: names.source,
     provider: adapter?.provider ?? "unbound",

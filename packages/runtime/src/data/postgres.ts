@@ -188,7 +188,7 @@ export async function openPostgresAdapter(options: PostgresAdapterOptions): Prom
     adapter: "data.postgres",
     provider: "postgres-event-store",
     storageClass: "postgres",
-    evidence: () => ({}),
+    addEvidence: () => undefined,
     /** One round trip: runx_append_v1 locks the stream, checks, inserts and chains in the database. */
     async append(req): Promise<AppendOutcome> {
       const s = req.stream;

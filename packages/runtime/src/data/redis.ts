@@ -21,7 +21,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { sha256Hex } from "../crypto/sha256.js";
 import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
-import type { JsonRecord } from "../tools/types.js";
 import type { AppendOutcome, AppendRequest, DataAdapter, HeadsQuery } from "./adapter.js";
 import { DataStop, EMPTY_PROJECTION_DIGEST, chainDigest, chainDigestOfOwn } from "./model.js";
 import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
@@ -357,17 +356,16 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
     adapter: "data.redis",
     provider: "redis-event-store",
     storageClass: "redis",
-    evidence: (s): JsonRecord =>
-      s.aggregateId === undefined
-        ? { key_prefix_digest: prefixDigest }
-        : {
-            key_prefix_digest: prefixDigest,
-            stream_digest: streamEntry({
-              source: s.source,
-              resource: s.resource,
-              aggregateId: s.aggregateId,
-            }).digest,
-          },
+    addEvidence(s, evidence) {
+      evidence.key_prefix_digest = prefixDigest;
+      if (s.aggregateId !== undefined) {
+        evidence.stream_digest = streamEntry({
+          source: s.source,
+          resource: s.resource,
+          aggregateId: s.aggregateId,
+        }).digest;
+      }
+    },
     async append(req): Promise<AppendOutcome> {
       const stream = streamEntry(req.stream);
       const { keys } = stream;

@@ -405,7 +405,7 @@ export function openSqliteAdapter(options: SqliteAdapterOptions): DataAdapter {
     adapter: "data.sqlite",
     provider: "sqlite-event-store",
     storageClass: "sqlite",
-    evidence: () => ({}),
+    addEvidence: () => undefined,
     append(req) {
       return Promise.resolve(appendImmediate(req));
     },
