@@ -9,6 +9,7 @@ import {
   chainDigest,
   chainDigestOfOwn,
   canonicalRecord,
+  deriveEventType,
   isAggregateId,
   isIdempotencyKey,
   isSourceRef,
@@ -26,6 +27,27 @@ describe("data store pure core", () => {
     expect(ref.startsWith("sha256:e2646ee7")).toBe(true);
     expect(ref.endsWith("08441")).toBe(true);
     expect(headMember("2026-07-14T04:00:00.000Z", "item-a")).toBe("08638215998400000|item-a");
+  });
+
+  it("derives and writes each event type as itself, whatever type came before", () => {
+    const types = ["a.b", 'q"uote', "a.b", "back\\slash", "t\u00e9", 'q"uote', "a.b"];
+    for (const type of types) {
+      const event = { type, n: 1 };
+      expect(deriveEventType(event)).toBe(type);
+      const record: EventRecord = {
+        event_ref: "r:a:1",
+        version: 1,
+        event_type: deriveEventType(event),
+        event,
+        event_digest: hashCanonical(event),
+        idempotency_key: "k",
+        committed_at: "2026-07-14T04:00:00.000Z",
+      };
+      expect(canonicalRecord(record, canonicalEvent(event))).toBe(canonicalJson(record));
+      // Invalid candidates after a valid one are still skipped.
+      expect(deriveEventType({ type: ` ${type}`, operation: type })).toBe(type);
+      expect(deriveEventType({ type: `${type}/x` })).toBe("data.event");
+    }
   });
 
   it("builds a record's canonical JSON without re-canonicalising the event", () => {

@@ -187,16 +187,37 @@ export const isIdempotencyKey = (value: string): boolean => isToken(value, 256);
 export const isSourceRef = (value: string): boolean => isToken(value, 512);
 
 /**
+ * The event type last found valid, and its canonical JSON string: a process appends a few types
+ * over and over, and one equal to it needs no second check (the check depends on the string
+ * alone).
+ */
+let knownType = "data.event";
+let knownTypeJson: string | undefined;
+
+/** A valid event type candidate (remembered as the known type). */
+function validType(value: Json | undefined): value is string {
+  if (value === knownType) return true;
+  if (typeof value !== "string" || !isEventType(value)) return false;
+  knownType = value;
+  knownTypeJson = undefined;
+  return true;
+}
+
+/** The canonical JSON string of an event type (`canonicalString`, kept for the known type). */
+export function eventTypeJson(type: string): string {
+  if (type !== knownType) return canonicalString(type);
+  return (knownTypeJson ??= canonicalString(type));
+}
+
+/**
  * The readable event type, in this order: `type`, `event_type`, `effect_family.operation`,
  * `operation`, else `data.event`. Invalid candidates are skipped; a composed type over 128
  * bytes is refused rather than truncated.
  */
 export function deriveEventType(event: JsonRecord): string {
-  const valid = (value: Json | undefined): value is string =>
-    typeof value === "string" && isEventType(value);
-  if (valid(event.type)) return event.type;
-  if (valid(event.event_type)) return event.event_type;
-  if (valid(event.effect_family) && valid(event.operation)) {
+  if (validType(event.type)) return event.type;
+  if (validType(event.event_type)) return event.event_type;
+  if (validType(event.effect_family) && validType(event.operation)) {
     const composed = `${event.effect_family}.${event.operation}`;
     if (!isEventType(composed)) {
       throw new DataStop(
@@ -206,7 +227,7 @@ export function deriveEventType(event: JsonRecord): string {
     }
     return composed;
   }
-  if (valid(event.operation)) return event.operation;
+  if (validType(event.operation)) return event.operation;
   return "data.event";
 }
 
@@ -284,7 +305,7 @@ export function canonicalRecord(record: EventRecord, eventJson: string): string 
     `{"committed_at":"${record.committed_at}","event":${eventJson}` +
     `,"event_digest":"${record.event_digest}"` +
     `,"event_ref":"${record.event_ref}"` +
-    `,"event_type":${canonicalString(record.event_type)}` +
+    `,"event_type":${eventTypeJson(record.event_type)}` +
     `,"idempotency_key":${canonicalString(record.idempotency_key)}` +
     `,"version":${canonicalNumber(record.version)}}`
   );
