@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   NATIVE_MAX_UNITS,
   createSha256,
@@ -117,6 +117,19 @@ describe("native sha256 (native/sha256.c)", () => {
       expect(sha256Hex(text)).toBe(digest);
       expect(sha256Prefixed(text)).toBe(`sha256:${digest}`);
     }
+  });
+
+  it("is loaded once a process has hashed NATIVE_AFTER short strings, not for the first ones", async () => {
+    vi.resetModules();
+    const fresh = await import("./sha256.js");
+    for (let i = 0; i < fresh.NATIVE_AFTER; i++) {
+      expect(fresh.sha256Hex(`item ${i}`)).toBe(reference(`item ${i}`));
+      // Long strings and bytes never count.
+      fresh.sha256Hex("x".repeat(NATIVE_MAX_UNITS + 1));
+    }
+    expect(fresh.nativeSha256InUse()).toBe(false);
+    expect(fresh.sha256Prefixed("one more")).toBe(`sha256:${reference("one more")}`);
+    expect(fresh.nativeSha256InUse()).toBe(true);
   });
 
   it("hashes longer strings and bytes through node:crypto", () => {

@@ -1,9 +1,10 @@
 /**
  * SHA-256. Short strings (what the data store and the receipts hash on every operation: event
  * JSON, chain templates, records) go through the runtime's own addon (native/sha256.c, built by
- * `npm install`), which hashes them without node:crypto's per-call set-up; everything else, and
- * everything where the addon is not built or does not load, goes through node:crypto, loaded on
- * first use (see ./native.ts): commands that never hash never load it. Both give the same
+ * `npm install`) once a process has hashed NATIVE_AFTER of them: it hashes them without
+ * node:crypto's per-call set-up. Everything else, and everything where the addon is not built or
+ * does not load, goes through node:crypto, loaded on first use (see ./native.ts): commands that
+ * never hash never load it. Both give the same
  * digest for every input (the tests compare them). (A JavaScript SHA-256 for small inputs was
  * tried: interpreted, it cost a run more than loading node:crypto does.)
  */
@@ -96,10 +97,29 @@ export function loadNativeSha256(from: string | undefined): NativeSha256 | undef
 /** The loaded addon (null: looked for, not available; undefined: not looked for yet). */
 let native: NativeSha256 | null | undefined;
 
-/** The addon this process hashes short strings with, or undefined (node:crypto hashes all). */
+/**
+ * Short strings a process hashes through node:crypto before it loads the addon. Loading it
+ * (finding it, dlopen, a known-answer check) costs a few hundred microseconds, which a short
+ * command hashing a few dozen strings would not win back; a process that keeps hashing (the
+ * API, a data-store client, a long run) passes this count within its first operations.
+ */
+export const NATIVE_AFTER = 1024;
+let shortHashes = 0;
+
+/** The addon this process hashes short strings with, loaded now if it was not; undefined when unavailable. */
 export function nativeSha256(): NativeSha256 | undefined {
   if (native === undefined) native = loadNativeSha256(import.meta.dirname) ?? null;
   return native ?? undefined;
+}
+
+/** True once this process hashes short strings with the addon. */
+export const nativeSha256InUse = (): boolean => native !== undefined && native !== null;
+
+/** The addon for a short string, once NATIVE_AFTER of them went through node:crypto. */
+function addonForShort(): NativeSha256 | null | undefined {
+  if (native !== undefined || ++shortHashes <= NATIVE_AFTER) return native;
+  native = loadNativeSha256(import.meta.dirname) ?? null;
+  return native;
 }
 
 /** SHA-256 through node:crypto. */
@@ -114,7 +134,7 @@ function cryptoSha256Hex(data: string | Uint8Array): string {
 /** Lowercase hex SHA-256 of `data` (strings are hashed as UTF-8). */
 export function sha256Hex(data: string | Uint8Array): string {
   if (typeof data === "string" && data.length <= NATIVE_MAX_UNITS) {
-    const addon = native === undefined ? nativeSha256() : native;
+    const addon = native ?? addonForShort();
     if (addon) return addon.sha256Hex(data);
   }
   return cryptoSha256Hex(data);
@@ -123,7 +143,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 /** `sha256:` and the lowercase hex SHA-256 of `data` (strings are hashed as UTF-8). */
 export function sha256Prefixed(data: string | Uint8Array): string {
   if (typeof data === "string" && data.length <= NATIVE_MAX_UNITS) {
-    const addon = native === undefined ? nativeSha256() : native;
+    const addon = native ?? addonForShort();
     if (addon) return addon.sha256Prefixed(data);
   }
   return `sha256:${cryptoSha256Hex(data)}`;
