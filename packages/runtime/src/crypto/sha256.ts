@@ -2,11 +2,11 @@
  * SHA-256. Short strings (what the data store and the receipts hash on every operation: event
  * JSON, chain templates, records) go through the runtime's own addon (native/sha256.c, built by
  * `npm install`) once a process has hashed NATIVE_AFTER of them: it hashes them without
- * node:crypto's per-call set-up. Everything else, and everything where the addon is not built or
- * does not load, goes through node:crypto, loaded on first use (see ./native.ts): commands that
- * never hash never load it. Both give the same
- * digest for every input (the tests compare them). (A JavaScript SHA-256 for small inputs was
- * tried: interpreted, it cost a run more than loading node:crypto does.)
+ * node:crypto's per-call set-up. Everything else, and everything where the addon is not built
+ * or does not load, goes through node:crypto, loaded on first use (see ./native.ts): commands
+ * that never hash never load it. Both give the same digest for every input (the tests compare
+ * them). (A JavaScript SHA-256 for small inputs was tried: interpreted, it cost a run more
+ * than loading node:crypto does.)
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -106,7 +106,10 @@ let native: NativeSha256 | null | undefined;
 export const NATIVE_AFTER = 1024;
 let shortHashes = 0;
 
-/** The addon this process hashes short strings with, loaded now if it was not; undefined when unavailable. */
+/**
+ * The addon this process hashes short strings with, loaded now if it was not yet; undefined
+ * where it is not available.
+ */
 export function nativeSha256(): NativeSha256 | undefined {
   if (native === undefined) native = loadNativeSha256(import.meta.dirname) ?? null;
   return native ?? undefined;
