@@ -22,7 +22,7 @@ export async function loadDataCore() {
       export { runOnAdapter } from "./src/data/operations.ts";
       export { EMPTY_PROJECTION_DIGEST, canonicalEvent, canonicalRecord, chainDigest } from "./src/data/model.ts";
       export { sha256Prefixed } from "./src/receipts/canonical.ts";
-      export { nativeSha256 } from "./src/crypto/sha256.ts";
+      export { NATIVE_AFTER, nativeSha256InUse } from "./src/crypto/sha256.ts";
       export { scratchPostgres, scratchRedisPrefix, PG_USER, REDIS_URL } from "./src/data/test-services.ts";
     `,
       resolveDir: join(repo, "packages", "runtime"),
@@ -132,8 +132,11 @@ export const median = (values) => {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** Which SHA-256 the core hashes short strings with (see packages/runtime/src/crypto/sha256.ts). */
+/**
+ * Which SHA-256 the core hashed short strings with by the end of the run (see
+ * packages/runtime/src/crypto/sha256.ts); asking does not load the addon.
+ */
 export const sha256Implementation = (data) =>
-  data.nativeSha256() !== undefined
-    ? "runtime addon (native/sha256.c)"
-    : "node:crypto (the runtime addon is not built or did not load)";
+  data.nativeSha256InUse()
+    ? `runtime addon (native/sha256.c), after the process's first ${data.NATIVE_AFTER} through node:crypto`
+    : "node:crypto (the runtime addon was not loaded: not built, or too few strings hashed)";

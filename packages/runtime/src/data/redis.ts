@@ -455,7 +455,7 @@ export async function openRedisAdapter(options: RedisAdapterOptions): Promise<Da
       };
     },
     async listHeads(q: HeadsQuery): Promise<HeadRecord[]> {
-      const [index, heads] = headsKeys(p, resourceHash(q.source, q.resource));
+      const [index, heads] = headsKeys(p, resourceHashOf(q.source, q.resource));
       const flat = await runxHeads.run([
         2,
         index,
