@@ -18,7 +18,7 @@ export async function loadDataCore() {
       contents: `
       export { openSqliteAdapter, openSqliteFile, SQLITE_SCHEMA_V1 } from "./src/data/sqlite.ts";
       export { openPostgresAdapter } from "./src/data/postgres.ts";
-      export { openRedisAdapter, REDIS_APPEND_SCRIPT, headMember, redisStreamKeys } from "./src/data/redis.ts";
+      export { openRedisAdapter, REDIS_APPEND_SCRIPT, headMemberAt, redisStreamKeys } from "./src/data/redis.ts";
       export { runOnAdapter } from "./src/data/operations.ts";
       export { EMPTY_PROJECTION_DIGEST, canonicalEvent, canonicalRecord, chainDigest } from "./src/data/model.ts";
       export { sha256Prefixed } from "./src/receipts/canonical.ts";
@@ -106,7 +106,8 @@ export const stamped = (row, at) => `{"committed_at":"${at}",${row.afterTime}`;
  * sends (same order as redisAppendArgs), the commit time stamped now; throws unless committed.
  */
 export async function bareRedisAppend(data, conn, sha, keys, aggregate, row) {
-  const at = now().toISOString();
+  const date = now();
+  const at = date.toISOString();
   const reply = await conn.evalsha(
     sha,
     4,
@@ -120,7 +121,7 @@ export async function bareRedisAppend(data, conn, sha, keys, aggregate, row) {
     stamped(row, at),
     row.previous,
     row.next,
-    data.headMember(at, aggregate),
+    data.headMemberAt(date.getTime(), aggregate),
     aggregate,
   );
   if (reply[0] !== "committed") throw new Error(`bare append: ${reply[0]}`);

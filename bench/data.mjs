@@ -24,7 +24,10 @@
 //
 // Inputs of every side are prepared before the clock starts (the governed side's raw tool
 // inputs; the baselines' rows and script arguments), except the commit time, which every
-// side stamps when it writes (it is part of the stored record and of the Redis index member).
+// side stamps when it writes (it is part of the stored record and of the Redis index member):
+// the baselines with Date#toISOString, as a hand-written client would, the governed side with
+// the runtime's own isoTimestamp (the same text; packages/runtime/src/time.ts). Each side
+// derives the Redis index member from the instant it holds, without parsing the text back.
 //
 // Method: each side is warmed up (untimed appends: JIT-compiled, connected), then measured in
 // R rounds; in each round every side appends N events (split across the clients) to fresh

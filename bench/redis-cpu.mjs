@@ -53,7 +53,8 @@ const { Redis } = await import("ioredis");
 
 /** The adapter request the core builds for a prepared row (its commit time stamped now). */
 function appendRequest(aggregate, row) {
-  const at = now().toISOString();
+  const date = now();
+  const at = date.toISOString();
   return {
     stream: { source: SOURCE, resource: RESOURCE, aggregateId: aggregate },
     expectedVersion: row.version - 1,
@@ -69,6 +70,7 @@ function appendRequest(aggregate, row) {
       idempotency_key: `k${row.version}`,
       committed_at: at,
     },
+    committedAtMs: date.getTime(),
   };
 }
 

@@ -24,6 +24,22 @@ describe("isoTimestamp", () => {
     }
   });
 
+  it("writes instants of the same second, of the next and of an earlier one alike", () => {
+    // The text up to the seconds is kept for the last second written: every step here either
+    // reuses it or must replace it (milliseconds up and down, a second and a day boundary
+    // crossed both ways, before 1970 where the second rounds down).
+    const base = Date.UTC(2026, 11, 31, 23, 59, 59, 0);
+    const steps = [0, 1, 9, 10, 99, 100, 999, 1000, 998, 1001, 0, -1, 86_400_000, 5, -86_400_000];
+    for (const origin of [base, -1000, 0, Date.UTC(1969, 11, 31, 23, 59, 59, 500)]) {
+      for (const step of steps) {
+        const date = new Date(origin + step);
+        expect(isoTimestamp(date)).toBe(date.toISOString());
+      }
+    }
+    expect(() => isoTimestamp(new Date(Number.NaN))).toThrow(RangeError);
+    expect(isoTimestamp(new Date(base))).toBe("2026-12-31T23:59:59.000Z");
+  });
+
   it("leaves years beyond four digits and invalid dates to toISOString", () => {
     for (const ms of [253402300800000, -62167219200001, 8.64e15, -8.64e15]) {
       const date = new Date(ms);

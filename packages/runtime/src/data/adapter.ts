@@ -23,6 +23,8 @@ export interface AppendRequest {
   recordJson: string;
   /** The record as it will be stored if the append commits (version = expected + 1). */
   record: EventRecord;
+  /** The instant `record.committed_at` names, in epoch milliseconds (no adapter parses it back). */
+  committedAtMs: number;
 }
 
 export type AppendOutcome =

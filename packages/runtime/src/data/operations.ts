@@ -4,6 +4,7 @@
  * here, once, for every backend.
  */
 import { hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
+import { isoTimestamp } from "../time.js";
 import type { JsonRecord } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
 import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
@@ -221,6 +222,17 @@ async function append(
     const eventDigest = sha256Prefixed(eventJson);
     const eventType = deriveEventType(event);
     const version = input.expectedVersion + 1;
+    // The commit time: the caller's observed_at (normalized) or now, written without
+    // toISOString's zone set-up; its instant goes to the adapter as a number as well.
+    let committedAt = input.observedAt;
+    let committedAtMs: number;
+    if (committedAt === undefined) {
+      const now = deps.now();
+      committedAtMs = now.getTime();
+      committedAt = isoTimestamp(now);
+    } else {
+      committedAtMs = Date.parse(committedAt);
+    }
     const record: EventRecord = {
       event_ref: eventRef(input.stream, version),
       version,
@@ -228,7 +240,7 @@ async function append(
       event,
       event_digest: eventDigest,
       idempotency_key: input.idempotencyKey,
-      committed_at: input.observedAt ?? deps.now().toISOString(),
+      committed_at: committedAt,
     };
     const recordJson = canonicalRecord(record, eventJson);
     // A commit's result digest, taken before the record goes to storage: hashing flattens the
@@ -243,6 +255,7 @@ async function append(
       eventJson,
       recordJson,
       record,
+      committedAtMs,
     });
     // Each envelope's fields are written out in one literal: a spread of a shared object here
     // cost more than all of the append's hashing (V8 copies it property by property).

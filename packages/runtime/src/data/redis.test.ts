@@ -73,6 +73,16 @@ describe("redis append script: storage layout", () => {
     const older = "2026-07-14T01:00:00.000Z";
     expect((await append(stream, 3, { observed_at: older })).status).toBe("committed");
     expect(await redis.zrange(index, "0", "-1")).toEqual([headMember(older, "posting-1")]);
+    // An observed_at with an offset is indexed at its instant; a commit stamped by the clock
+    // (2026-07-14T04:00:00.000Z here) at the clock's.
+    expect((await append(stream, 4, { observed_at: "2026-07-14T07:00:00.5+02:00" })).status).toBe(
+      "committed",
+    );
+    expect(await redis.zrange(index, "0", "-1")).toEqual([
+      headMember("2026-07-14T05:00:00.500Z", "posting-1"),
+    ]);
+    expect((await append(stream, 5)).status).toBe("committed");
+    expect(await redis.zrange(index, "0", "-1")).toEqual(["08638215998400000|posting-1"]);
     const heads = await runOnAdapter(
       adapter,
       "list_stream_heads",
@@ -80,7 +90,7 @@ describe("redis append script: storage layout", () => {
       { now: () => new Date() },
     );
     expect(heads.rows.map((r) => [(r as HeadRecord).aggregate_id, r.version])).toEqual([
-      ["posting-1", 4],
+      ["posting-1", 6],
     ]);
   });
 

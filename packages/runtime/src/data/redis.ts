@@ -155,11 +155,17 @@ return out
 
 const INVERT_BASE = 8_640_000_000_000_000;
 
-/** Index member: 17-digit inverted epoch ms, then the aggregate (lexicographic = newest first). */
-export function headMember(committedAt: string, aggregateId: string): string {
-  const inverted = INVERT_BASE - Date.parse(committedAt);
-  return `${String(inverted).padStart(17, "0")}|${aggregateId}`;
+/**
+ * Index member of a head committed at `committedAtMs` (epoch ms): the 17-digit inverted time,
+ * then the aggregate (lexicographic = newest first).
+ */
+export function headMemberAt(committedAtMs: number, aggregateId: string): string {
+  return `${String(INVERT_BASE - committedAtMs).padStart(17, "0")}|${aggregateId}`;
 }
+
+/** `headMemberAt` of a commit time written as text (a stored record's, a cursor's). */
+export const headMember = (committedAt: string, aggregateId: string): string =>
+  headMemberAt(Date.parse(committedAt), aggregateId);
 
 /** A stream's keys under `prefix` (stream list, idempotency hash, heads index, heads hash). */
 export function redisStreamKeys(prefix: string, stream: StreamKey): string[] {
@@ -209,7 +215,7 @@ export function redisAppendArgs(
     req.recordJson,
     previous,
     next,
-    headMember(r.committed_at, req.stream.aggregateId),
+    headMemberAt(req.committedAtMs, req.stream.aggregateId),
     req.stream.aggregateId,
   ];
 }
