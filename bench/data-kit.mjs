@@ -127,6 +127,36 @@ export async function bareRedisAppend(data, conn, sha, keys, aggregate, row) {
   if (reply[0] !== "committed") throw new Error(`bare append: ${reply[0]}`);
 }
 
+/**
+ * `bareRedisAppend` sent the way the Redis adapter sends its scripts: an ioredis Command whose
+ * arguments are set as flat strings, handed to sendCommand, instead of the generated
+ * `conn.evalsha(...)` (see `scripted` in packages/runtime/src/data/redis.ts). Its ratio to
+ * the governed side is runx's cost alone, with the transport the same on both sides.
+ */
+export async function sentRedisAppend(data, Command, conn, sha, keys, aggregate, row) {
+  const date = now();
+  const command = new Command("evalsha", [], { replyEncoding: "utf8" });
+  command.args = [
+    sha,
+    "4",
+    keys[0],
+    keys[1],
+    keys[2],
+    keys[3],
+    String(row.version - 1),
+    `k${row.version}`,
+    row.eventDigest,
+    stamped(row, date.toISOString()),
+    row.previous,
+    row.next,
+    data.headMemberAt(date.getTime(), aggregate),
+    aggregate,
+  ];
+  void conn.sendCommand(command);
+  const reply = await command.promise;
+  if (reply[0] !== "committed") throw new Error(`sent append: ${reply[0]}`);
+}
+
 export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

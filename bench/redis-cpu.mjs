@@ -4,13 +4,16 @@
 // rounds rotating, 16 clients each append N events per round through:
 //   governed  data.append_event through the core on the Redis adapter (what bench/data.mjs runs);
 //   adapter   the adapter's append with the request the core would build, built before the clock;
-//   raw       a bare EVALSHA of the adapter's script with the same arguments (bench/data.mjs's
-//             baseline).
+//   sent      the same EVALSHA sent the way the adapter sends its scripts (an ioredis Command
+//             with flat string arguments, through sendCommand; bench/data.mjs's "sent");
+//   raw       a bare EVALSHA of the adapter's script with the same arguments, called as
+//             ioredis's `evalsha(...)` (bench/data.mjs's baseline).
 // Printed per side: median process CPU (user + system) µs per event, the median of the
 // per-round ratios to raw, and the user and system parts (system time is mostly the socket
 // writes; on a small VM it grows when Redis has gone idle between commands and must be woken).
 // The difference governed − adapter is the core's work (input contract, canonical JSON,
-// digests, envelope); adapter − raw is the adapter's (chain value, arguments, reply).
+// digests, envelope); adapter − sent is the adapter's (chain value, arguments, reply); sent −
+// raw is what ioredis's generated command method costs on top of sending the command.
 //
 // Usage: node bench/redis-cpu.mjs [--events N] [--rounds R] [--clients C]
 // Redis on loopback: RUNX_TEST_REDIS_URL (default redis://127.0.0.1:6379/0); a scratch key
@@ -25,6 +28,7 @@ import {
   median,
   now,
   prepareStream,
+  sentRedisAppend,
   sha256Implementation,
   stamped,
 } from "./data-kit.mjs";
@@ -49,7 +53,7 @@ for (const [name, value] of [
 }
 
 const data = await loadDataCore();
-const { Redis } = await import("ioredis");
+const { Command, Redis } = await import("ioredis");
 
 /** The adapter request the core builds for a prepared row (its commit time stamped now). */
 function appendRequest(aggregate, row) {
@@ -100,6 +104,22 @@ try {
         for (const request of requests) {
           const r = await adapters[c].append(request);
           if (r.kind !== "committed") throw new Error(`adapter append: ${r.kind}`);
+        }
+      },
+    },
+    sent: {
+      prepare: (aggregate) => ({
+        aggregate,
+        keys: data.redisStreamKeys(scratch.prefix, {
+          source: SOURCE,
+          resource: RESOURCE,
+          aggregateId: aggregate,
+        }),
+        rows: prepareStream(data, aggregate, EVENTS),
+      }),
+      run: async (c, { aggregate, keys, rows }) => {
+        for (const row of rows) {
+          await sentRedisAppend(data, Command, conns[c], sha, keys, aggregate, row);
         }
       },
     },

@@ -112,6 +112,30 @@ describe("redis append script: storage layout", () => {
     expect(await redis.llen(list)).toBe(2);
   });
 
+  it("answers provider_unavailable, without hanging, once its connection is gone", async () => {
+    const { stream, list } = fresh();
+    const gone = await openRedisAdapter({ endpoint: REDIS_URL, keyPrefix: scratch.prefix });
+    const first = await runOnAdapter(
+      gone,
+      "append_event",
+      { ...stream, expected_version: 0, idempotency_key: "k1", event: { type: "t" } },
+      { now: () => new Date() },
+    );
+    expect(first.status).toBe("committed");
+    await gone.close();
+    const r = await runOnAdapter(
+      gone,
+      "append_event",
+      { ...stream, expected_version: 1, idempotency_key: "k2", event: { type: "t" } },
+      { now: () => new Date() },
+    );
+    expect(r.status).toBe("provider_unavailable");
+    expect(r.stop_conditions[0]?.message).toMatch(/^data source is unavailable: .*closed/i);
+    const read = await runOnAdapter(gone, "read_projection", stream, { now: () => new Date() });
+    expect(read.status).toBe("provider_unavailable");
+    expect(await redis.llen(list)).toBe(1);
+  });
+
   it("refuses to append after an out-of-band push and writes nothing", async () => {
     const { stream, list, idempotency, heads } = fresh();
     await append(stream, 0);
