@@ -87,6 +87,16 @@ const adapters = await Promise.all(
 const conns = Array.from({ length: CLIENTS }, () => new Redis(data.REDIS_URL));
 try {
   const sha = await conns[0].script("LOAD", data.REDIS_APPEND_SCRIPT);
+  // A bare client's inputs: the stream's keys and its prepared rows.
+  const bareRows = (aggregate) => ({
+    aggregate,
+    keys: data.redisStreamKeys(scratch.prefix, {
+      source: SOURCE,
+      resource: RESOURCE,
+      aggregateId: aggregate,
+    }),
+    rows: prepareStream(data, aggregate, EVENTS),
+  });
   const sides = {
     governed: {
       prepare: (aggregate) => Array.from({ length: EVENTS }, (_, i) => appendInput(aggregate, i)),
@@ -108,15 +118,7 @@ try {
       },
     },
     sent: {
-      prepare: (aggregate) => ({
-        aggregate,
-        keys: data.redisStreamKeys(scratch.prefix, {
-          source: SOURCE,
-          resource: RESOURCE,
-          aggregateId: aggregate,
-        }),
-        rows: prepareStream(data, aggregate, EVENTS),
-      }),
+      prepare: bareRows,
       run: async (c, { aggregate, keys, rows }) => {
         for (const row of rows) {
           await sentRedisAppend(data, Command, conns[c], sha, keys, aggregate, row);
@@ -124,15 +126,7 @@ try {
       },
     },
     raw: {
-      prepare: (aggregate) => ({
-        aggregate,
-        keys: data.redisStreamKeys(scratch.prefix, {
-          source: SOURCE,
-          resource: RESOURCE,
-          aggregateId: aggregate,
-        }),
-        rows: prepareStream(data, aggregate, EVENTS),
-      }),
+      prepare: bareRows,
       run: async (c, { aggregate, keys, rows }) => {
         for (const row of rows) await bareRedisAppend(data, conns[c], sha, keys, aggregate, row);
       },
