@@ -115,20 +115,16 @@ describe("redis append script: storage layout", () => {
   it("answers provider_unavailable, without hanging, once its connection is gone", async () => {
     const { stream, list } = fresh();
     const gone = await openRedisAdapter({ endpoint: REDIS_URL, keyPrefix: scratch.prefix });
-    const first = await runOnAdapter(
-      gone,
-      "append_event",
-      { ...stream, expected_version: 0, idempotency_key: "k1", event: { type: "t" } },
-      { now: () => new Date() },
-    );
-    expect(first.status).toBe("committed");
+    const appendVia = (version: number) =>
+      runOnAdapter(
+        gone,
+        "append_event",
+        { ...stream, expected_version: version, idempotency_key: `k${version + 1}`, event: {} },
+        { now: () => new Date() },
+      );
+    expect((await appendVia(0)).status).toBe("committed");
     await gone.close();
-    const r = await runOnAdapter(
-      gone,
-      "append_event",
-      { ...stream, expected_version: 1, idempotency_key: "k2", event: { type: "t" } },
-      { now: () => new Date() },
-    );
+    const r = await appendVia(1);
     expect(r.status).toBe("provider_unavailable");
     expect(r.stop_conditions[0]?.message).toMatch(/^data source is unavailable: .*closed/i);
     const read = await runOnAdapter(gone, "read_projection", stream, { now: () => new Date() });
