@@ -102,42 +102,12 @@ export function prepareStream(data, aggregate, n) {
 export const stamped = (row, at) => `{"committed_at":"${at}",${row.afterTime}`;
 
 /**
- * The Redis adapter's append script for `row` of `aggregate` with the arguments the adapter
- * sends (same order as redisAppendArgs), the commit time stamped now; throws unless committed.
+ * The append script's arguments for `row` of `aggregate` (key count, keys, then ARGV, as the
+ * strings the adapter sends, in redisAppendArgs' order), the commit time stamped now.
  */
-export async function bareRedisAppend(data, conn, sha, keys, aggregate, row) {
+function appendArgv(data, keys, aggregate, row) {
   const date = now();
-  const at = date.toISOString();
-  const reply = await conn.evalsha(
-    sha,
-    4,
-    keys[0],
-    keys[1],
-    keys[2],
-    keys[3],
-    row.version - 1,
-    `k${row.version}`,
-    row.eventDigest,
-    stamped(row, at),
-    row.previous,
-    row.next,
-    data.headMemberAt(date.getTime(), aggregate),
-    aggregate,
-  );
-  if (reply[0] !== "committed") throw new Error(`bare append: ${reply[0]}`);
-}
-
-/**
- * `bareRedisAppend` sent the way the Redis adapter sends its scripts: an ioredis Command whose
- * arguments are set as flat strings, handed to sendCommand, instead of the generated
- * `conn.evalsha(...)` (see `scripted` in packages/runtime/src/data/redis.ts). Its ratio to
- * the governed side is runx's cost alone, with the transport the same on both sides.
- */
-export async function sentRedisAppend(data, Command, conn, sha, keys, aggregate, row) {
-  const date = now();
-  const command = new Command("evalsha", [], { replyEncoding: "utf8" });
-  command.args = [
-    sha,
+  return [
     "4",
     keys[0],
     keys[1],
@@ -152,6 +122,26 @@ export async function sentRedisAppend(data, Command, conn, sha, keys, aggregate,
     data.headMemberAt(date.getTime(), aggregate),
     aggregate,
   ];
+}
+
+/**
+ * The Redis adapter's append script for `row` of `aggregate` with the arguments the adapter
+ * sends, called as ioredis's `conn.evalsha(...)`; throws unless committed.
+ */
+export async function bareRedisAppend(data, conn, sha, keys, aggregate, row) {
+  const reply = await conn.evalsha(sha, ...appendArgv(data, keys, aggregate, row));
+  if (reply[0] !== "committed") throw new Error(`bare append: ${reply[0]}`);
+}
+
+/**
+ * `bareRedisAppend` sent the way the Redis adapter sends its scripts: an ioredis Command whose
+ * arguments are set as flat strings, handed to sendCommand, instead of the generated
+ * `conn.evalsha(...)` (see `scripted` in packages/runtime/src/data/redis.ts). Its ratio to
+ * the governed side is runx's cost alone, with the transport the same on both sides.
+ */
+export async function sentRedisAppend(data, Command, conn, sha, keys, aggregate, row) {
+  const command = new Command("evalsha", [], { replyEncoding: "utf8" });
+  command.args = [sha, ...appendArgv(data, keys, aggregate, row)];
   void conn.sendCommand(command);
   const reply = await command.promise;
   if (reply[0] !== "committed") throw new Error(`sent append: ${reply[0]}`);
