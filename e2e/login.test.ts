@@ -24,7 +24,11 @@ it("signs in from a deep link, lands on it, and signs out", async () => {
     await page.getByLabel("Username").fill(admin.username);
     await page.getByLabel("Password").fill(`${admin.password}-wrong`);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").waitFor({ timeout: 20_000 });
+    // Next's route announcer is also role="alert" (empty, visually hidden), so name the message.
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "invalid username or password" })
+      .waitFor({ timeout: 20_000 });
     await j.shot(page, "wrong-password");
     expect(new URL(page.url()).pathname).toBe("/login");
 
