@@ -151,8 +151,6 @@ describe("graph runs", () => {
     expect(sealed.status).toBe("sealed");
     expect(sealed.result).toMatchObject({
       provider_operation: {
-        type: "runx.provider.operation.v1",
-        version: "1",
         data: { status: "success", result: { status: "created" }, replayed: false },
       },
     });
@@ -296,12 +294,8 @@ describe("artifact envelopes and runtime digests in graphs", () => {
     expect(sealed.code).toBe(0);
     const digest = `sha256:${createHash("sha256").update(canonicalJson(answer)).digest("hex")}`;
     expect(sealed.json<Envelope>().result).toEqual({
-      plan: { type: "example.plan.v1", version: "1", data: answer },
-      digest_result: {
-        type: "runx.data.digest.v1",
-        version: "1",
-        data: { algorithm: "sha256", digest },
-      },
+      plan: { data: answer },
+      digest_result: { data: { algorithm: "sha256", digest } },
     });
   });
 });

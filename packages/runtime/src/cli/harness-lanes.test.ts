@@ -109,7 +109,7 @@ caller:
 expect:
   status: sealed
   step_outputs:
-    fetch: {subset: {http_execution: {type: runx.http.execution.v1, data: {responses: [{status: 200, json: {temp: 3}, url: "${NOW_URL}"}]}}}}
+    fetch: {subset: {http_execution: {data: {responses: [{status: 200, json: {temp: 3}, url: "${NOW_URL}"}]}}}}
 `,
       "read-unmatched": `inputs: {city: Bergen}
 caller:

@@ -194,7 +194,7 @@ describe("graph steps whose skill runner is a graph", () => {
     expect(nested?.lineage.previous?.uri).toBe(`runx:receipt:${deferred!.id}`);
     expect(children(nested!).map((c) => [c.acts[0]?.id, c.seal.reason_code])).toEqual([
       ["act_approve", "approval_granted"],
-      ["act_say", "process_closed"],
+      ["act_say", "step_closed"],
     ]);
     // The graph, the nested step, its two steps, and the step after it.
     const trees = await verifyTrees();

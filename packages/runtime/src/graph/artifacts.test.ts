@@ -9,22 +9,22 @@ describe("artifact envelopes of step outputs", () => {
     expect(packageArtifacts(output, { emits: "verdict" })).toBe(output);
   });
 
-  it("wraps the whole output under wrap_as, typed by its packet id", () => {
+  it("wraps the whole output under wrap_as as {data}; the packet id stays out of the envelope", () => {
     const output = { twitter_plan: { decision: "ready" } };
     const packaged = packageArtifacts(output, {
       wrap_as: "twitter_plan",
       packet: "twitter.plan.v1",
     });
     expect(packaged).toEqual({
-      twitter_plan: { type: "twitter.plan.v1", version: "1", data: output },
+      twitter_plan: { data: output },
     });
     // What a later step's context edge `draft.twitter_plan.data` reads.
     expect(resolvePath(packaged, ["twitter_plan", "data"])).toEqual(output);
   });
 
-  it("types a wrap_as envelope without a packet id by its name", () => {
+  it("wraps a wrap_as output without a packet id the same way", () => {
     expect(packageArtifacts({ a: 1 }, { wrap_as: "result" })).toEqual({
-      result: { type: "result", version: "1", data: { a: 1 } },
+      result: { data: { a: 1 } },
     });
   });
 
@@ -35,11 +35,7 @@ describe("artifact envelopes of step outputs", () => {
       packets: { brand_voice_draft: "runx.context.brand_voice.v1" },
     });
     expect(packaged).toEqual({
-      brand_voice_draft: {
-        type: "runx.context.brand_voice.v1",
-        version: "1",
-        data: { decision: "ready" },
-      },
+      brand_voice_draft: { data: { decision: "ready" } },
       notes: "kept",
     });
     expect(resolvePath(packaged, ["brand_voice_draft", "data", "decision"])).toBe("ready");

@@ -1,31 +1,32 @@
 /**
  * Artifact envelopes of graph step outputs (spec §2.1 "Artifact contract"): a step whose
  * artifact contract says `wrap_as` or `named_emits` exposes those outputs as envelopes
- * `{type, version: "1", data}`, so later steps read `<step>.<artifact>.data.<field>`.
- * - `wrap_as: W` (optional `packet: P`): the whole output becomes `{W: {type: P, data: output}}`.
- * - `named_emits: {name: source_field}` (optional `packets: {name: P}`): each `name` becomes an
- *   envelope of `output[source_field]`; other output fields stay as they are.
- * Without a packet id the artifact's own name is its type. Run-specific envelope metadata (ids,
- * timestamps) is left out so step outputs and the receipts that claim them stay deterministic.
- * Pure.
+ * `{data}`, so later steps read `<step>.<artifact>.data.<field>`.
+ * - `wrap_as: W`: the whole output becomes `{W: {data: output}}`.
+ * - `named_emits: {name: source_field}`: each `name` becomes an envelope of
+ *   `output[source_field]`; other output fields stay as they are.
+ * The envelope is exactly `{data}`, as upstream runx builds it: the packet id (`packet`,
+ * `packets`) names the contract of `data` and is not repeated in the envelope, and
+ * run-specific metadata (ids, timestamps) stays out, so step outputs and the receipts that
+ * claim them are deterministic. Upstream's pinned graph-step receipt ids commit this shape
+ * (conformance fixtures/harness/sequential-graph.yaml). Pure.
  */
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 
 /** One artifact envelope. */
 export interface ArtifactEnvelope {
-  type: string;
-  version: "1";
   data: JsonValue;
 }
 
-/** True for a value already in envelope form (`{type?, version?, data}`). */
+/** True for a value already in envelope form (`{data}`). */
 function isEnvelope(value: unknown): boolean {
   return isJsonObject(value) && Object.hasOwn(value, "data");
 }
 
-function envelope(type: string, data: JsonValue): JsonObject {
-  const out: ArtifactEnvelope = { type, version: "1", data };
+/** The envelope of one artifact value. */
+export function artifactEnvelope(data: JsonValue): JsonObject {
+  const out: ArtifactEnvelope = { data };
   return { ...out };
 }
 
@@ -40,16 +41,13 @@ export function packageArtifacts(
     // An answer already written in the wrapped shape stays as it is.
     const keys = Object.keys(output);
     if (keys.length === 1 && keys[0] === wrapAs && isEnvelope(output[wrapAs])) return output;
-    const packet = typeof artifacts.packet === "string" ? artifacts.packet : wrapAs;
-    return { [wrapAs]: envelope(packet, output) };
+    return { [wrapAs]: artifactEnvelope(output) };
   }
   if (!isJsonObject(artifacts.named_emits)) return output;
-  const packets = isJsonObject(artifacts.packets) ? artifacts.packets : {};
   const out: JsonObject = { ...output };
   for (const [name, source] of Object.entries(artifacts.named_emits)) {
     if (typeof source !== "string" || !Object.hasOwn(output, source)) continue;
-    const packet = packets[name];
-    out[name] = envelope(typeof packet === "string" ? packet : name, output[source] as JsonValue);
+    out[name] = artifactEnvelope(output[source] as JsonValue);
   }
   return out;
 }

@@ -12,7 +12,7 @@ import type { ReferenceScope, ResolvableStep } from "./references.js";
 
 const outputs: Record<string, JsonObject> = {
   first: {
-    result: { type: "result", version: "1", data: { message: "hello", items: [{ n: 1 }] } },
+    result: { data: { message: "hello", items: [{ n: 1 }] } },
   },
 };
 const scope: ReferenceScope = {

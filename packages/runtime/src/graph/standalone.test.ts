@@ -96,20 +96,20 @@ describe("standalone graph documents", () => {
 });
 
 describe("wrap_as artifact envelopes", () => {
-  it("wrap the whole output under the declared name, typed by the packet when given", () => {
+  it("wrap the whole output under the declared name as {data}, with or without a packet id", () => {
     expect(packageArtifacts({ message: "hi" }, { wrap_as: "result" })).toEqual({
-      result: { type: "result", version: "1", data: { message: "hi" } },
+      result: { data: { message: "hi" } },
     });
     expect(
       packageArtifacts({ a: 1 }, { wrap_as: "evidence", packet: "runx.effect.evidence.v1" }),
-    ).toEqual({ evidence: { type: "runx.effect.evidence.v1", version: "1", data: { a: 1 } } });
+    ).toEqual({ evidence: { data: { a: 1 } } });
   });
 
   it("leave outputs alone without wrap_as, or when already in envelope form", () => {
     expect(packageArtifacts({ a: 1 }, undefined)).toEqual({ a: 1 });
     expect(packageArtifacts({ a: 1 }, { named_emits: { b: "a" } })).toEqual({
       a: 1,
-      b: { type: "b", version: "1", data: 1 },
+      b: { data: 1 },
     });
     const wrapped = { result: { data: { a: 1 } } };
     expect(packageArtifacts(wrapped, { wrap_as: "result" })).toBe(wrapped);

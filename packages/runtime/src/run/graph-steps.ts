@@ -5,7 +5,7 @@
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
 import { RuntimeError, isRuntimeError } from "../errors.js";
-import { packageArtifacts } from "../graph/artifacts.js";
+import { artifactEnvelope, packageArtifacts } from "../graph/artifacts.js";
 import type { ExecuteStepAction, GraphDoc, GraphStep, StepOutcome } from "../graph/index.js";
 import { approvalDecisionPacket, stepById } from "../graph/index.js";
 import { loadPackageCached } from "../packages/package-cache.js";
@@ -40,7 +40,7 @@ import { dataReceiptFacts } from "../data/receipt-facts.js";
 import { invokeTool } from "./tools.js";
 import { hasRegistryPrefix } from "../registry/ref.js";
 import { materializeRegistryRef } from "./registry-refs.js";
-import { sealReasonCode } from "../runners/outcome.js";
+import { STEP_CLOSED, sealReasonCode } from "../runners/outcome.js";
 
 /** Tool failure codes that mean the tool refused before attempting anything. */
 const REFUSAL_CODES = new Set([
@@ -329,7 +329,7 @@ export async function executeGraphStep(
           reasonCode: action.approval.approved ? "approval_granted" : "approval_denied",
           output: action.approval.approved
             ? {
-                [wrapName(step)]: { type: "runx.approval.decision.v1", version: "1", data: packet },
+                [wrapName(step)]: artifactEnvelope(packet),
               }
             : {},
           ...(action.approval.approved ? {} : { summary: "denied by a human approver" }),
@@ -378,7 +378,7 @@ export async function executeGraphStep(
         return await seal(
           {
             disposition: "closed",
-            reasonCode: "process_closed",
+            reasonCode: STEP_CLOSED,
             output: result.output,
             boundary: "native_capability",
             metadata: { tool: step.tool, ...dataReceiptFacts(result.output) },
@@ -447,7 +447,7 @@ export async function executeGraphStep(
       return await seal(
         {
           disposition: "closed",
-          reasonCode: sealReasonCode("process_closed", artifacts),
+          reasonCode: sealReasonCode(STEP_CLOSED, artifacts),
           output: packageArtifacts(check.value, artifacts),
           metadata: { answered_by: "caller", request_id: requestId },
         },
@@ -539,7 +539,7 @@ export async function executeGraphStep(
     return await seal(
       {
         ...outcome,
-        reasonCode: sealReasonCode(outcome.reasonCode, artifacts),
+        reasonCode: sealReasonCode(STEP_CLOSED, artifacts),
         output: packageArtifacts(outcome.output as JsonObject, artifacts),
       },
       "success",

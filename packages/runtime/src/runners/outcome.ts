@@ -33,6 +33,14 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * The seal reason of a graph step that closed. A step of a graph document seals
+ * `step_closed` (the graph closed the step), whatever runner did the work; a skill run's own
+ * receipt keeps the runner's reason (`process_closed`). Upstream's pinned graph-step receipt
+ * ids commit this code (conformance fixtures/harness/sequential-graph.yaml).
+ */
+export const STEP_CLOSED = "step_closed";
+
+/**
  * Packets whose emission is the closing evidence of a run: a run that closes with one of them
  * declared in its artifact contract seals with this reason instead of `process_closed` (the
  * process exit is not what closes an effect; its evidence packet is).
@@ -42,12 +50,14 @@ export const EVIDENCE_PACKET_REASON_CODES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The seal reason of a run that ended with `reasonCode`, given its artifact contract
- * (`artifacts.packet`, or any value of `artifacts.packets`): `process_closed` becomes the
- * evidence packet's reason when the contract declares one; every other reason stays.
+ * The seal reason of a run or step that ended with `reasonCode`, given its artifact contract
+ * (`artifacts.packet`, or any value of `artifacts.packets`): a closing reason
+ * (`process_closed`, `step_closed`) becomes the evidence packet's reason when the contract
+ * declares one; every other reason stays.
  */
 export function sealReasonCode(reasonCode: string, artifacts: unknown): string {
-  if (reasonCode !== REASON_CODE.closed || !isJsonObject(artifacts)) return reasonCode;
+  const closing = reasonCode === REASON_CODE.closed || reasonCode === STEP_CLOSED;
+  if (!closing || !isJsonObject(artifacts)) return reasonCode;
   const packets = isJsonObject(artifacts.packets) ? Object.values(artifacts.packets) : [];
   for (const packet of [artifacts.packet, ...packets]) {
     const reason = typeof packet === "string" ? EVIDENCE_PACKET_REASON_CODES[packet] : undefined;

@@ -16,7 +16,8 @@ import { validateToolsControlPrepareHandoffInput } from "../generated/validate-t
 import { RuntimeError } from "../errors.js";
 import { defineTool } from "./define-tool.js";
 import { classifyAddress } from "./net-guard.js";
-import { eachString, isRecord, packetEnvelope } from "./packet.js";
+import { artifactEnvelope } from "../graph/artifacts.js";
+import { eachString, isRecord } from "./packet.js";
 import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
 
 export const HANDOFF_CONTEXT_PACKET = "runx.orchestrator.handoff_context.v1";
@@ -239,7 +240,7 @@ export const controlPrepareHandoffTool: NativeTool = defineTool<HandoffInput, Js
   run(input, ctx) {
     const data = prepareHandoff(input, ctx);
     return Promise.resolve({
-      output: { handoff_context: packetEnvelope(HANDOFF_CONTEXT_PACKET, data) },
+      output: { handoff_context: artifactEnvelope(data) },
       summary: `${input.platform} handoff ${input.event_id} ready`,
     });
   },

@@ -18,8 +18,6 @@ describe("data.digest", () => {
     expect(validateToolsDataDigestOutput(output)).toBe(true);
     expect(output).toEqual({
       digest_result: {
-        type: "runx.data.digest.v1",
-        version: "1",
         data: { algorithm: "sha256", digest: sha('{"a":null,"b":[1,1e+21,"é"]}') },
       },
     });
@@ -69,8 +67,6 @@ describe("data.compare", () => {
     const digest = sha('{"x":1,"y":[2]}');
     expect(output).toEqual({
       comparison: {
-        type: "runx.data.comparison.v1",
-        version: "1",
         data: { equal: true, actual_digest: digest, expected_digest: digest },
       },
     });
@@ -82,8 +78,6 @@ describe("data.compare", () => {
     );
     expect(output).toEqual({
       comparison: {
-        type: "runx.data.comparison.v1",
-        version: "1",
         data: { equal: false, actual_digest: sha('"mpp"'), expected_digest: sha('"stripe"') },
       },
     });

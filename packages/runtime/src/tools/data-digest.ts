@@ -32,20 +32,12 @@ export interface DataCompareInput {
 
 /** The named output of `data.digest` (packet `runx.data.digest.v1`). */
 export type DigestResultOutput = {
-  digest_result: {
-    type: "runx.data.digest.v1";
-    version: "1";
-    data: { algorithm: "sha256"; digest: string };
-  };
+  digest_result: { data: { algorithm: "sha256"; digest: string } };
 };
 
 /** The named output of `data.compare` (packet `runx.data.comparison.v1`). */
 export type ComparisonOutput = {
-  comparison: {
-    type: "runx.data.comparison.v1";
-    version: "1";
-    data: { equal: boolean; actual_digest: string; expected_digest: string };
-  };
+  comparison: { data: { equal: boolean; actual_digest: string; expected_digest: string } };
 };
 
 /** The digest of a value under an encoding; INPUT_INVALID when the value cannot be encoded. */
@@ -81,11 +73,7 @@ export const dataDigestTool: NativeTool = defineTool<DataDigestInput, DigestResu
     const digest = digestValue(input.value, encoding);
     return Promise.resolve({
       output: {
-        digest_result: {
-          type: "runx.data.digest.v1",
-          version: "1",
-          data: { algorithm: "sha256", digest },
-        },
+        digest_result: { data: { algorithm: "sha256", digest } },
       },
       summary: `${encoding} ${digest}`,
     });
@@ -109,8 +97,6 @@ export const dataCompareTool: NativeTool = defineTool<DataCompareInput, Comparis
     return Promise.resolve({
       output: {
         comparison: {
-          type: "runx.data.comparison.v1",
-          version: "1",
           data: { equal, actual_digest: actualDigest, expected_digest: expectedDigest },
         },
       },

@@ -30,9 +30,14 @@ describe("named tool outputs", () => {
       const schema = catalog.inspect(name).output_schema;
       expect(schema.required).toEqual([output]);
       const properties = schema.properties as Record<string, Record<string, unknown>>;
-      const envelope = properties[output] as { properties: Record<string, unknown> };
-      expect(envelope.properties.type).toEqual({ const: packet });
-      expect(envelope.properties.version).toEqual({ const: "1" });
+      const envelope = properties[output] as {
+        required: string[];
+        description: string;
+        properties: Record<string, unknown>;
+      };
+      expect(envelope.required).toEqual(["data"]);
+      expect(Object.keys(envelope.properties)).toEqual(["data"]);
+      expect(envelope.description).toBe(`${packet} packet`);
       expect(envelope.properties.data).toMatchObject({ type: "object" });
     },
   );
@@ -58,7 +63,7 @@ describe("named tool outputs", () => {
     const ctx = makeToolContext();
     expect(await tool.execute({}, ctx)).toEqual({
       status: "success",
-      output: { x_result: { type: "runx.x.v1", version: "1", data: { ok: true } } },
+      output: { x_result: { data: { ok: true } } },
       summary: "done",
     });
     expect(await tool.execute({}, ctx)).toBe(results[1]);

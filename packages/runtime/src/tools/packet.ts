@@ -1,14 +1,10 @@
 /**
- * Packet helpers shared by the native planning tools: the artifact envelope a named tool
- * output is returned in (`<step>.<name>.data.<field>` in graph context), and small readers
- * over schema-validated JSON.
+ * Packet helpers shared by the native planning tools: named tool outputs returned in the
+ * artifact envelope `{data}` (`<step>.<name>.data.<field>` in graph context), and small
+ * readers over schema-validated JSON.
  */
+import { artifactEnvelope } from "../graph/artifacts.js";
 import type { Json, JsonRecord, NativeTool } from "./types.js";
-
-/** An artifact envelope `{type, version: "1", data}` for one packet. */
-export function packetEnvelope(type: string, data: JsonRecord): JsonRecord {
-  return { type, version: "1", data };
-}
 
 /** True for a plain JSON object. */
 export function isRecord(value: unknown): value is JsonRecord {
@@ -41,7 +37,10 @@ export interface NamedOutput {
   packet: string;
 }
 
-/** The contract of a named output: an envelope `{type: packet, version: "1", data}` under `name`. */
+/**
+ * The contract of a named output: an envelope `{data}` under `name`, `data` being the packet
+ * (the envelope's description names the packet id).
+ */
 export function namedOutputSchema(named: NamedOutput, dataSchema: JsonRecord): JsonRecord {
   const { $schema, $id, title, ...data } = dataSchema;
   const out: JsonRecord = {
@@ -51,13 +50,10 @@ export function namedOutputSchema(named: NamedOutput, dataSchema: JsonRecord): J
     properties: {
       [named.name]: {
         type: "object",
+        description: `${named.packet} packet`,
         additionalProperties: false,
-        required: ["type", "version", "data"],
-        properties: {
-          type: { const: named.packet },
-          version: { const: "1" },
-          data,
-        },
+        required: ["data"],
+        properties: { data },
       },
     },
   };
@@ -81,7 +77,7 @@ export function withNamedOutput(tool: NativeTool, named: NamedOutput): NativeToo
     async execute(input, ctx) {
       const result = await tool.execute(input, ctx);
       if (result.status !== "success") return result;
-      return { ...result, output: { [named.name]: packetEnvelope(named.packet, result.output) } };
+      return { ...result, output: { [named.name]: artifactEnvelope(result.output) } };
     },
   };
 }

@@ -29,7 +29,8 @@ import { validateToolsPaymentChargePriceInput } from "../generated/validate-tool
 import { validateToolsPaymentChargeVerificationRequestInput } from "../generated/validate-tools-payment-charge-verification-request.input.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import { defineTool } from "./define-tool.js";
-import { isRecord, packetEnvelope } from "./packet.js";
+import { artifactEnvelope } from "../graph/artifacts.js";
+import { isRecord } from "./packet.js";
 import { PAYMENT_FAMILY, authorityDenied, digestHex } from "./payment-authority.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
@@ -363,7 +364,7 @@ export const paymentChargePriceTool: NativeTool = defineTool<ChargePriceInput, J
   run(input, ctx) {
     const price = chargePrice(input, ctx.now());
     return Promise.resolve({
-      output: { charge_price_packet: packetEnvelope(CHARGE_PRICE_PACKET, price) },
+      output: { charge_price_packet: artifactEnvelope(price) },
       summary: `priced ${price.operation as string} at ${price.amount_minor as number} ${price.currency as string}`,
     });
   },
@@ -384,7 +385,7 @@ export const paymentChargeChallengeTool: NativeTool = defineTool<
   run(input, ctx) {
     const challenge = chargeChallenge(input, ctx.now());
     return Promise.resolve({
-      output: { charge_challenge_packet: packetEnvelope(CHARGE_CHALLENGE_PACKET, challenge) },
+      output: { charge_challenge_packet: artifactEnvelope(challenge) },
       summary: `challenge ${challenge.challenge_id as string}`,
     });
   },
@@ -406,7 +407,7 @@ export const paymentChargeVerificationRequestTool: NativeTool = defineTool<
     const request = chargeVerificationRequest(input, ctx.now());
     return Promise.resolve({
       output: {
-        charge_verification_request: packetEnvelope(CHARGE_VERIFICATION_PACKET, request),
+        charge_verification_request: artifactEnvelope(request),
       },
       summary: `verifier request ${request.request_id as string} (not called)`,
     });
@@ -428,7 +429,7 @@ export const paymentChargePlanTool: NativeTool = defineTool<
   run(input, ctx) {
     const plan = chargePlan(input, ctx.now());
     return Promise.resolve({
-      output: { charge_plan: packetEnvelope(CHARGE_PLAN_PACKET, plan) },
+      output: { charge_plan: artifactEnvelope(plan) },
       summary: `charge plan ${plan.plan_id as string}: ${plan.decision as string}`,
     });
   },

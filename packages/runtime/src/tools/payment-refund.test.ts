@@ -105,7 +105,7 @@ describe("payment.refund_plan", () => {
     const output = successOutput(result);
     expect(validateToolsPaymentRefundPlanOutput(successData(result))).toBe(true);
     expect(Object.keys(output)).toEqual(["refund_plan"]);
-    expect((output.refund_plan as JsonRecord).type).toBe("runx.payment.refund_plan.v1");
+    expect(Object.keys(output.refund_plan as JsonRecord)).toEqual(["data"]);
     const data = successData(result);
     expect(data.decision).toBe("ready_for_refund_adapter");
     expect(data.findings).toEqual([]);

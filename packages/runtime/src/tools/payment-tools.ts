@@ -27,7 +27,8 @@ import { validateToolsPaymentReserveInput } from "../generated/validate-tools-pa
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import { defineTool } from "./define-tool.js";
-import { isRecord, packetEnvelope } from "./packet.js";
+import { artifactEnvelope } from "../graph/artifacts.js";
+import { isRecord } from "./packet.js";
 import {
   authorityDenied,
   digestHex,
@@ -557,7 +558,7 @@ export const paymentInvoicePlanTool: NativeTool = defineTool<InvoiceInput, JsonR
     if (!isRecord(input.payee)) throw authorityDenied("payee must be an object", "payee");
     const plan = invoicePlan(input, ctx.now());
     return Promise.resolve({
-      output: { settlement_plan: packetEnvelope(INVOICE_PLAN_PACKET, plan) },
+      output: { settlement_plan: artifactEnvelope(plan) },
       summary: `invoice ${input.invoice_ref}: ${plan.decision as string}`,
     });
   },

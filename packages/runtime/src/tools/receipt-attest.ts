@@ -15,7 +15,8 @@ import { validateToolsReceiptAttestInput } from "../generated/validate-tools-rec
 import { RuntimeError } from "../errors.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import { defineTool } from "./define-tool.js";
-import { eachString, isRecord, packetEnvelope } from "./packet.js";
+import { artifactEnvelope } from "../graph/artifacts.js";
+import { eachString, isRecord } from "./packet.js";
 import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
 
 export const ATTESTATION_PACKET = "runx.attestation.v1";
@@ -239,7 +240,7 @@ export const receiptAttestTool: NativeTool = defineTool<AttestInput, JsonRecord>
   run(input, ctx) {
     const data = buildAttestation(input, ctx);
     return Promise.resolve({
-      output: { attestation: packetEnvelope(ATTESTATION_PACKET, data) },
+      output: { attestation: artifactEnvelope(data) },
       summary: `attestation ${data.decision as string}`,
     });
   },

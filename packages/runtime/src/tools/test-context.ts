@@ -125,7 +125,7 @@ export function successOutput(result: ToolResult): JsonRecord {
 
 /**
  * The packet data of a successful result whose output is one named packet envelope
- * `{<name>: {type, version: "1", data}}` (every native tool's success shape); throws when the
+ * `{<name>: {data}}` (every native tool's success shape); throws when the
  * result failed or the output is not exactly such an envelope.
  */
 export function successData(result: ToolResult): JsonRecord {
@@ -137,9 +137,7 @@ export function successData(result: ToolResult): JsonRecord {
     envelope === null ||
     typeof envelope !== "object" ||
     Array.isArray(envelope) ||
-    Object.keys(envelope).sort().join(",") !== "data,type,version" ||
-    envelope.version !== "1" ||
-    typeof envelope.type !== "string" ||
+    Object.keys(envelope).join(",") !== "data" ||
     envelope.data === null ||
     typeof envelope.data !== "object" ||
     Array.isArray(envelope.data)

@@ -50,7 +50,7 @@ export const echo: Executor = (action) => ({
 
 /** Wraps outputs the way `artifacts.wrap_as: <name>` envelopes do (`<name>.data.<field>`). */
 export function wrapped(name: string, data: JsonObject): JsonObject {
-  return { [name]: { type: name, version: "1", data } };
+  return { [name]: { data } };
 }
 
 /**
