@@ -14,20 +14,14 @@
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 
-/** One artifact envelope. */
-export interface ArtifactEnvelope {
-  data: JsonValue;
-}
-
 /** True for a value already in envelope form (`{data}`). */
 function isEnvelope(value: unknown): boolean {
   return isJsonObject(value) && Object.hasOwn(value, "data");
 }
 
-/** The envelope of one artifact value. */
+/** The envelope `{data}` of one artifact value. */
 export function artifactEnvelope(data: JsonValue): JsonObject {
-  const out: ArtifactEnvelope = { data };
-  return { ...out };
+  return { data };
 }
 
 /** The step output with its declared artifacts wrapped; unchanged without such a contract. */
