@@ -12,6 +12,7 @@ import outputSchema from "../../schemas/tools/data-operation-result.output.schem
 import readSchema from "../../schemas/tools/data-read-events.input.schema.json" with { type: "json" };
 import projectionSchema from "../../schemas/tools/data-read-projection.input.schema.json" with { type: "json" };
 import { openBinding, resolveBinding } from "../data/bindings.js";
+import { artifactEnvelope } from "../graph/artifacts.js";
 import type { DataOperation, DataOperationResult } from "../data/model.js";
 import { runDataOperation } from "../data/operations.js";
 import { validateToolsDataAppendEventInput } from "../generated/validate-tools-data-append-event.input.js";
@@ -44,7 +45,7 @@ export async function callDataOperation(
     now: () => ctx.now(),
   });
   const packet = result as unknown as JsonRecord;
-  const output: JsonRecord = { ...packet, data_operation_result: { data: packet } };
+  const output: JsonRecord = { ...packet, data_operation_result: artifactEnvelope(packet) };
   const stop = result.stop_conditions[0];
   if (result.status === "stopped" || result.status === "provider_unavailable") {
     return {
