@@ -18,6 +18,15 @@ export default defineConfig({
         },
       },
       {
+        // The adversarial suite (security/README.md): hostile input against the built API
+        // process and CLI, one file per family of attack.
+        extends: true,
+        test: {
+          name: "security",
+          include: ["security/**/*.test.ts"],
+        },
+      },
+      {
         // Browser journeys against the real API and console (e2e/harness/global-setup.ts
         // builds and starts them once per run); one file at a time, one Chromium each.
         extends: true,
