@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createTaintSet, REDACTION_MARKER, REDACTION_MAX_DEPTH, secretForms } from "./redaction.js";
+import {
+  createTaintSet,
+  DERIVED_MIN_SECRET_BYTES,
+  REDACTION_MARKER,
+  REDACTION_MAX_DEPTH,
+  secretPatterns,
+} from "./redaction.js";
 
 const SECRET = "s3cr3t/t0ken+value?";
 
@@ -30,12 +36,61 @@ describe("createTaintSet", () => {
     }
   });
 
-  it("derives encodings only for long secrets and keeps only long derived forms", () => {
-    expect(secretForms("abc12")).toEqual(["abc12"]);
-    expect(secretForms("")).toEqual([]);
-    const forms = secretForms("abcdef");
-    expect(forms).toContain("YWJjZGVm");
-    expect(forms.every((form) => form === "abcdef" || form.length >= 8)).toBe(true);
+  it("derives encodings only for secrets of six or more UTF-8 bytes", () => {
+    expect(DERIVED_MIN_SECRET_BYTES).toBe(6);
+    expect(secretPatterns("abc12")).toHaveLength(1);
+    expect(secretPatterns("")).toEqual([]);
+    expect(createTaintSet(["abc12"]).redactText("616263 6162633132 YWJjMTI=")).toBe(
+      "616263 6162633132 YWJjMTI=",
+    );
+    expect(createTaintSet(["abcdef"]).redactText("x YWJjZGVm y")).toBe(`x ${REDACTION_MARKER} y`);
+  });
+
+  it("scrubs hex in any letter case, and one \\x escape per byte", () => {
+    const taint = createTaintSet([SECRET]);
+    const hex = Buffer.from(SECRET, "utf8").toString("hex");
+    const mixed = [...hex].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join("");
+    const escaped = hex.replace(/(..)/g, "\\x$1");
+    for (const form of [hex, hex.toUpperCase(), mixed, `0x${hex}`, escaped]) {
+      expect(taint.redactText(`dump: ${form}.`), form).not.toContain(hex.slice(4, -4));
+      expect(taint.taints(form)).toBe(true);
+    }
+    expect(taint.redactText(`dump: ${hex}.`)).toBe(`dump: ${REDACTION_MARKER}.`);
+  });
+
+  it("scrubs any mix of characters and percent-escapes", () => {
+    const secret = "p@ss wörd/42";
+    const taint = createTaintSet([secret]);
+    const all = [...Buffer.from(secret, "utf8")].map((b) => `%${b.toString(16)}`).join("");
+    const forms = [all, all.toUpperCase(), encodeURIComponent(secret), "p%40ss+w%C3%B6rd/42"];
+    for (const form of forms) expect(taint.redactText(`q=${form}&`)).toBe(`q=${REDACTION_MARKER}&`);
+  });
+
+  it("scrubs base64 of a longer string holding the secret at each byte alignment", () => {
+    const taint = createTaintSet([SECRET]);
+    for (const prefix of ["", "a", "ab", "abc", "user:", "user1:"]) {
+      for (const suffix of ["", ";", "; tail of the header"]) {
+        const bytes = Buffer.from(`${prefix}${SECRET}${suffix}`, "utf8");
+        for (const form of [bytes.toString("base64"), bytes.toString("base64url")]) {
+          const out = taint.redactText(`Basic ${form}`);
+          expect(out, `${prefix}|${suffix}`).toContain(REDACTION_MARKER);
+          // At most three characters either side of the inner part mix in other bytes.
+          const left = out.slice("Basic ".length, out.indexOf(REDACTION_MARKER));
+          const prefixChars = Math.ceil((prefix.length * 8) / 6);
+          expect(left.length).toBeLessThanOrEqual(prefixChars + 1);
+        }
+      }
+    }
+  });
+
+  it("scrubs overlapping matches of different batches as one stretch", () => {
+    // A secret long enough that its forms compile into several regular expressions.
+    const long = `${"k3y-".repeat(1200)}short-secret`;
+    const taint = createTaintSet([long, "short-secret"]);
+    const hex = Buffer.from(long, "utf8").toString("hex");
+    expect(taint.redactText(`a ${long} b ${hex} c short-secret d`)).toBe(
+      `a ${REDACTION_MARKER} b ${REDACTION_MARKER} c ${REDACTION_MARKER} d`,
+    );
   });
 
   it("scrubs secrets from raw bytes, including multi-byte UTF-8 secrets", () => {
