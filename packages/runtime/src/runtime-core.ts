@@ -254,6 +254,17 @@ export function createRuntimeCore(
     randomHex,
     readStdin,
     registry,
+    stateRoots: () => {
+      // An unusable registry setting (a remote URL) is reported by the registry itself; the
+      // fence still holds $RUNX_HOME, where the registry's keys live.
+      let registryDir: string[];
+      try {
+        registryDir = [getRegistryRoot()];
+      } catch {
+        registryDir = [];
+      }
+      return [options.runxHome, ...registryDir];
+    },
     ...(options.receiptProfile !== undefined ? { receiptProfile: options.receiptProfile } : {}),
     ...(options.toolLanes !== undefined ? { toolLanes: options.toolLanes } : {}),
     ...(options.adapterProbe !== undefined ? { adapterProbe: options.adapterProbe } : {}),

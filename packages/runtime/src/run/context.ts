@@ -61,6 +61,11 @@ export interface RunSkillDeps {
   attestedApprovals?: readonly AuthorityTerm[];
   /** The local skill registry (registry refs in `runx skill` and graph `skill:` steps). */
   registry?(): RegistryResolver;
+  /**
+   * runx's own state outside the workspace's `.runx/` and receipt dir (`$RUNX_HOME`, the
+   * registry root), which native tools may never reach (tools/runx-state.ts).
+   */
+  stateRoots?(): readonly string[];
 }
 
 /** What a run needs from the registry: a verified package materialised for execution. */

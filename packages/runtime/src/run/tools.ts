@@ -59,6 +59,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
       ]),
     effects: createFileEffectLedger(join(deps.paths.receiptDir, "provider-effects.json")),
     runDir: join(deps.paths.runxDir, "runs", prep.runId),
+    stateRoots: [deps.paths.receiptDir, ...(deps.stateRoots?.() ?? [])],
     approvals: options.approvals ?? new Map(),
     taint: scope.taint,
     receipts: verifiedReceiptLookup(() => deps.receipts()),

@@ -50,7 +50,7 @@ export const fsApplyBundleTool: NativeTool = withNamedOutput(
         });
       }
       const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
-      const plan = await planTransaction(ctx, root, {
+      const plan = await planTransaction(root, {
         writes,
         deletes,
         writeField: (i) => `writes.${i}.path`,

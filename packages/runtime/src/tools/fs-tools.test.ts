@@ -272,7 +272,7 @@ describe("fs.apply_bundle", () => {
     put("a.txt", "old a");
     put("c.txt", "c");
     const root = await resolveRoot(ctx, {});
-    const plan = await planTransaction(ctx, root, {
+    const plan = await planTransaction(root, {
       writes: [
         { path: "a.txt", contents: "new a" },
         { path: "made/b.txt", contents: "b" },

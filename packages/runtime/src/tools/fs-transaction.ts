@@ -19,7 +19,6 @@ import {
   type ToolRoot,
   type WritablePath,
 } from "./paths.js";
-import type { ToolContext } from "./types.js";
 
 /** Total bytes one transaction may write (the same bound as a read bundle). */
 export const FS_TRANSACTION_MAX_BYTES = 32 * 1024 * 1024;
@@ -54,7 +53,6 @@ function conflict(field: string, rel: string, why: string): RuntimeError {
  * that is also another entry's directory) and the byte budget, without side effects.
  */
 export async function planTransaction(
-  ctx: ToolContext,
   root: ToolRoot,
   request: {
     writes: readonly WriteRequest[];
@@ -67,7 +65,7 @@ export async function planTransaction(
   let total = 0;
   for (const [i, write] of request.writes.entries()) {
     const field = request.writeField(i);
-    const target = await resolveWritable(ctx, root, write.path, field);
+    const target = await resolveWritable(root, write.path, field);
     const data = Buffer.from(write.contents, "utf8");
     total += data.length;
     if (total > FS_TRANSACTION_MAX_BYTES) {
@@ -81,7 +79,7 @@ export async function planTransaction(
   }
   for (const [i, rel] of request.deletes.entries()) {
     const field = `deletes.${i}`;
-    plan.deletes.push({ target: await resolveWritable(ctx, root, rel, field), field });
+    plan.deletes.push({ target: await resolveWritable(root, rel, field), field });
   }
   const claimed = new Map<string, string>();
   for (const { target, field } of [...plan.writes, ...plan.deletes]) {

@@ -36,7 +36,7 @@ export const fsWriteTool: NativeTool = withNamedOutput(
     validate: validateToolsFsWriteInput,
     async run(input, ctx) {
       const root = await resolveRoot(ctx, { repoRoot: input.repo_root });
-      const plan = await planTransaction(ctx, root, {
+      const plan = await planTransaction(root, {
         writes: [{ path: input.path, contents: input.contents }],
         deletes: [],
         writeField: () => "path",

@@ -56,7 +56,7 @@ describe("tool path containment", () => {
   it("lists the directories a write must create, outermost first", async () => {
     mkdirSync(join(layout.workspace, "a"));
     const root = await resolveRoot(ctx, {});
-    const target = await resolveWritable(ctx, root, "a/b/c/file.txt", "path");
+    const target = await resolveWritable(root, "a/b/c/file.txt", "path");
     expect(target).toMatchObject({
       relative: "a/b/c/file.txt",
       absolute: join(layout.workspace, "a/b/c/file.txt"),
@@ -68,9 +68,7 @@ describe("tool path containment", () => {
   it("refuses writes that reach runx state through an inside symlink", async () => {
     symlinkSync(join(layout.workspace, ".runx"), join(layout.workspace, "state"));
     const root = await resolveRoot(ctx, {});
-    expect(await codeOf(resolveWritable(ctx, root, "state/config.json", "path"))).toBe(
-      "POLICY_DENIED",
-    );
+    expect(await codeOf(resolveWritable(root, "state/config.json", "path"))).toBe("POLICY_DENIED");
   });
 
   it("resolves repo_root inside the skill package for path_scope skill", async () => {

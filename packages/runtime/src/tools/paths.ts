@@ -5,14 +5,19 @@
  * the nearest existing ancestor is canonicalised (symlinks followed) and must stay under the
  * canonical root. Writes never go through a symlink: the final component may not be one.
  *
- * Failures are PATH_ESCAPE with a message naming the offending relative path as given, never
- * a host path. Containment guards against a package steering the runtime; it is not an OS
- * sandbox (a concurrent process that swaps directories for symlinks can still race a check).
+ * Every resolved path, read or write, is then checked against runx's own state (runx-state.ts):
+ * `.runx/`, the receipt directory, `$RUNX_HOME` and the registry are never reachable by a tool.
+ *
+ * Failures are PATH_ESCAPE (POLICY_DENIED for runx's state) with a message naming the
+ * offending relative path as given, never a host path. Containment guards against a package
+ * steering the runtime; it is not an OS sandbox (a concurrent process that swaps directories
+ * for symlinks can still race a check).
  */
 import type { Stats } from "node:fs";
 import { lstat, realpath, stat } from "node:fs/promises";
-import { isAbsolute, join, resolve, sep } from "node:path";
+import { isAbsolute, join, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { StateGuard, type StateAccess } from "./runx-state.js";
 import type { ToolContext } from "./types.js";
 
 /** Which root relative paths start from. */
@@ -24,6 +29,8 @@ export interface ToolRoot {
   dir: string;
   /** The `repo_root` input as given (what outputs report). */
   label: string;
+  /** runx's own state, which no path under this root may reach. */
+  guard: StateGuard;
 }
 
 /** A contained path: canonical absolute form plus the normalized relative form callers see. */
@@ -129,18 +136,25 @@ export async function resolveRoot(
 ): Promise<ToolRoot> {
   const label = opts.repoRoot ?? ".";
   const base = await realpath(scopeBase(ctx, opts.pathScope ?? "workspace"));
-  const dir = await resolveDirectory({ dir: base, label: "." }, label, "repo_root");
-  return { dir: dir.absolute, label };
+  const guard = await StateGuard.forContext(ctx);
+  const dir = await resolveDirectory({ dir: base, label: ".", guard }, label, "repo_root");
+  return { dir: dir.absolute, label, guard };
 }
 
-/** Canonicalises `rel` inside the root and requires it to exist (FILE_NOT_FOUND otherwise). */
+/**
+ * Canonicalises `rel` inside the root, refuses runx's own state (before existence, so a
+ * refusal says nothing about which state files exist) and requires the path to exist
+ * (FILE_NOT_FOUND otherwise).
+ */
 async function resolveExisting(
   root: ToolRoot,
   rel: string,
   field: string,
+  access: StateAccess,
 ): Promise<{ parts: string[]; canonical: string }> {
   const parts = splitRelative(rel, field);
-  const { canonical, missing } = await canonicalize(root.dir, parts, field, rel);
+  const { canonical, existing, missing } = await canonicalize(root.dir, parts, field, rel);
+  await root.guard.check(canonical, existing, access, field, rel);
   if (missing.length > 0) {
     throw new RuntimeError("FILE_NOT_FOUND", `${field} ${JSON.stringify(rel)} does not exist`, {
       path: field,
@@ -156,7 +170,7 @@ export async function resolveDirectory(
   rel: string,
   field: string,
 ): Promise<ContainedPath> {
-  const { parts, canonical } = await resolveExisting(root, rel, field);
+  const { parts, canonical } = await resolveExisting(root, rel, field, "read");
   if (!(await stat(canonical)).isDirectory()) {
     throw new RuntimeError("INPUT_INVALID", `${field} ${JSON.stringify(rel)} is not a directory`, {
       path: field,
@@ -172,9 +186,10 @@ export async function resolveReadable(
   rel: string,
   field: string,
 ): Promise<ContainedPath> {
-  const { parts, canonical } = await resolveExisting(root, rel, field);
+  const { parts, canonical } = await resolveExisting(root, rel, field, "read");
   const info = await stat(canonical);
   if (!info.isFile()) throw notRegular(field, rel);
+  await root.guard.checkLinks(info, field, rel);
   return { absolute: canonical, relative: parts.join("/") };
 }
 
@@ -198,11 +213,11 @@ async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
 /**
  * Resolves a write or delete target inside the root. The parent chain is canonicalised
  * (missing directories are listed for creation); the target itself must not be a symlink
- * or a directory. Paths inside the runtime's own state (`.runx/`, the run directory) are
- * refused: packages may not rewrite receipts, run state or artifact bindings.
+ * or a directory. Paths inside runx's own state are refused (POLICY_DENIED): packages may not
+ * rewrite receipts, run state, keys or artifact bindings. A hard link to a state file is no
+ * way in: writes replace the target by rename and never write through it.
  */
 export async function resolveWritable(
-  ctx: ToolContext,
   root: ToolRoot,
   rel: string,
   field: string,
@@ -223,7 +238,7 @@ export async function resolveWritable(
     );
   }
   const absolute = join(parent, name);
-  await assertNotRuntimeState(ctx, absolute, field, rel);
+  await root.guard.check(absolute, absolute, "write", field, rel);
   const info = missing.length > 0 ? undefined : await lstatOrUndefined(absolute);
   if (info?.isSymbolicLink() === true) {
     throw escape(field, rel, "is a symbolic link; writes through symbolic links are refused");
@@ -231,33 +246,6 @@ export async function resolveWritable(
   if (info !== undefined && !info.isFile()) throw notRegular(field, rel);
   const missingDirs = missing.map((_, i) => join(existing, ...missing.slice(0, i + 1)));
   return { absolute, relative: parts.join("/"), parent, missingDirs, exists: info !== undefined };
-}
-
-async function canonicalOrResolved(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    return resolve(path);
-  }
-}
-
-async function assertNotRuntimeState(
-  ctx: ToolContext,
-  absolute: string,
-  field: string,
-  rel: string,
-): Promise<void> {
-  const stateDirs = [
-    join(await canonicalOrResolved(ctx.workspaceRoot), ".runx"),
-    await canonicalOrResolved(ctx.runDir),
-  ];
-  if (stateDirs.some((dir) => isInside(dir, absolute))) {
-    throw new RuntimeError(
-      "POLICY_DENIED",
-      `${field} ${JSON.stringify(rel)} is inside runx's own state directory`,
-      { path: field, target: rel },
-    );
-  }
 }
 
 /**

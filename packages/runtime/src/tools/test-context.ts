@@ -105,6 +105,7 @@ export function makeToolContext(overrides: Partial<ToolContext> = {}): ToolConte
     providers: new Map(),
     effects: createMemoryEffectLedgerImpl(),
     runDir: layout?.runDir ?? join(workspaceRoot, ".runx", "runs", "test-run"),
+    stateRoots: [],
     approvals: new Map(),
     taint: createTaintSet(),
     receipts: noReceipts,

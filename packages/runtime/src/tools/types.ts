@@ -132,6 +132,11 @@ export interface ToolContext {
   effects: EffectLedger;
   /** Scratch/state directory owned by this run (`.runx/runs/<run_id>`). */
   runDir: string;
+  /**
+   * runx's own state beyond the workspace's `.runx/` and `runDir` (the receipt directory,
+   * `$RUNX_HOME`, the registry): no tool path may reach it (tools/runx-state.ts).
+   */
+  stateRoots: readonly string[];
   /** Human decisions available to this step (from a resume), by gate id. */
   approvals: ReadonlyMap<string, ApprovalDecision>;
   taint: TaintSet;

@@ -1,0 +1,350 @@
+/**
+ * Access to runx's own state through the built CLI: graph skills whose only grants are the
+ * filesystem scopes try to read, admit, write and run in `.runx/` (the state database and its
+ * WAL, config), the receipt directory and `$RUNX_HOME` (keys) through every path form: plain,
+ * `./`/`//` spellings, `..`, absolute, a symlink, `/proc/self/root/…`, a symlinked directory,
+ * a hard link and `repo_root`. Each must be refused with its code, and neither the envelope nor
+ * any receipt may hold a byte of the file.
+ */
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeWorkspace, password, runx } from "./kit.js";
+import type { Workspace } from "./kit.js";
+
+/** A secret only the key file holds. */
+const KEY_MARKER = "seed-marker-4c1d9e0b7a";
+/** Where the test puts `$RUNX_HOME` and the receipt dir: inside the workspace, the hard case. */
+const HOME_REL = "home-runx";
+const RECEIPTS_REL = "receipts";
+
+const READER = `skill: peek
+runners:
+  default:
+    default: true
+    type: graph
+    scopes: [fs.read]
+    inputs:
+      path: { type: string, required: true }
+      root: { type: string, default: "." }
+    graph:
+      name: peek
+      steps:
+        - id: read
+          tool: fs.read
+          scopes: [fs.read]
+          inputs:
+            repo_root: $input.root
+            path: $input.path
+`;
+
+const ADMITTER = `skill: grab
+runners:
+  default:
+    default: true
+    type: graph
+    scopes: [fs.read]
+    inputs:
+      path: { type: string, required: true }
+    graph:
+      name: grab
+      steps:
+        - id: admit
+          tool: artifact.admit
+          scopes: [fs.read]
+          inputs:
+            path: $input.path
+        - id: page
+          tool: artifact.read
+          scopes: [fs.read]
+          inputs:
+            artifact_ref: $steps.admit.local_artifact.data.artifact_ref
+            encoding: base64
+`;
+
+const WRITER = `skill: scribble
+runners:
+  default:
+    default: true
+    type: graph
+    scopes: [fs.write]
+    inputs:
+      path: { type: string, required: true }
+    graph:
+      name: scribble
+      steps:
+        - id: write
+          tool: fs.write
+          scopes: [fs.write]
+          inputs:
+            path: $input.path
+            contents: "overwritten by a skill"
+`;
+
+const RUNNER = `skill: shell
+runners:
+  default:
+    default: true
+    type: graph
+    scopes: [process.exec]
+    inputs:
+      dir: { type: string, required: true }
+    graph:
+      name: shell
+      steps:
+        - id: ls
+          tool: command.execute
+          scopes: [process.exec]
+          inputs:
+            command: /bin/ls
+            cwd: $input.dir
+`;
+
+function skillMd(name: string): string {
+  return `---\nname: ${name}\ndescription: ${name}\n---\n${name}\n`;
+}
+
+let ws: Workspace;
+const env = (): Record<string, string> => ({
+  RUNX_HOME: join(ws.root, HOME_REL),
+  RUNX_RECEIPT_DIR: RECEIPTS_REL,
+});
+
+/** Everything a run left that a viewer could see: stdout, stderr and every receipt file. */
+function visible(out: { stdout: string; stderr: string }): string {
+  const dir = join(ws.root, RECEIPTS_REL);
+  const receipts = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .map((f) => readFileSync(join(dir, f), "latin1"))
+    : [];
+  return [out.stdout, out.stderr, ...receipts].join("\n");
+}
+
+/**
+ * The refusal a run sealed: its closure summary (`step 'x' failed: CODE: message`); a run that
+ * completed yields "completed" so the assertion shows what got through.
+ */
+function refusal(stdout: string): string {
+  const envelope = JSON.parse(stdout) as {
+    outcome?: string;
+    closure?: { summary?: string };
+    result?: unknown;
+  };
+  if (envelope.outcome !== "failed" && envelope.outcome !== "blocked") {
+    return `${envelope.outcome ?? "no outcome"}: ${JSON.stringify(envelope.result).slice(0, 200)}`;
+  }
+  return envelope.closure?.summary ?? "";
+}
+
+/** Byte patterns that would show a state file leaked, raw or base64 (three alignments). */
+function leaks(file: Buffer): string[] {
+  const head = file.subarray(0, 24);
+  const forms = [head.toString("latin1")];
+  for (let shift = 0; shift < 3; shift++) {
+    forms.push(head.subarray(shift, shift + 18).toString("base64"));
+  }
+  return forms;
+}
+
+beforeAll(async () => {
+  ws = makeWorkspace("runx-sec-state-");
+  for (const [name, yaml] of [
+    ["peek", READER],
+    ["grab", ADMITTER],
+    ["scribble", WRITER],
+    ["shell", RUNNER],
+  ] as const) {
+    ws.write(`skills/${name}/SKILL.md`, skillMd(name));
+    ws.write(`skills/${name}/X.yaml`, yaml);
+  }
+  ws.write(`${HOME_REL}/keys/registry-publisher.json`, `{"seed":"${KEY_MARKER}"}\n`);
+  // An operator puts a password hash into state.sqlite; a run leaves the WAL behind.
+  const added = await runx(ws, ["operator", "add", "root-admin", "--role", "admin"], {
+    env: env(),
+    stdin: `${password()}\n`,
+  });
+  expect(added.code, added.stderr).toBe(0);
+  const warm = await runx(
+    ws,
+    ["skill", "skills/peek", "--path", "skills/peek/SKILL.md", "--json"],
+    {
+      env: env(),
+    },
+  );
+  expect(warm.code, warm.stderr).toBe(0);
+  expect(existsSync(join(ws.root, ".runx", "state.sqlite"))).toBe(true);
+  const db = join(ws.root, ".runx", "state.sqlite");
+  symlinkSync(db, join(ws.root, "db-link"));
+  symlinkSync(`/proc/self/root${db}`, join(ws.root, "db-proc"));
+  symlinkSync(join(ws.root, ".runx"), join(ws.root, "state-dir"));
+  mkdirSync(join(ws.root, "copies"));
+  linkSync(db, join(ws.root, "copies", "hard.sqlite"));
+  linkSync(join(ws.root, HOME_REL, "keys", "registry-publisher.json"), join(ws.root, "hard-key"));
+}, 60_000);
+
+afterAll(() => ws.cleanup());
+
+interface Attempt {
+  name: string;
+  skill: string;
+  args: string[];
+  /** The file whose bytes must not appear. */
+  file: string;
+  code: "POLICY_DENIED" | "PATH_ESCAPE";
+}
+
+const DB = ".runx/state.sqlite";
+const KEY = `${HOME_REL}/keys/registry-publisher.json`;
+
+const attempts: Attempt[] = [
+  {
+    name: "fs.read of the database",
+    skill: "peek",
+    args: ["--path", DB],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read of ./.runx//state.sqlite",
+    skill: "peek",
+    args: ["--path", "./.runx//state.sqlite"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read through a symlink",
+    skill: "peek",
+    args: ["--path", "db-link"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read through /proc/self/root",
+    skill: "peek",
+    args: ["--path", "db-proc"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read through a symlinked directory",
+    skill: "peek",
+    args: ["--path", "state-dir/state.sqlite"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read of a hard link",
+    skill: "peek",
+    args: ["--path", "copies/hard.sqlite"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read with repo_root .runx",
+    skill: "peek",
+    args: ["--root", ".runx", "--path", "state.sqlite"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read with ..",
+    skill: "peek",
+    args: ["--path", "skills/../.runx/state.sqlite"],
+    file: DB,
+    code: "PATH_ESCAPE",
+  },
+  {
+    name: "fs.read of the key in $RUNX_HOME",
+    skill: "peek",
+    args: ["--path", KEY],
+    file: KEY,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "fs.read of a hard link to the key",
+    skill: "peek",
+    args: ["--path", "hard-key"],
+    file: KEY,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "artifact.admit of the database",
+    skill: "grab",
+    args: ["--path", DB],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "artifact.admit of the database's WAL",
+    skill: "grab",
+    args: ["--path", `${DB}-wal`],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "artifact.admit through a symlink",
+    skill: "grab",
+    args: ["--path", "db-link"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "artifact.admit of a hard link",
+    skill: "grab",
+    args: ["--path", "copies/hard.sqlite"],
+    file: DB,
+    code: "POLICY_DENIED",
+  },
+  {
+    name: "artifact.admit of the key",
+    skill: "grab",
+    args: ["--path", KEY],
+    file: KEY,
+    code: "POLICY_DENIED",
+  },
+];
+
+describe("a skill cannot read runx's own state", () => {
+  it.each(attempts)("$name is refused ($code) and leaks nothing", async (attempt) => {
+    const before = readFileSync(join(ws.root, attempt.file));
+    const out = await runx(ws, ["skill", `skills/${attempt.skill}`, ...attempt.args, "--json"], {
+      env: env(),
+    });
+    expect(refusal(out.stdout)).toContain(attempt.code);
+    const shown = visible(out);
+    for (const form of leaks(before)) expect(shown).not.toContain(form);
+    expect(shown).not.toContain(KEY_MARKER);
+  });
+});
+
+describe("a skill cannot write or work in runx's own state", () => {
+  const writes = [
+    { name: "fs.write into .runx/", path: ".runx/config.json" },
+    { name: "fs.write into the receipt dir in the workspace", path: `${RECEIPTS_REL}/forged.json` },
+    {
+      name: "fs.write into $RUNX_HOME in the workspace",
+      path: `${HOME_REL}/keys/registry-publisher.json`,
+    },
+    { name: "fs.write through a symlinked state directory", path: "state-dir/config.json" },
+  ];
+  it.each(writes)("$name is refused and writes nothing", async ({ path }) => {
+    const target = join(ws.root, path);
+    const before = existsSync(target) ? readFileSync(target, "latin1") : undefined;
+    const out = await runx(ws, ["skill", "skills/scribble", "--path", path, "--json"], {
+      env: env(),
+    });
+    expect(refusal(out.stdout)).toContain("POLICY_DENIED");
+    expect(existsSync(target) ? readFileSync(target, "latin1") : undefined).toBe(before);
+  });
+
+  it.each([".runx", "state-dir", RECEIPTS_REL, `${HOME_REL}/keys`])(
+    "command.execute with cwd %s is refused",
+    async (dir) => {
+      const out = await runx(ws, ["skill", "skills/shell", "--dir", dir, "--json"], { env: env() });
+      expect(refusal(out.stdout)).toContain("POLICY_DENIED");
+      expect(out.stdout).not.toContain("state.sqlite");
+      expect(out.stdout).not.toContain("registry-publisher");
+    },
+  );
+});
