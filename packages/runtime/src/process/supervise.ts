@@ -1,15 +1,20 @@
 /**
  * Supervision of one runner child process (spec §10.5). The child gets the exact argv with no
- * shell, leads its own process group, and every way the run can end — timeout, caller abort,
- * or the leader exiting — takes the whole group down with it. Output is captured up to a bound
- * per stream while the full stream is still counted and hashed.
+ * shell interpretation, leads its own process group and is contained with everything it
+ * starts (containment.ts: a cgroup per run where the host allows one, else tracking of its
+ * descendants); every way the run can end — timeout, caller abort, or the leader exiting —
+ * takes the whole tree down with it, including processes that left the group with `setsid`.
+ * Output is captured up to a bound per stream while the full stream is still counted and
+ * hashed.
  *
- * There is no module state: cancellation arrives through the caller's AbortSignal.
+ * Cancellation arrives through the caller's AbortSignal.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createSha256 } from "../crypto/sha256.js";
-import { statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { containRun, type Containment, type ContainmentKind } from "./containment.js";
 
 /** Bytes retained per stream unless the caller says otherwise (spec §10.6). */
 export const DEFAULT_MAX_BYTES_PER_STREAM = 8 * 1024 * 1024;
@@ -43,6 +48,8 @@ export interface SuperviseOptions {
   maxBytesPerStream?: number | undefined;
   /** Combined bytes of both streams past which the group is terminated (`outputLimited`). */
   hardOutputBytes?: number | undefined;
+  /** How the process tree is contained (default `auto`: a cgroup when one can be made). */
+  containment?: "auto" | ContainmentKind | undefined;
 }
 
 /** How a supervised process ended and what it wrote. */
@@ -67,6 +74,8 @@ export interface SupervisedProcessResult {
   durationMs: number;
   /** Process id of the leader (also its process group id). */
   pid: number;
+  /** The mechanism that contained the process tree. */
+  containment: ContainmentKind;
 }
 
 /** Retains a prefix of a stream while hashing and counting all of it. */
@@ -104,27 +113,67 @@ class StreamCapture {
   }
 }
 
-/** Sends a signal to every member of a process group; a group that is already gone is fine. */
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-  }
-}
+/** Why a process could not start, in words, by errno. */
+const SPAWN_REASONS: Readonly<Record<string, string>> = {
+  ENOENT: "command not found",
+  EACCES: "permission denied",
+  EISDIR: "it is a directory",
+  ENOEXEC: "not an executable format",
+  E2BIG: "its arguments and environment are too large for the system (E2BIG)",
+  EMFILE: "too many open files",
+  ENFILE: "too many open files",
+  EAGAIN: "the system cannot start another process now",
+  ENOMEM: "out of memory",
+};
 
 function spawnFailure(command: string, error: unknown): RuntimeError {
   const code = (error as NodeJS.ErrnoException).code ?? "UNKNOWN";
+  // A NUL byte or a non-string argument is refused by Node before any syscall.
   const reason =
-    code === "ENOENT"
-      ? "command not found"
-      : code === "EACCES"
-        ? "permission denied"
-        : `spawn failed (${code})`;
+    SPAWN_REASONS[code] ??
+    (code === "ERR_INVALID_ARG_VALUE" || code === "ERR_INVALID_ARG_TYPE"
+      ? "an argument or environment value is not a valid C string"
+      : `spawn failed (${code})`);
   return new RuntimeError("SPAWN_FAILED", `cannot start ${command}: ${reason}`, {
     command,
     errno: code,
   });
+}
+
+function failure(command: string, errno: string): RuntimeError {
+  return spawnFailure(command, Object.assign(new Error(errno), { code: errno }));
+}
+
+/** Whether `path` is an executable regular file; the errno that says why not otherwise. */
+function executable(path: string): true | string {
+  try {
+    if (statSync(path).isDirectory()) return "EISDIR";
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? "ENOENT";
+  }
+}
+
+/**
+ * Refuses a command that cannot be executed before anything is spawned, the way execvp would
+ * find it: through the child's PATH when it has no slash, else relative to its cwd. (Under a
+ * cgroup the process is a shell prologue that `exec`s the command, so a missing command would
+ * otherwise show as the shell's exit 127 instead of SPAWN_FAILED.)
+ */
+export function assertExecutable(command: string, cwd: string, path: string | undefined): void {
+  if (command.includes("/")) {
+    const found = executable(isAbsolute(command) ? command : resolve(cwd, command));
+    if (found !== true) throw failure(command, found);
+    return;
+  }
+  let denied: string | undefined;
+  for (const dir of (path ?? "/usr/bin:/bin").split(delimiter)) {
+    const found = executable(join(resolve(cwd, dir === "" ? "." : dir), command));
+    if (found === true) return;
+    if (found === "EACCES") denied = found;
+  }
+  throw failure(command, denied ?? "ENOENT");
 }
 
 function assertDirectory(cwd: string, command: string): void {
@@ -159,14 +208,17 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
   }
   try {
     assertDirectory(opts.cwd, command);
+    assertExecutable(command, opts.cwd, opts.env.PATH);
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
   const limit = opts.maxBytesPerStream ?? DEFAULT_MAX_BYTES_PER_STREAM;
   const started = process.hrtime.bigint();
+  const contained: Containment = containRun(opts.containment);
+  const argv = contained.wrap(command, opts.args, opts.env);
   let child: ChildProcess;
   try {
-    child = spawn(command, [...opts.args], {
+    child = spawn(argv.command, argv.args, {
       cwd: opts.cwd,
       // apps/web type-checks this file (through the API's router type) under Next.js's globals,
       // where ProcessEnv requires NODE_ENV; the child's environment is exactly opts.env.
@@ -178,6 +230,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
       stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
   } catch (error) {
+    contained.release();
     return Promise.reject(spawnFailure(command, error));
   }
 
@@ -194,11 +247,8 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
 
     const pgid = (): number | undefined => child.pid;
 
-    // Safety net for an abrupt process.exit() in the parent: the group must not outlive us.
-    const onParentExit = (): void => {
-      const id = pgid();
-      if (id !== undefined) signalGroup(id, "SIGKILL");
-    };
+    // Safety net for an abrupt process.exit() in the parent: the tree must not outlive us.
+    const onParentExit = (): void => contained.release();
 
     const cleanup = (): void => {
       for (const timer of timers) clearTimeout(timer);
@@ -207,11 +257,10 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
     };
 
     const terminate = (graceMs: number): void => {
-      const id = pgid();
-      if (terminating || id === undefined) return;
+      if (terminating || pgid() === undefined) return;
       terminating = true;
-      signalGroup(id, "SIGTERM");
-      timers.push(setTimeout(() => signalGroup(id, "SIGKILL"), graceMs));
+      contained.signal("SIGTERM");
+      timers.push(setTimeout(() => contained.signal("SIGKILL"), graceMs));
     };
 
     function onAbort(): void {
@@ -240,6 +289,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
         stderrSha256: stderr.digest(),
         durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
         pid: child.pid ?? -1,
+        containment: contained.kind,
       });
     };
 
@@ -261,18 +311,19 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
     child.once("error", (error) => {
       if (settled) return;
       if (child.pid === undefined) {
-        // The process never started: nothing to reap or kill.
+        // The process never started: nothing to reap or kill, only the cgroup to remove.
         settled = true;
         cleanup();
+        contained.release();
         reject(spawnFailure(command, error));
       }
     });
 
     child.once("exit", (code, signal) => {
       leaderExit = { code, signal };
-      const id = pgid();
-      // Members left behind by the leader would keep our pipes open and outlive the run.
-      if (id !== undefined) signalGroup(id, "SIGKILL");
+      // Members left behind by the leader (in its group or escaped from it) would keep our
+      // pipes open and outlive the run.
+      contained.release();
       // Pipes held by processes that left the group cannot be waited on forever.
       timers.push(
         setTimeout(() => {
@@ -286,6 +337,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
     child.once("close", () => finish());
 
     if (child.pid !== undefined) {
+      contained.attach(child.pid);
       process.on("exit", onParentExit);
       if (opts.timeoutMs !== undefined) {
         timers.push(
