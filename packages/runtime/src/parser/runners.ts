@@ -2,6 +2,11 @@
  * Runner normalization (§1.4, §2.1): turns a flattened or `source:`-nested runner into a
  * typed RunnerDefinition, enforcing the per-type rules that a JSON Schema cannot express.
  */
+import {
+  CLI_TOOL_TIMEOUT_RANGE,
+  JAVASCRIPT_TIMEOUT_RANGE,
+  timeoutProblem,
+} from "../runners/limits.js";
 import { isJsonObject } from "./json.js";
 import type { JsonObject, JsonValue } from "./json.js";
 import { normalizeInputDeclarations, valueMatchesType } from "./input-declarations.js";
@@ -276,6 +281,12 @@ export function normalizeRunner(
   const timeout = typeof source.timeout_seconds === "number" ? source.timeout_seconds : undefined;
   switch (type) {
     case "cli-tool": {
+      const tooLong = timeoutProblem(source.timeout_seconds, CLI_TOOL_TIMEOUT_RANGE, type);
+      if (tooLong !== undefined) fail([...sourcePath, "timeout_seconds"], tooLong);
+      // execve takes C strings: a NUL byte would end the command early (or fail to spawn).
+      if (typeof source.command === "string" && source.command.includes("\0")) {
+        fail([...sourcePath, "command"], "command must not contain a NUL byte");
+      }
       const runner: CliToolRunner = {
         ...common,
         type,
@@ -296,12 +307,8 @@ export function normalizeRunner(
     case "javascript": {
       const module = str(source.module) ?? "";
       checkModulePath(module, [...sourcePath, "module"], fail);
-      if (timeout !== undefined && (timeout < 1 || timeout > 30)) {
-        fail(
-          [...sourcePath, "timeout_seconds"],
-          "timeout_seconds must be between 1 and 30 for a javascript runner",
-        );
-      }
+      const tooLong = timeoutProblem(source.timeout_seconds, JAVASCRIPT_TIMEOUT_RANGE, type);
+      if (tooLong !== undefined) fail([...sourcePath, "timeout_seconds"], tooLong);
       const runner: JavascriptRunner = {
         ...common,
         type,

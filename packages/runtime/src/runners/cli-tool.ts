@@ -14,6 +14,7 @@ import {
 } from "../process/environment.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
 import { expandArgs } from "./cli-template.js";
+import { CLI_TOOL_TIMEOUT_RANGE } from "./limits.js";
 import {
   REASON_CODE,
   isJsonObject,
@@ -24,8 +25,8 @@ import {
 
 /** Default wall clock when the runner declares none (spec §10.5). */
 export const CLI_TOOL_DEFAULT_TIMEOUT_SECONDS = 60;
-/** Accepted `timeout_seconds` range. */
-export const CLI_TOOL_TIMEOUT_RANGE = { min: 1, max: 3600 } as const;
+/** Accepted `timeout_seconds` range (checked at package load too: limits.ts). */
+export { CLI_TOOL_TIMEOUT_RANGE } from "./limits.js";
 /** The exact `cwd` token meaning the workspace root. */
 export const WORKSPACE_CWD_TOKEN = "{{env.RUNX_CWD}}";
 

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { RuntimeError } from "../errors.js";
 import { selectDeclaredEnvironment, type DeclaredEnvironment } from "../process/environment.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
+import { JAVASCRIPT_TIMEOUT_RANGE } from "./limits.js";
 import {
   REASON_CODE,
   isJsonObject,
@@ -24,8 +25,8 @@ import {
 
 /** Wall clock when the runner declares none. */
 export const JAVASCRIPT_DEFAULT_TIMEOUT_SECONDS = 2;
-/** Accepted `timeout_seconds` range. */
-export const JAVASCRIPT_TIMEOUT_RANGE = { min: 1, max: 30 } as const;
+/** Accepted `timeout_seconds` range (checked at package load too: limits.ts). */
+export { JAVASCRIPT_TIMEOUT_RANGE } from "./limits.js";
 /** Worker I/O limit per direction (inputs in, result out). */
 export const JAVASCRIPT_IO_LIMIT_BYTES = 4 * 1024 * 1024;
 /** Fixed limits of the worker. */
