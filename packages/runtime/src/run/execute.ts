@@ -1,9 +1,10 @@
 /** Dispatches a selected runner to its executor and normalises the outcome for sealing. */
-import { RuntimeError } from "../errors.js";
+import { RuntimeError, isRuntimeError } from "../errors.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
 import type { ExecutionBoundaryKind } from "../receipts/index.js";
 import { runCliTool } from "../runners/cli-tool.js";
 import { runJavascript } from "../runners/javascript.js";
+import { REASON_CODE } from "../runners/outcome.js";
 import type { RunnerDisposition, RunnerReasonCode } from "../runners/outcome.js";
 
 /** Bytes of each captured stream kept for operators (history detail). */
@@ -61,8 +62,34 @@ function tail(text: string): string {
   return text.length > STREAM_TAIL_BYTES ? text.slice(text.length - STREAM_TAIL_BYTES) : text;
 }
 
-/** Executes the runner. */
+/**
+ * Executes the runner. A process that could not be started at all (SPAWN_FAILED: command not
+ * found, not executable, arguments and environment too large) is the run failing, the way a
+ * process that exits nonzero is: it resolves `failed` / `process_failed` with the reason, and
+ * the caller seals it. Refusals before anything is started (PATH_ESCAPE, MODULE_INVALID,
+ * POLICY_DENIED, …) still reject, for the caller's `blocked` refusal receipt.
+ */
 export async function executeRunner(opts: ExecuteOptions): Promise<RunnerOutcome> {
+  try {
+    return await dispatch(opts);
+  } catch (error) {
+    if (!isRuntimeError(error) || error.code !== "SPAWN_FAILED") throw error;
+    const errno = error.details.errno;
+    return {
+      disposition: "failed",
+      reasonCode: REASON_CODE.failed,
+      output: {},
+      summary: error.message,
+      boundary: opts.runner.type === "javascript" ? "deterministic_worker" : "trusted_host_process",
+      metadata: {
+        failure_code: error.code,
+        ...(typeof errno === "string" ? { errno } : {}),
+      },
+    };
+  }
+}
+
+async function dispatch(opts: ExecuteOptions): Promise<RunnerOutcome> {
   const { runner } = opts;
   if (runner.type === "cli-tool") {
     const r = await runCliTool({

@@ -60,6 +60,10 @@ export async function runSingleStep(
       strictInlineCode: deps.config().policy.strictCliToolInlineCode,
       signal: stop.signal,
     });
+    // The runner can fail to start while the record below is written (a spawn error arrives
+    // from the event loop); it is awaited further down, so it must not count as unhandled
+    // meanwhile: an unhandled rejection ends the process (the CLI, or an API worker thread).
+    running.catch(() => undefined);
     // Let the event loop run once before the synchronous store work: the child's stdin is
     // written and closed from the loop, and a child that reads its input to the end (as most
     // do) would otherwise wait for that end-of-file until the record is committed.
