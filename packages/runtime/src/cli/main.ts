@@ -76,6 +76,9 @@ async function run(argv: string[]): Promise<number> {
   try {
     process.on("SIGINT", onInterrupt);
     process.on("SIGTERM", onInterrupt);
+    // A closed terminal (SIGHUP) is an interrupt too: by default Node would exit at once and
+    // leave the skill's processes (which lead their own group) running.
+    process.on("SIGHUP", onInterrupt);
   } catch {
     writeAllSync(2, "runx: could not install the interrupt handler; refusing to run\n");
     return 70;
