@@ -67,14 +67,16 @@ const runs = router({
    * Starts a run in the worker pool; the initiator is recorded before it starts, with the
    * spawn authority they grant its adapter dispatches (`allowSpawn`, deny by default).
    */
-  start: approver.input(contract("runs-start")).mutation(({ ctx, input }) => {
+  start: approver.input(contract("runs-start")).mutation(async ({ ctx, input }) => {
+    // Only catalog entries start (refused before a run id is recorded); the job re-checks.
+    const ref = await ctx.runtime.catalog.startRef(input.skill);
     const runId = ctx.runtime.console.newRunId();
     ctx.runtime.console.recordInitiator(runId, ctx.operator, {
       allowSpawn: input.allowSpawn === true,
     });
     return ctx.executor.start({
       runId,
-      ref: input.skill,
+      ref,
       inputs: input.inputs,
       ...(input.runner !== undefined ? { runner: input.runner } : {}),
     });

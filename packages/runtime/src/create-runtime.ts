@@ -94,13 +94,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let catalog: CatalogServices | undefined;
   const bindingEnv = () => ({ workspaceRoot: paths.root, env: env ?? {} });
 
+  const getCatalog = (): CatalogServices =>
+    (catalog ??= catalogServices({ root: paths.root, registry: getRegistry }));
+
   return {
     ...core,
     get console() {
-      return (consoleServices ??= createConsoleServices({ runDeps, readPolicy }));
+      return (consoleServices ??= createConsoleServices({
+        runDeps,
+        readPolicy,
+        catalog: getCatalog,
+      }));
     },
     get catalog() {
-      return (catalog ??= catalogServices({ root: paths.root, registry: getRegistry }));
+      return getCatalog();
     },
     // The data store's modules load on first use (the CLI's start-up never pays for them).
     async dataSources() {

@@ -5,6 +5,7 @@
  */
 import type { RunSkillDeps } from "../run/context.js";
 import type { SignaturePolicy } from "../receipts/index.js";
+import type { CatalogServices } from "../services/catalog.js";
 import { RuntimeError } from "../errors.js";
 import { consoleStoreExtension } from "../store/console-store.js";
 import type { ConsoleStore, OperatorRole } from "../store/console-store.js";
@@ -31,6 +32,8 @@ export type { ConsoleInputName, ConsoleInputs } from "./validate.js";
 export function createConsoleServices(deps: {
   runDeps: RunSkillDeps;
   readPolicy: () => SignaturePolicy;
+  /** The catalog: the console starts only what it lists. */
+  catalog: () => CatalogServices;
 }) {
   const store = (): ConsoleStore => deps.runDeps.state().attach(consoleStoreExtension);
   const now = (): Date => deps.runDeps.now();
@@ -99,11 +102,14 @@ export function createConsoleServices(deps: {
           live,
         );
       }
+      // Only catalog entries, whatever the caller sent: a host path, `..` or a graph document
+      // outside skills/ would run a package nobody put in this workspace.
+      const ref = await deps.catalog().startRef(job.ref);
       const { runSkill } = await import("../run/run-skill.js");
       return runSkill(
         deps.runDeps,
         {
-          ref: job.ref,
+          ref,
           ...(job.runner !== undefined ? { runner: job.runner } : {}),
           inputs: Object.fromEntries(
             Object.entries(job.inputs).map(([k, value]) => [k, { value: value as never }]),

@@ -80,6 +80,18 @@ function matches(skill: CatalogSkill, needle: string): boolean {
     .includes(needle);
 }
 
+/**
+ * The one refusal for a reference the catalog does not list. It never repeats the reference
+ * nor says why: whether a host path exists must not be learnt from the answer.
+ */
+function notInCatalog(): RuntimeError {
+  return new RuntimeError(
+    "PACKAGE_NOT_FOUND",
+    "skill is not in the catalog (a workspace skill under skills/ or a registry record owner/name@version)",
+    { path: "skill" },
+  );
+}
+
 /** Catalog services over one workspace and its local registry. */
 export function catalogServices(deps: { root: string; registry: () => LocalRegistry }) {
   const workspace = async (): Promise<CatalogSkill[]> => {
@@ -171,7 +183,7 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
     });
   };
 
-  return {
+  const services = {
     /**
      * Workspace skills then registry records whose name, ref, description or tags contain
      * `query` (case-insensitive), at most `limit`.
@@ -185,6 +197,24 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
       // the catalog's rule (name, ref, description, tags) for both sources.
       const remote = registry(needle, 500).filter((s) => matches(s, needle));
       return [...local, ...remote].slice(0, limit);
+    },
+
+    /**
+     * What a host that may start only catalog entries (the console, the API) runs for `ref`:
+     * a workspace skill named by its catalog ref (`skills/<name>`) or name, or a registry
+     * record by `owner/name[@version]`, pinned to the version the catalog found. Anything
+     * else (a host path, `..`, a graph document, a symlinked package) is PACKAGE_NOT_FOUND with
+     * one message whatever exists on the host.
+     */
+    async startRef(ref: string): Promise<string> {
+      let entry: CatalogSkill;
+      try {
+        entry = await services.get(ref);
+      } catch (error) {
+        if (isRuntimeError(error) && error.code === "PACKAGE_NOT_FOUND") throw notInCatalog();
+        throw error;
+      }
+      return entry.source === "registry" ? `registry:${entry.ref}` : entry.ref;
     },
 
     /** One skill by workspace path or registry ref (`owner/name[@version]`). */
@@ -204,14 +234,11 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
       const hit = (await workspace()).find(
         (s) => s.ref === ref || s.ref === `skills/${ref}` || s.name === ref,
       );
-      if (hit === undefined) {
-        throw new RuntimeError("PACKAGE_NOT_FOUND", `no skill "${ref}" in the catalog`, {
-          path: "skill",
-        });
-      }
+      if (hit === undefined) throw notInCatalog();
       return hit;
     },
   };
+  return services;
 }
 
 /** The catalog services' surface (`runtime.catalog`). */
