@@ -6,6 +6,13 @@
  * host-attested authority term.
  */
 import { RuntimeError } from "../errors.js";
+import {
+  DEFAULT_GATE_POLICY,
+  approvalGateUri,
+  approvalTermId,
+  describeGatePolicy,
+} from "../policy/gate-resolution.js";
+import type { GatePolicy } from "../policy/gate-resolution.js";
 import { hashCanonical } from "../receipts/index.js";
 import type { AuthorityTerm } from "../receipts/index.js";
 import { readCheckpoint } from "../run/checkpoint.js";
@@ -21,17 +28,8 @@ import { decisionView } from "./runs.js";
 import type { DecisionView } from "./runs.js";
 import type { ConsoleInputs } from "./validate.js";
 
-/** How many approvals a gate needs and whether the initiator may give one. */
-export interface GatePolicy {
-  requiredApprovals: number;
-  forbidInitiator: boolean;
-}
-
-/** Applies when no policy row matches: one approval, never the initiator's own. */
-export const DEFAULT_GATE_POLICY: Readonly<GatePolicy> = Object.freeze({
-  requiredApprovals: 1,
-  forbidInitiator: true,
-});
+export { DEFAULT_GATE_POLICY } from "../policy/gate-resolution.js";
+export type { GatePolicy } from "../policy/gate-resolution.js";
 
 /** One pending gate as the inbox shows it. */
 export interface PendingApproval {
@@ -102,11 +100,11 @@ export function approvalTerm(
 ): AuthorityTerm {
   const denied = decisions.some((d) => d.decision === "deny");
   return {
-    term_id: `approval:${gateId}`,
+    term_id: approvalTermId(gateId),
     principal_ref: { type: "principal", uri: "runx:principal:local_runtime" },
     resource_ref: {
       type: "approval_gate",
-      uri: `runx:approval_gate:${runId}/${gateId}`,
+      uri: approvalGateUri(runId, gateId),
       locator: hashCanonical({
         package_digest: checkpoint.package_digest,
         execution_closure_digest: checkpoint.execution_closure_digest,
@@ -228,10 +226,50 @@ export function approvalServices(deps: {
     return { run, request, checkpoint: readCheckpoint(state(), runId) };
   };
 
-  const tally = (decisions: readonly ApprovalDecisionRecord[]) => ({
-    approvals: decisions.filter((d) => d.decision === "approve").length,
-    denied: decisions.some((d) => d.decision === "deny"),
-  });
+  /**
+   * Why the run's initiator cannot be told apart from a deciding operator, or null. A run the
+   * console did not start (the CLI, MCP) has no recorded operator as initiator; under the
+   * default policy that is accepted (such a gate is also resolvable with `runx resume`, see
+   * policy/gate-resolution.ts), but under an explicit policy that excludes the initiator it
+   * fails safe: nobody can show they did not start it, so nobody's approval counts.
+   */
+  const initiatorUnknown = (run: RunRecord, gateId: string): string | null => {
+    const explicit = deps.store().findGatePolicy(run.skillName, gateId);
+    if (explicit === undefined || !explicit.forbidInitiator) return null;
+    if (deps.store().getInitiator(run.id) !== undefined) return null;
+    return `run ${run.id} was not started in the console, so its initiator is not an authenticated operator; the gate policy of ${run.skillName}/${gateId} ${describeGatePolicy(policyFor(run.skillName, gateId))}, which cannot be checked: start the run from the console, or an admin relaxes the policy`;
+  };
+
+  /**
+   * The decisions that count for the gate's current pause, evaluated now (at decide and at
+   * release, under the policy in force then):
+   * - only decisions not yet sealed into a release: one gate id can pause again in a run (an
+   *   adapter dispatch retried after its questions were answered passes the gate again), and
+   *   an earlier pause's decisions were spent by the release that sealed them;
+   * - approvals only from operators who may still approve (not disabled, role at least
+   *   approver), one per operator, never the initiator's when the policy excludes them, and
+   *   none when the initiator cannot be established (see `initiatorUnknown`);
+   * - a denial stands whoever cast it (it is the fail-safe outcome).
+   */
+  const counted = (run: RunRecord, gateId: string, policy: GatePolicy) => {
+    const open = deps
+      .store()
+      .listDecisions(run.id, gateId)
+      .filter((d) => d.sealedReceiptId === null);
+    const initiatorId = deps.store().getInitiator(run.id)?.operatorId ?? null;
+    const blind = initiatorUnknown(run, gateId) !== null;
+    const seen = new Set<string>();
+    const approvals = open.filter((d) => {
+      if (d.decision !== "approve" || seen.has(d.operatorId) || blind) return false;
+      if (policy.forbidInitiator && d.operatorId === initiatorId) return false;
+      const op = deps.store().getOperator(d.operatorId);
+      if (op === undefined || op.disabled || !roleAtLeast(op.role, "approver")) return false;
+      seen.add(d.operatorId);
+      return true;
+    });
+    const denials = open.filter((d) => d.decision === "deny");
+    return { approvals, denials, denied: denials.length > 0 };
+  };
 
   return {
     policyFor,
@@ -276,7 +314,12 @@ export function approvalServices(deps: {
               policy: policyFor(run.skillName, gate.id),
               initiator,
               spawnGrantedBy: started?.allowSpawn === true ? started.username : null,
-              decisions: deps.store().listDecisions(run.id, gate.id).map(decisionView),
+              // This pause's decisions (an earlier pause of the same gate was sealed).
+              decisions: deps
+                .store()
+                .listDecisions(run.id, gate.id)
+                .filter((d) => d.sealedReceiptId === null)
+                .map(decisionView),
             });
           }
         }
@@ -314,6 +357,14 @@ export function approvalServices(deps: {
       }
       const policy = policyFor(run.skillName, input.gateId);
       const initiator = deps.store().getInitiator(run.id);
+      const unknown = initiatorUnknown(run, input.gateId);
+      if (unknown !== null) {
+        throw new RuntimeError("POLICY_DENIED", unknown, {
+          reason: "initiator_unknown",
+          runId: run.id,
+          gateId: input.gateId,
+        });
+      }
       if (policy.forbidInitiator && initiator?.operatorId === operator.id) {
         throw new RuntimeError(
           "POLICY_DENIED",
@@ -334,12 +385,12 @@ export function approvalServices(deps: {
         executionClosureDigest: checkpoint.execution_closure_digest,
         sealedReceiptId: null,
       });
-      const { approvals, denied } = tally(deps.store().listDecisions(run.id, input.gateId));
+      const { approvals, denied } = counted(run, input.gateId, policy);
       return {
         decision: decisionView(row),
-        approvals,
+        approvals: approvals.length,
         required: policy.requiredApprovals,
-        releasable: denied || approvals >= policy.requiredApprovals,
+        releasable: denied || approvals.length >= policy.requiredApprovals,
       };
     },
 
@@ -352,18 +403,17 @@ export function approvalServices(deps: {
       signal: AbortSignal = new AbortController().signal,
     ): Promise<SkillRunEnvelope> {
       const { run, checkpoint } = findGate(request.runId, request.gateId);
-      const decisions = deps.store().listDecisions(run.id, request.gateId);
       const policy = policyFor(run.skillName, request.gateId);
-      const { approvals, denied } = tally(decisions);
-      if (!denied && approvals < policy.requiredApprovals) {
+      const { approvals, denials, denied } = counted(run, request.gateId, policy);
+      if (!denied && approvals.length < policy.requiredApprovals) {
         throw new RuntimeError(
           "RESUME_REFUSED",
-          `gate ${request.gateId} has ${approvals} of ${policy.requiredApprovals} required approvals`,
+          `gate ${request.gateId} has ${approvals.length} of ${policy.requiredApprovals} required approvals (${describeGatePolicy(policy)})`,
           { reason: "quorum_not_met", runId: run.id, gateId: request.gateId },
         );
       }
-      const counted = denied ? decisions.filter((d) => d.decision === "deny") : decisions;
-      const term = approvalTerm(run.id, request.gateId, checkpoint, counted, policy);
+      const signed = denied ? denials : approvals;
+      const term = approvalTerm(run.id, request.gateId, checkpoint, signed, policy);
       const grant = consoleSpawnGrant(deps.store(), run.id);
       const { resumeRun } = await import("../run/resume.js");
       const envelope = await resumeRun(
@@ -375,7 +425,7 @@ export function approvalServices(deps: {
             approvals: {
               [request.gateId]: {
                 approved: !denied,
-                reason: counted.map((d) => `${d.username}: ${d.reason}`).join("; "),
+                reason: signed.map((d) => `${d.username}: ${d.reason}`).join("; "),
               },
             },
           },

@@ -146,13 +146,16 @@ describe("console services", () => {
     const ops = fx.runtime.console.operators;
     const a = await ops.add({ username: "a", role: "approver", password: PASSWORD });
     const b = await ops.add({ username: "b", role: "admin", password: PASSWORD });
+    const sam = await ops.add({ username: "sam", role: "approver", password: PASSWORD });
     fx.runtime.console.approvals.setPolicy({
       skill: "gated-echo",
       gateId: "*",
       requiredApprovals: 2,
       forbidInitiator: true,
     });
-    const { runId, gateId } = await pausedRun();
+    // Started in the console: under an initiator-excluding policy a run whose initiator is
+    // unknown is not approvable at all (approvals.test.ts).
+    const { runId, gateId } = await pausedRun(sam);
     const first = await fx.runtime.console.approvals.decide(
       { runId, gateId, decision: "approve", reason: "ok" },
       a,

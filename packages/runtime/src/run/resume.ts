@@ -6,6 +6,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import type { SuppliedInput } from "../parser/inputs.js";
+import { assertGateResolvableHere } from "../policy/gate-resolution.js";
 import { createTaintSet } from "../redaction.js";
 import { checkAgainstRequests, parseResumeDocument } from "./answers.js";
 import { readCheckpoint } from "./checkpoint.js";
@@ -58,6 +59,14 @@ export async function resumeRun(
   const checkpoint = readCheckpoint(state, run.id);
   const answers = parseResumeDocument(request.document);
   checkAgainstRequests(answers, checkpoint.requests);
+  // A console gate policy binds every entry point: a resume document's decision is refused
+  // for a gate the console governs unless it is the console's own attested release.
+  await assertGateResolvableHere(
+    state,
+    run,
+    Object.keys(answers.approvals),
+    deps.attestedApprovals,
+  );
   const bound = (what: string, expected: string, actual: string): void => {
     if (expected !== actual) {
       throw new RuntimeError(
