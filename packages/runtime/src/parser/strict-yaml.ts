@@ -3,12 +3,13 @@
  * One document of plain data: no anchors, aliases, merge keys, tags, directives, explicit
  * keys, duplicate keys, or plain scalars that YAML 1.1 and 1.2 readers disagree on. Every
  * refusal carries the 1-based line/column and the dotted key path of the offending node.
- * Pure: text in, value out.
+ * Containers nest at most MAX_NESTING_DEPTH levels (nesting.ts). Pure: text in, value out.
  */
 import { Composer, LineCounter, Parser, isAlias, isMap, isScalar, isSeq } from "yaml";
 import type { Document } from "yaml";
 import { RuntimeError } from "../errors.js";
 import type { JsonValue } from "./json.js";
+import { MAX_NESTING_DEPTH, nestingTooDeep, scanYamlNesting } from "./nesting.js";
 import { mustQuotePlainScalar, scanAmbiguousLines } from "./yaml-scan.js";
 
 /** One step of a key path: a mapping key or a sequence index. */
@@ -94,24 +95,43 @@ const LEXICAL: Readonly<Record<string, ForbiddenConstruct>> = {
   "doc-end": "multiple_documents",
 };
 
-/** Collects refused lexical tokens (and document starts) from the concrete syntax tree. */
-function scanTokens(node: unknown, out: Violation[], docStarts: number[]): void {
-  if (Array.isArray(node)) {
-    for (const child of node) scanTokens(child, out, docStarts);
-    return;
+/** CST token types that open a container (one nesting level). */
+const CONTAINERS = new Set(["block-map", "block-seq", "flow-collection"]);
+
+/**
+ * Collects refused lexical tokens (and document starts) from the concrete syntax tree, and
+ * returns the offset of the first container nested deeper than MAX_NESTING_DEPTH. Iterative,
+ * in document order, so no input can exhaust the stack here.
+ */
+function scanTokens(root: unknown, out: Violation[], docStarts: number[]): number | undefined {
+  let tooDeep: number | undefined;
+  const stack: Array<{ node: unknown; depth: number }> = [{ node: root, depth: 0 }];
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const { node, depth } = entry;
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i], depth });
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    const token = node as Record<string, unknown>;
+    const type = token.type;
+    const offset = typeof token.offset === "number" ? token.offset : -1;
+    let inner = depth;
+    if (typeof type === "string") {
+      const construct = LEXICAL[type];
+      if (construct !== undefined) out.push({ construct, offset });
+      if (type === "document") docStarts.push(offset);
+      if (CONTAINERS.has(type)) {
+        inner = depth + 1;
+        if (inner > MAX_NESTING_DEPTH && (tooDeep === undefined || offset < tooDeep))
+          tooDeep = offset;
+      }
+    }
+    for (const key of ["props", "end", "items", "value", "sep", "key", "start"]) {
+      if (key in token) stack.push({ node: token[key], depth: inner });
+    }
   }
-  if (typeof node !== "object" || node === null) return;
-  const token = node as Record<string, unknown>;
-  const type = token.type;
-  const offset = typeof token.offset === "number" ? token.offset : -1;
-  if (typeof type === "string") {
-    const construct = LEXICAL[type];
-    if (construct !== undefined) out.push({ construct, offset });
-    if (type === "document") docStarts.push(offset);
-  }
-  for (const key of ["start", "key", "sep", "value", "items", "end", "props"]) {
-    if (key in token) scanTokens(token[key], out, docStarts);
-  }
+  return tooDeep;
 }
 
 /** The object key a scalar mapping key becomes in the plain value (as `toJS` does). */
@@ -224,8 +244,20 @@ class Walker {
  */
 export function parseStrictYaml(text: string, options: StrictYamlOptions = {}): StrictYamlDocument {
   const lineOffset = options.lineOffset ?? 0;
+  // The YAML library's parser slows down quadratically with nesting and its composer
+  // recurses, so nesting is bounded on the text first and exactly on the syntax tree after.
+  const deep = scanYamlNesting(text, MAX_NESTING_DEPTH);
+  if (deep !== undefined)
+    throw nestingTooDeep({ file: options.file, line: deep.line + lineOffset, column: deep.column });
   const lineCounter = new LineCounter();
   const tokens = Array.from(new Parser(lineCounter.addNewLine).parse(text));
+  const violations: Violation[] = [];
+  const docStarts: number[] = [];
+  const tooDeep = scanTokens(tokens, violations, docStarts);
+  if (tooDeep !== undefined) {
+    const pos = lineCounter.linePos(Math.max(0, tooDeep));
+    throw nestingTooDeep({ file: options.file, line: pos.line + lineOffset, column: pos.col });
+  }
   // Duplicate keys are detected by the walker (so the error can name the key path), hence
   // uniqueKeys is off here; merge is off so `<<` stays an ordinary key that the walker refuses.
   const composer = new Composer({
@@ -257,9 +289,6 @@ export function parseStrictYaml(text: string, options: StrictYamlOptions = {}): 
     });
   };
 
-  const violations: Violation[] = [];
-  const docStarts: number[] = [];
-  scanTokens(tokens, violations, docStarts);
   for (const start of docStarts.slice(1))
     violations.push({ construct: "multiple_documents", offset: start });
   const pathOf = (v: Violation): PathSegment[] =>
