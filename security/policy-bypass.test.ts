@@ -229,3 +229,49 @@ describe("a console gate policy binds the CLI", () => {
     expect(marks("plain-gate.log")).toBe(before + 1);
   });
 });
+
+describe("the API's other ways to a gate", () => {
+  it("runs.resume does not release a gate short of its quorum, and runs.answer never resolves one", async () => {
+    const runId = await consoleStart("skills/two-key", alice);
+    const before = marks("two-key.log");
+    data(await decide(runId, bob));
+    const resumed = await mutate(api.url, "runs.resume", { runId }, api.headers(carol));
+    expect(resumed.status).toBe(409);
+    expect(runtimeCode(resumed)).toBe("RESUME_REFUSED");
+    const asAnswer = await mutate(
+      api.url,
+      "runs.answer",
+      { runId, answers: { release: { approved: true } } },
+      api.headers(carol),
+    );
+    expect(runtimeCode(asAnswer)).toBe("APPROVAL_NOT_ANSWERABLE");
+    const smuggled = await mutate(
+      api.url,
+      "runs.answer",
+      { runId, answers: {}, approvals: { release: true } },
+      api.headers(carol),
+    );
+    expect(smuggled.status).toBe(400);
+    expect(marks("two-key.log")).toBe(before);
+    expect(await runStatus(runId, bob)).toBe("needs_approval");
+  });
+
+  it("does not count an approval of an operator disabled before the quorum was reached", async () => {
+    const dave = await api.operator("dave", "approver");
+    const runId = await consoleStart("skills/two-key", alice);
+    const before = marks("two-key.log");
+    data(await decide(runId, dave));
+    data(
+      await mutate(
+        api.url,
+        "auth.setOperatorDisabled",
+        { username: "dave", disabled: true },
+        api.headers(admin),
+      ),
+    );
+    const next = data<{ approvals: number; releasable: boolean }>(await decide(runId, bob));
+    expect(next).toMatchObject({ approvals: 1, releasable: false });
+    expect(marks("two-key.log")).toBe(before);
+    expect(await runStatus(runId, bob)).toBe("needs_approval");
+  });
+});

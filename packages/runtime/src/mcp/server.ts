@@ -132,7 +132,7 @@ export function toolResult(
       envelope.requests.map((r) => [r.id, hashCanonical(r)]),
     );
     const dirFlag = receiptDir !== undefined ? ` --receipt-dir ${quoted(receiptDir)}` : "";
-    const text = `${tool.name} needs ${envelope.status === "needs_approval" ? "human approval" : "agent input"} at ${envelope.run_id}. Resolve ${envelope.requests.length} request(s), write answers.json, then run: runx resume ${envelope.run_id} answers.json${dirFlag}. Approvals cannot be resolved through MCP.`;
+    const text = `${tool.name} needs ${envelope.status === "needs_approval" ? "human approval" : "agent input"} at ${envelope.run_id}. Resolve ${envelope.requests.length} request(s), write answers.json, then run: runx resume ${envelope.run_id} answers.json${dirFlag}. Approvals cannot be resolved through MCP; a gate under a console approval policy is decided only in the console.`;
     return { content: [{ type: "text", text }], structuredContent: { runx }, isError: false };
   }
   const closed = envelope.status === "sealed" && envelope.closure?.disposition === "closed";
