@@ -3,7 +3,7 @@
  * createRuntime() → recovery of runs a previous process left running → worker pool → run
  * watcher → HTTP.
  */
-import { createRuntime } from "@runx/runtime";
+import { createRuntime, reapRunCgroups } from "@runx/runtime";
 import { readEnv } from "./env.js";
 import { ApiEvents } from "./events.js";
 import { watchRuns } from "./run-watcher.js";
@@ -20,6 +20,12 @@ for (const outcome of await runtime.console.recovery.recover()) {
     `runx recover: ${outcome.runId} (${outcome.job}) ${outcome.action}: ${outcome.reason}\n`,
   );
 }
+// Processes of runs a SIGKILLed API left behind (their run cgroups) die with their runs.
+const reaped = reapRunCgroups();
+if (reaped > 0)
+  process.stdout.write(
+    `runx recover: killed ${reaped} run process tree(s) left by a previous process\n`,
+  );
 const events = new ApiEvents();
 const executor = new WorkerPool({
   size: env.workers,
@@ -55,6 +61,8 @@ const stop = () => {
   server.close();
   void executor.close().finally(() => {
     runtime.close();
+    // Whatever a worker could not kill before it was terminated goes with the API.
+    reapRunCgroups(process.pid);
     process.exit(0);
   });
 };

@@ -95,3 +95,5 @@ export type {
   CatalogSkill,
 } from "./services/catalog.js";
 export type { DataOperationResult } from "./data/model.js";
+/** Process containment: a host kills the run cgroups a dead (or its own stopping) process left. */
+export { reapRunCgroups } from "./process/containment.js";

@@ -257,6 +257,28 @@ export function recoveryServices(deps: { runDeps: RunSkillDeps; store: () => Con
     },
 
     /**
+     * Recovers one journaled job now, as `recover()` would after a restart: for a host whose
+     * worker died under the job while the host itself lives on (its owner pid is alive, so
+     * `recover()` would skip it). Null when the job is not journaled (it settled).
+     */
+    async recoverJob(runId: string, why: string): Promise<RecoveryOutcome | null> {
+      const path = file(runId);
+      const claimed = `${path}.recovering-${process.pid}`;
+      let entry: JournalEntry;
+      try {
+        renameSync(path, claimed);
+        entry = JSON.parse(readFileSync(claimed, "utf8")) as JournalEntry;
+      } catch {
+        return null;
+      }
+      try {
+        return await recoverOne(entry, why);
+      } finally {
+        rmSync(claimed, { force: true });
+      }
+    },
+
+    /**
      * Recovers every journaled job whose owner process is gone (see the module comment).
      * Safe against a concurrent recovery: an entry is claimed by renaming it first.
      */

@@ -14,7 +14,7 @@
  *   all. A process whose parent exited between two scans has been re-parented away from the
  *   tree and is not found: this mode bounds, it does not guarantee.
  *
- * docs/process-containment.md has the operator's view (what is contained and its limits).
+ * README "Security model" has the operator's view: what is contained, and the limits.
  */
 import {
   accessSync,
