@@ -60,6 +60,7 @@ export class WorkerPool implements RunExecutor {
   readonly #events: ApiEvents;
   readonly #journal: JobJournal | null;
   readonly #runtime: Pick<RuntimeOptions, "workspaceRoot" | "runxHome" | "receiptDir" | "env">;
+  readonly #script: URL;
   #next = 1;
   #closing = false;
 
@@ -69,10 +70,13 @@ export class WorkerPool implements RunExecutor {
     events: ApiEvents;
     /** Journals each job while it runs, for restart recovery. */
     journal?: JobJournal;
+    /** The worker script (default run-worker beside this module; tests pass their own). */
+    script?: URL;
   }) {
     this.#events = options.events;
     this.#journal = options.journal ?? null;
     this.#runtime = options.runtime;
+    this.#script = options.script ?? workerScript();
     for (let i = 0; i < Math.max(1, options.size); i++) {
       const slot: Slot = { worker: this.#spawn(), jobs: new Map() };
       this.#watch(slot);
@@ -81,7 +85,7 @@ export class WorkerPool implements RunExecutor {
   }
 
   #spawn(): Worker {
-    const worker = new Worker(workerScript(), { workerData: { options: this.#runtime } });
+    const worker = new Worker(this.#script, { workerData: { options: this.#runtime } });
     worker.unref();
     return worker;
   }
