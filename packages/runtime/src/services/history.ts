@@ -3,6 +3,8 @@ import { ReceiptStore, receiptStatus, referencedReceiptId } from "../receipts/in
 import type { Receipt, ReceiptStatus, SignaturePolicy } from "../receipts/index.js";
 import { RuntimeError } from "../errors.js";
 import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
+import { receiptView } from "./receipt-view.js";
+import type { SignedReceipt, SignedView, UnsignedView } from "./receipt-view.js";
 
 /** One receipt row of the history list (spec §5.5). */
 export interface HistoryReceipt {
@@ -144,7 +146,13 @@ export async function listHistory(deps: {
   };
 }
 
-/** `runx history --detail <run-id|receipt-id>`. */
+/**
+ * `runx history --detail <run-id|receipt-id>`. `run` and `steps` are the state store's
+ * record of the run (local state, not signed); `receipt` is the signed document (without
+ * `metadata`), `signed` what its signature covers read for display (its steps from their
+ * own signed receipts), and `unsigned` the receipt's `metadata`, which the signature does not
+ * cover (services/receipt-view.ts).
+ */
 export interface HistoryDetail {
   kind: "run" | "receipt";
   run:
@@ -155,8 +163,10 @@ export interface HistoryDetail {
       })
     | null;
   steps: StepRecord[];
-  receipt: Receipt | null;
+  receipt: SignedReceipt | null;
   verification: { status: ReceiptStatus } | null;
+  signed: SignedView | null;
+  unsigned: UnsignedView | null;
 }
 
 /** Inspects one run (by run id) or one receipt (by `sha256:` id). */
@@ -181,15 +191,23 @@ export async function historyDetail(deps: {
     }
     return found;
   };
-  if (deps.id.startsWith("sha256:")) {
-    const receipt = await loadReceipt(deps.id);
-    return {
-      kind: "receipt",
-      run: null,
-      steps: [],
+  const view = async (receipt: Receipt | null) => {
+    if (receipt === null)
+      return { receipt: null, verification: null, signed: null, unsigned: null };
+    const { signed, unsigned } = await receiptView(
       receipt,
-      verification: { status: receiptStatus(receipt, deps.policy) },
+      (id) => store.find(id),
+      (r) => receiptStatus(r, deps.policy),
+    );
+    return {
+      receipt: signed.receipt,
+      verification: { status: signed.verification },
+      signed,
+      unsigned,
     };
+  };
+  if (deps.id.startsWith("sha256:")) {
+    return { kind: "receipt", run: null, steps: [], ...(await view(await loadReceipt(deps.id))) };
   }
   const run = deps.state.getRun(deps.id);
   const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
@@ -203,7 +221,6 @@ export async function historyDetail(deps: {
       error: parseJson(errorJson),
     },
     steps: deps.state.listSteps(run.id),
-    receipt,
-    verification: receipt !== null ? { status: receiptStatus(receipt, deps.policy) } : null,
+    ...(await view(receipt)),
   };
 }

@@ -3,6 +3,7 @@ import { RuntimeError } from "../../errors.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
+import { renderHistoryDetail } from "../history-render.js";
 import { styler } from "../render.js";
 import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
 
@@ -33,26 +34,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       if (detailId !== undefined) {
         const detail = await runtime.historyDetail(detailId);
         if (ctx.json) ctx.out(`${JSON.stringify(detail)}\n`);
-        else {
-          if (detail.run !== null) {
-            const r = detail.run;
-            ctx.out(
-              `run ${r.id}\n  skill: ${r.skillName} (runner ${r.runner})\n  status: ${r.status}${r.disposition !== null ? ` / ${r.disposition}` : ""}\n  package_digest: ${r.packageDigest}\n  created_at: ${r.createdAt}\n`,
-            );
-            if (r.result !== null) ctx.out(`  result: ${JSON.stringify(r.result)}\n`);
-            if (r.requests !== null) ctx.out(`  requests: ${JSON.stringify(r.requests)}\n`);
-            for (const step of detail.steps)
-              ctx.out(
-                `  step ${step.stepId}: ${step.status}${step.receiptId !== null ? ` ${step.receiptId}` : ""}\n`,
-              );
-          }
-          if (detail.receipt !== null) {
-            const rc = detail.receipt;
-            ctx.out(
-              `receipt ${rc.id}\n  verification: ${detail.verification?.status ?? "-"}\n  seal: ${rc.seal.disposition} (${rc.seal.reason_code}) ${rc.seal.summary}\n  created_at: ${rc.created_at}\n  issuer: ${rc.issuer.type}/${rc.issuer.kid}\n  children: ${rc.lineage?.children.length ?? 0}\n`,
-            );
-          }
-        }
+        else ctx.out(renderHistoryDetail(detail, !ctx.json && ctx.env.color));
         return 0;
       }
       const listing = await runtime.history({
