@@ -11,7 +11,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { data, mutate, query, runx, startApiProcess } from "./kit.js";
 import type { ApiProcess, Session, Workspace } from "./kit.js";
-import { pollUntil } from "../packages/runtime/src/testing/cli.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { cleanEnv, pollUntil, RUNX_BIN } from "../packages/runtime/src/testing/cli.js";
 
 /** A workspace skill `skills/<name>` with one default runner (the YAML lines under it). */
 function skill(ws: Workspace, name: string, runner: string[]): void {
@@ -237,4 +239,37 @@ describe("runner start failures through the built CLI", () => {
       expect(`${out.error.message} ${out.error.path ?? ""}`).toMatch(c.field);
     });
   }
+});
+
+describe("runner start failures through MCP (runx mcp serve over stdio)", () => {
+  let ws: Workspace;
+  beforeAll(async () => {
+    const { makeWorkspace } = await import("./kit.js");
+    ws = makeWorkspace("runx-sec-mcp-");
+    prepare(ws);
+  });
+  afterAll(() => ws.cleanup());
+
+  it("each unstartable skill answers a sealed failure and the server keeps serving", async () => {
+    const names = Object.keys(UNSTARTABLE);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [RUNX_BIN, "mcp", "serve", ...names.map((n) => `skills/${n}`)],
+      env: cleanEnv(ws),
+      cwd: ws.root,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "runx-security", version: "0.0.0" });
+    await client.connect(transport);
+    try {
+      for (const name of names) {
+        const called = await client.callTool({ name, arguments: {} });
+        expect(JSON.stringify(called), name).toMatch(UNSTARTABLE[name]!.message);
+        expect(JSON.stringify(called), name).toMatch(/sha256:[0-9a-f]{64}/);
+      }
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(names.sort());
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });

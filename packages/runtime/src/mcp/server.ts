@@ -207,8 +207,11 @@ export function buildMcpServer(
         options.signal !== undefined ? { signal: options.signal } : {},
       );
     } catch (error) {
+      // A refusal after the package resolved sealed a `blocked` receipt: name it, the way
+      // the CLI's failure envelope carries `receipt_id` (upstream words it the same way).
+      const receipt = isRuntimeError(error) ? error.details.receipt_id : undefined;
       const message = isRuntimeError(error)
-        ? `${error.code}: ${error.located}`
+        ? `${error.code}: ${error.located}${typeof receipt === "string" ? `; refusal receipt: ${receipt}` : ""}`
         : error instanceof Error
           ? error.message
           : String(error);
