@@ -6,7 +6,15 @@
  * a hard link and `repo_root`. Each must be refused with its code, and neither the envelope nor
  * any receipt may hold a byte of the file.
  */
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeWorkspace, password, runx } from "./kit.js";
@@ -345,6 +353,55 @@ describe("a skill cannot write or work in runx's own state", () => {
       expect(refusal(out.stdout)).toContain("POLICY_DENIED");
       expect(out.stdout).not.toContain("state.sqlite");
       expect(out.stdout).not.toContain("registry-publisher");
+    },
+  );
+});
+
+describe("runx never writes its own state through a symlinked directory", () => {
+  /** A fresh workspace whose runx-owned directory `rel` is a symlink to a directory outside. */
+  async function linkedWorkspace(
+    rel: string,
+  ): Promise<{ ws: Workspace; outside: string; cleanup: () => void }> {
+    const linked = makeWorkspace("runx-sec-linked-");
+    linked.write("skills/grab/SKILL.md", skillMd("grab"));
+    linked.write("skills/grab/X.yaml", ADMITTER);
+    linked.write("notes.txt", "an ordinary workspace file\n");
+    // A first run creates .runx/ as runx makes it; then the directory is swapped for a link.
+    const warm = await runx(linked, ["skill", "skills/grab", "--path", "notes.txt", "--json"]);
+    expect(warm.code, warm.stderr).toBe(0);
+    const outside = join(linked.home, "elsewhere");
+    mkdirSync(outside);
+    const target = join(linked.root, rel);
+    rmSync(target, { recursive: true, force: true });
+    symlinkSync(outside, target);
+    return { ws: linked, outside, cleanup: () => linked.cleanup() };
+  }
+
+  it("refuses a symlinked .runx/runs for the artifact store and writes nothing outside", async () => {
+    const { ws: linked, outside, cleanup } = await linkedWorkspace(".runx/runs");
+    try {
+      const out = await runx(linked, ["skill", "skills/grab", "--path", "notes.txt", "--json"]);
+      expect(refusal(out.stdout)).toContain("PATH_ESCAPE");
+      expect(refusal(out.stdout)).toContain(".runx/runs is a symbolic link");
+      expect(readdirSync(outside)).toEqual([]);
+    } finally {
+      cleanup();
+    }
+  });
+
+  it.each([".runx/receipts", ".runx"])(
+    "refuses a symlinked %s with a clear error and writes nothing outside",
+    async (rel) => {
+      const { ws: linked, outside, cleanup } = await linkedWorkspace(rel);
+      try {
+        const out = await runx(linked, ["skill", "skills/grab", "--path", "notes.txt", "--json"]);
+        expect(out.code).not.toBe(0);
+        expect(`${out.stdout}${out.stderr}`).toContain(`${rel} is a symbolic link`);
+        expect(out.stderr).not.toMatch(/\n\s+at /);
+        expect(readdirSync(outside)).toEqual([]);
+      } finally {
+        cleanup();
+      }
     },
   );
 });

@@ -7,6 +7,7 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import { promises as fsp, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ensureStateDir } from "../workspace.js";
 import { computeSourceDigest } from "./digest.js";
 import type { ResolvedSkillRef } from "./locate.js";
 import type { LoadedSkillPackage } from "./resolve.js";
@@ -55,9 +56,12 @@ export async function loadPackageCached(
 ): Promise<LoadedSkillPackage> {
   const file = entryFile(options, packageDigest);
   try {
-    const entry = JSON.parse(readFileSync(file, "utf8")) as CacheEntry;
+    // A cache reached through a symlinked `.runx` or `cache/` is not runx's own: a miss.
+    const entry = ensureStateDir(options.dir, { create: false })
+      ? (JSON.parse(readFileSync(file, "utf8")) as CacheEntry)
+      : undefined;
     if (
-      entry.schema === CACHE_SCHEMA &&
+      entry?.schema === CACHE_SCHEMA &&
       entry.runtime_release === options.runtimeRelease &&
       entry.package_digest === packageDigest
     ) {
@@ -85,7 +89,7 @@ export async function loadPackageCached(
     };
     const tmp = `${file}.${process.pid}.tmp`;
     try {
-      await fsp.mkdir(options.dir, { recursive: true });
+      ensureStateDir(options.dir);
       await fsp.writeFile(tmp, JSON.stringify(entry));
       await fsp.rename(tmp, file);
     } catch {

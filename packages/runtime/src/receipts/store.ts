@@ -5,9 +5,10 @@
  * is read. Mutations hold `.receipt-store.lock`. Messages name the store by a safe label,
  * never by its path.
  */
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { ensureStateDir } from "../workspace.js";
 import type { Receipt } from "./model.js";
 import { RECEIPT_SCHEMA } from "./model.js";
 import { decodeReceipt } from "./shape.js";
@@ -97,8 +98,10 @@ export class ReceiptStore {
 
   private async withLock<T>(action: () => T): Promise<T> {
     try {
-      mkdirSync(this.dir, { recursive: true });
+      // Component by component: a symlinked `.runx` or receipts dir is refused, not followed.
+      ensureStateDir(this.dir);
     } catch (error) {
+      if (error instanceof RuntimeError) throw error;
       throw storeIoError(this.label, "create", error);
     }
     const release = await acquireStoreLock(this.dir, this.label, this.lockTimeoutMs);

@@ -27,7 +27,7 @@ import { loadSkillPackage } from "../packages/resolve.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
-import { displayPath } from "../workspace.js";
+import { displayPath, ensureStateDir } from "../workspace.js";
 import { readPackageEntries } from "./files.js";
 import type { PackageEntry } from "./files.js";
 import { isTrustTier, loadPublisherKey, tierAllowed, trustedKeys } from "./keys.js";
@@ -613,7 +613,8 @@ function materialize(
     return "unchanged";
   }
   const parent = path.dirname(destination);
-  mkdirSync(parent, { recursive: true });
+  // A symlinked `.runx/registry-step-skills` is refused, not written through.
+  ensureStateDir(parent);
   const tmp = mkdtempSync(path.join(parent, ".runx-add-"));
   try {
     for (const entry of recordEntries(record)) {

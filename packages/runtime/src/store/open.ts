@@ -1,10 +1,10 @@
 /**
  * Opens (creating when needed) the SQLite run state store and brings its schema up to date.
  */
-import { mkdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import type Database from "better-sqlite3";
 import { RuntimeError } from "../errors.js";
+import { ensureStateDir } from "../workspace.js";
 import { applyMigrations, resolveMigrationsDir } from "./migrations.js";
 import { createStateStore } from "./state-store.js";
 import type { StateStore } from "./state-store.js";
@@ -48,7 +48,8 @@ export function openStateStore(options: OpenStateStoreOptions): StateStore {
   let sqlite: Database.Database | undefined;
   try {
     const migrationsDir = resolveMigrationsDir(options.migrationsDir, label);
-    if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
+    // Component by component: a symlinked `.runx` is refused, never followed.
+    if (!inMemory) ensureStateDir(dirname(options.path));
     sqlite = openSqliteDatabase(options.path);
     // busy_timeout first: switching a fresh file to WAL needs a lock another opener may hold.
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);

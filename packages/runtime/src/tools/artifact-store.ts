@@ -9,12 +9,17 @@
  * meaningless outside the run that admitted it (another run, or a guessed digest, is unknown)
  * and re-admitting the same content with the same media type yields the same reference and
  * keeps the first snapshot. Host paths never leave this module.
+ *
+ * The area's directories are created and checked one component at a time (ensureStateDir):
+ * a symlinked `.runx/runs`, run directory or `artifacts/` is refused, never written through;
+ * its files are opened without following a symlink.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { lstat, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { isSha256Digest } from "../receipts/canonical.js";
+import { ensureStateDir } from "../workspace.js";
 import { openForRead } from "./file-io.js";
 import type { ContainedPath } from "./paths.js";
 
@@ -61,7 +66,7 @@ async function namespaceOf(area: string, create: boolean): Promise<Buffer | unde
   }
   let text: string;
   try {
-    text = (await readFile(file, "utf8")).trim();
+    text = (await readSmall(file)).trim();
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return undefined;
     throw error;
@@ -70,6 +75,16 @@ async function namespaceOf(area: string, create: boolean): Promise<Buffer | unde
     throw new RuntimeError("INTERNAL", "the run's artifact namespace is corrupt");
   }
   return Buffer.from(text, "hex");
+}
+
+/** Reads one of the area's small files, never through a symlink. */
+async function readSmall(file: string): Promise<string> {
+  const handle = await openForRead(file);
+  try {
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
 }
 
 function refHex(namespace: Buffer, record: ArtifactRecord): string {
@@ -143,14 +158,14 @@ export async function admitArtifact(opts: {
   maxBytes?: number;
 }): Promise<StoredArtifact> {
   const { area, blobs, refs } = areaOf(opts.runDir);
-  await mkdir(blobs, { recursive: true, mode: 0o700 });
-  await mkdir(refs, { recursive: true, mode: 0o700 });
+  ensureStateDir(blobs, { mode: 0o700 });
+  ensureStateDir(refs, { mode: 0o700 });
   const namespace = (await namespaceOf(area, true)) as Buffer;
   const copy = await snapshot(opts.source, blobs, opts.maxBytes ?? ARTIFACT_MAX_BYTES);
   const blob = join(blobs, copy.hex);
   try {
     // The same content admitted twice keeps its first snapshot.
-    await stat(blob);
+    await lstat(blob);
     await unlink(copy.temp);
   } catch (error) {
     if (errnoOf(error) !== "ENOENT") throw error;
@@ -208,11 +223,12 @@ export async function lookupArtifact(runDir: string, ref: string): Promise<Store
   const hex = REF_PATTERN.exec(ref)?.[1];
   if (hex === undefined) throw unknownRef();
   const { area, blobs, refs } = areaOf(runDir);
+  if (!ensureStateDir(refs, { create: false })) throw unknownRef();
   const namespace = await namespaceOf(area, false);
   if (namespace === undefined) throw unknownRef();
   let text: string;
   try {
-    text = await readFile(join(refs, `${hex}.json`), "utf8");
+    text = await readSmall(join(refs, `${hex}.json`));
   } catch (error) {
     if (errnoOf(error) === "ENOENT") throw unknownRef();
     throw error;
