@@ -8,11 +8,12 @@
  *   the exact argv), so nothing the command does can start outside it; ending the run writes
  *   `cgroup.kill`, which the kernel applies to every member, and removes the cgroup. A process
  *   cannot leave a cgroup without write access to the hierarchy.
- * - **process tree** (no usable cgroup): the supervisor scans /proc for the leader's
- *   descendants by parent pid while the run lives (every {@link TREE_SCAN_MS}) and when it
- *   ends, stops what it finds, scans again for children forked meanwhile, then SIGKILLs them
- *   all. A process whose parent exited between two scans has been re-parented away from the
- *   tree and is not found: this mode bounds, it does not guarantee.
+ * - **process tree** (no usable cgroup): the supervisor walks the leader's descendants through
+ *   /proc/<pid>/task/<tid>/children while the run lives (every {@link TREE_SCAN_MS}) and when
+ *   it ends, stops what it finds, walks again for children forked meanwhile, then SIGKILLs
+ *   them all (a pid is only signalled while its start time is the one recorded). A process
+ *   whose parent exited between two walks has been re-parented away from the tree and is not
+ *   found: this mode bounds, it does not guarantee.
  *
  * README "Security model" has the operator's view: what is contained, and the limits.
  */
@@ -209,33 +210,35 @@ function cgroupContainment(base: string): Containment | null {
   };
 }
 
-interface ProcEntry {
-  ppid: number;
-  start: string;
+/** The start time of a process (field 22 of /proc/<pid>/stat), or undefined once it is gone. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
 }
 
-/** Every process's parent and start time, from /proc/<pid>/stat. */
-function processTable(): Map<number, ProcEntry> {
-  const table = new Map<number, ProcEntry>();
-  let names: string[];
+/** The direct children of a process, from each of its threads' /proc children lists. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  let tasks: string[];
   try {
-    names = readdirSync("/proc");
+    tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return table;
+    return out;
   }
-  for (const name of names) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
+  for (const tid of tasks) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // Fields after the parenthesised command: state ppid pgrp … starttime is the 20th.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      table.set(pid, { ppid: Number(fields[1]), start: fields[19] ?? "" });
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ")) {
+        if (child !== "" && child !== "\n") out.push(Number(child));
+      }
     } catch {
-      // exited while we looked
+      // the thread ended while we looked
     }
   }
-  return table;
+  return out;
 }
 
 function treeContainment(): Containment {
@@ -245,40 +248,43 @@ function treeContainment(): Containment {
   /** Every descendant seen so far, with its start time (a reused pid is not ours). */
   const known = new Map<number, string>();
 
-  const scan = (): Map<number, ProcEntry> => {
-    const table = processTable();
-    if (leader === undefined) return table;
-    const roots = new Set<number>([leader, ...known.keys()]);
-    let grew = true;
-    while (grew) {
-      grew = false;
-      for (const [pid, entry] of table) {
-        if (roots.has(pid) || !roots.has(entry.ppid)) continue;
-        roots.add(pid);
-        known.set(pid, entry.start);
-        grew = true;
+  /**
+   * Adds every live descendant of the leader and of the processes already known. A process
+   * whose parent exited is re-parented away from the tree, so it is found only through a
+   * known ancestor; hence the scans while the run lives.
+   */
+  const scan = (): void => {
+    const queue = [...(leader !== undefined ? [leader] : []), ...known.keys()];
+    for (let pid = queue.pop(); pid !== undefined; pid = queue.pop()) {
+      for (const child of childrenOf(pid)) {
+        if (known.has(child)) continue;
+        const start = startTime(child);
+        if (start === undefined) continue;
+        known.set(child, start);
+        queue.push(child);
       }
     }
-    return table;
   };
 
-  const live = (table: Map<number, ProcEntry>): number[] =>
-    [...known].filter(([pid, start]) => table.get(pid)?.start === start).map(([pid]) => pid);
+  const live = (): number[] =>
+    [...known].filter(([pid, start]) => startTime(pid) === start).map(([pid]) => pid);
 
   const killTree = (signal: NodeJS.Signals): void => {
+    if (leader !== undefined) signalGroup(leader, signal === "SIGKILL" ? "SIGSTOP" : signal);
+    scan();
     if (signal !== "SIGKILL") {
-      if (leader !== undefined) signalGroup(leader, signal);
-      for (const pid of live(scan())) signalPid(pid, signal);
+      for (const pid of live()) signalPid(pid, signal);
       return;
     }
     // Stop what is found so it cannot fork further, look again, then kill everything found.
     for (let round = 0; round < 8; round++) {
       const before = known.size;
-      for (const pid of live(scan())) signalPid(pid, "SIGSTOP");
+      for (const pid of live()) signalPid(pid, "SIGSTOP");
+      scan();
       if (known.size === before) break;
     }
     if (leader !== undefined) signalGroup(leader, "SIGKILL");
-    for (const pid of live(processTable())) signalPid(pid, "SIGKILL");
+    for (const pid of live()) signalPid(pid, "SIGKILL");
   };
 
   return {
@@ -286,7 +292,7 @@ function treeContainment(): Containment {
     wrap: (command, args) => ({ command, args: [...args] }),
     attach(pid) {
       leader = pid;
-      timer = setInterval(() => void scan(), TREE_SCAN_MS);
+      timer = setInterval(scan, TREE_SCAN_MS);
       timer.unref();
     },
     signal(signal) {
