@@ -4,14 +4,7 @@ import { useState } from "react";
 import type { FormEvent } from "react";
 import { browserApi, errorMessage } from "@/lib/client-api";
 import { useHydrated } from "@/lib/hydrated";
-
-/** Only same-origin paths are followed after sign-in (no open redirect). */
-export function safeNext(next: string | null | undefined): string {
-  if (!next || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\")) {
-    return "/runs";
-  }
-  return next;
-}
+import { safeNext } from "@/lib/redirect";
 
 /** Sign in, or create the first admin with the bootstrap token. */
 export type AuthFormProps =
@@ -40,7 +33,9 @@ export function AuthForm(props: AuthFormProps) {
       } else {
         await browserApi().auth.login.mutate({ username, password });
       }
-      window.location.assign(safeNext(props.mode === "login" ? props.next : undefined));
+      // Only a path on this origin is followed (lib/redirect.ts: no open redirect).
+      const next = props.mode === "login" ? props.next : undefined;
+      window.location.assign(safeNext(next, window.location.origin));
     } catch (e) {
       setError(errorMessage(e));
       setBusy(false);

@@ -7,6 +7,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { headers } from "next/headers";
 import { notFound, redirect } from "next/navigation";
 import type { AppRouter } from "./api-types";
+import { PATH_BASE, loginHref } from "./redirect";
 
 export type ServerApi = ReturnType<typeof createTRPCClient<AppRouter>>;
 
@@ -61,7 +62,7 @@ export async function load<T>(fn: (api: ServerApi) => Promise<T>): Promise<Loade
     failure = error;
   }
   const status = errorStatus(failure);
-  if (status === 401) redirect(`/login?next=${encodeURIComponent(await currentPath())}`);
+  if (status === 401) redirect(loginHref(await currentPath(), PATH_BASE));
   if (status === 404) notFound();
   const message = failure instanceof Error ? failure.message : String(failure);
   return { ok: false, error: status === null ? `The API is unreachable: ${message}` : message };

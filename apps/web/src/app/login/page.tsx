@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { AuthForm } from "@/components/AuthForm";
 import { param } from "@/lib/format";
+import { PATH_BASE, safeNext } from "@/lib/redirect";
 import { serverApi } from "@/lib/server-api";
 
 export const metadata: Metadata = { title: "Sign in" };
@@ -19,7 +20,7 @@ export default async function LoginPage({
 }: {
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const next = param((await searchParams).next);
+  const next = safeNext(param((await searchParams).next), PATH_BASE);
   const needsBootstrap = await bootstrapRequired();
   return (
     <section className="page narrow">
