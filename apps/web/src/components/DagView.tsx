@@ -2,16 +2,17 @@
 
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { KeyboardEvent as ReactKeyboardEvent, PointerEvent as ReactPointerEvent } from "react";
-import type { DagEdge, DagNode } from "@/lib/api-types";
+import type { DagEdge, DagNode, ReceiptDetail } from "@/lib/api-types";
 import { browserApi, errorMessage } from "@/lib/client-api";
 import { centreOn, cull, fitView, neighbour, visibleRect, zoomAt } from "@/lib/dag-model";
 import type { Layout, View } from "@/lib/dag-model";
-import { prettyJson } from "@/lib/format";
 import { computeLayout } from "@/lib/layout";
 import { approvalLines, approvalSentence, verificationText } from "@/lib/receipt-view";
+import { ReceiptFacts } from "./ReceiptFacts";
 
 type Loaded =
-  { id: string; receipt: unknown; status: string | null } | { id: string; error: string };
+  | { id: string; receipt: unknown; status: string | null; detail: ReceiptDetail }
+  | { id: string; error: string };
 
 /** The run's receipt DAG: ELK layout (worker), SVG pan/zoom, culling, keyboard selection. */
 export function DagView({
@@ -110,7 +111,12 @@ export function DagView({
       .receipts.get.query({ receiptId: selected })
       .then((d) => {
         if (!cancelled)
-          setLoaded({ id: selected, receipt: d.receipt, status: d.verification?.status ?? null });
+          setLoaded({
+            id: selected,
+            receipt: d.receipt,
+            status: d.verification?.status ?? null,
+            detail: d,
+          });
       })
       .catch((e: unknown) => {
         if (!cancelled) setLoaded({ id: selected, error: errorMessage(e) });
@@ -332,7 +338,7 @@ function ReceiptPanel({ node, loaded }: { node: DagNode; loaded: Loaded | null }
         </span>{" "}
         <span className="muted">{node.kind}</span>
       </p>
-      <p className="mono" style={{ overflowWrap: "anywhere" }}>
+      <p className="mono wrap-anywhere">
         <a href={`/receipts/${encodeURIComponent(node.id)}`}>{node.id}</a>
       </p>
       {node.findings.length > 0 && (
@@ -371,7 +377,7 @@ function ReceiptPanel({ node, loaded }: { node: DagNode; loaded: Loaded | null }
           {loaded.error}
         </p>
       ) : (
-        <pre className="json">{prettyJson(loaded.receipt)}</pre>
+        <ReceiptFacts detail={loaded.detail} level={3} />
       )}
     </>
   );

@@ -17,6 +17,8 @@ export type PendingApproval = RouterOutputs["approvals"]["pending"][number];
 export type Dag = RouterOutputs["receipts"]["dag"];
 export type DagNode = Dag["nodes"][number];
 export type DagEdge = Dag["edges"][number];
+/** One receipt: its signed document and steps, and its unsigned metadata kept apart. */
+export type ReceiptDetail = RouterOutputs["receipts"]["get"];
 export type SkillItem = RouterOutputs["skills"]["search"][number];
 export type RunsListInput = RouterInputs["runs"]["list"];
 export type DispatchState = RouterOutputs["adapters"]["attempts"];

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { ApiError } from "@/components/ApiError";
-import { prettyJson } from "@/lib/format";
+import { ReceiptFacts } from "@/components/ReceiptFacts";
 import { approvalLines, approvalSentence } from "@/lib/receipt-view";
 import { load } from "@/lib/server-api";
 
@@ -14,6 +14,8 @@ export default async function ReceiptPage({ params }: { params: Params }) {
   const loaded = await load((api) => api.receipts.get.query({ receiptId }));
   if (!loaded.ok) return <ApiError title="Receipt" error={loaded.error} />;
   const { receipt, verification, run } = loaded.value;
+  // Only signed fields feed what this page states as fact (lib/receipt-view.ts reads the
+  // signed authority terms); `metadata` is shown apart by ReceiptFacts.
   const lines = approvalLines(receipt);
   const status = verification?.status ?? "unknown";
   return (
@@ -32,9 +34,7 @@ export default async function ReceiptPage({ params }: { params: Params }) {
         )}
       </p>
       <h1>Receipt</h1>
-      <p className="mono" style={{ overflowWrap: "anywhere" }}>
-        {receiptId}
-      </p>
+      <p className="mono wrap-anywhere">{receiptId}</p>
       <p>
         Verification: <span className={`badge status-${status}`}>{status}</span>{" "}
         <span className="muted">
@@ -61,8 +61,7 @@ export default async function ReceiptPage({ params }: { params: Params }) {
           </ul>
         </section>
       )}
-      <h2>Document</h2>
-      <pre className="json">{prettyJson(receipt)}</pre>
+      <ReceiptFacts detail={loaded.value} />
     </section>
   );
 }
