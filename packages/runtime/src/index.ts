@@ -60,6 +60,7 @@ export type {
 export type { DispatchLogView } from "./services/dispatch-logs.js";
 export type {
   ConsoleServices,
+  ApiTokenView,
   ApprovalServices,
   DagEdge,
   DagNode,

@@ -1,12 +1,18 @@
 /**
- * Operator accounts and API tokens. Passwords are hashed with scrypt (node:crypto) under a
- * per-user random salt, and the cost parameters are stored beside the hash. API tokens are
- * random, shown once, and stored only as their sha256. A failed sign-in never says whether
- * the user exists.
+ * Operator accounts, sign-in sessions and API tokens. Passwords are hashed with scrypt
+ * (node:crypto) under a per-user random salt, and the cost parameters are stored beside the
+ * hash. API tokens are random, shown once, and stored only as their sha256. A failed sign-in
+ * never says whether the user exists. Sessions are rows of the state store, so they end on the
+ * server (sign-out, disabling the operator), not only when a cookie expires.
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { RuntimeError } from "../errors.js";
-import type { ConsoleStore, OperatorRecord, OperatorRole } from "../store/console-store.js";
+import type {
+  ApiTokenRecord,
+  ConsoleStore,
+  OperatorRecord,
+  OperatorRole,
+} from "../store/console-store.js";
 
 /** What callers see of an operator (never the hash). */
 export interface Operator {
@@ -86,6 +92,18 @@ export function operatorView(row: OperatorRecord): Operator {
   };
 }
 
+/** What callers see of an API token (never the token or its hash). */
+export interface ApiTokenView {
+  id: string;
+  name: string;
+  username: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A session's `last_seen_at` is written at most this often. */
+const TOUCH_INTERVAL_MS = 60_000;
+
 const unauthenticated = (message = "invalid username or password"): RuntimeError =>
   new RuntimeError("UNAUTHENTICATED", message);
 
@@ -132,20 +150,100 @@ export function operatorServices(deps: {
       if (!(await checkPassword(password, row)) || row.disabled) throw unauthenticated();
       return operatorView(row);
     },
-    /** The current state of a signed-in operator (a session outlives nothing it should not). */
-    current(id: string): Operator {
-      const row = deps.store().getOperator(id);
-      if (row === undefined || row.disabled) {
-        throw unauthenticated("the session's operator no longer exists or is disabled");
-      }
-      return operatorView(row);
-    },
+    /**
+     * Disables or re-enables an operator. Disabling ends every session and API token of theirs
+     * (re-enabling revives neither); LAST_ADMIN when it would leave no enabled admin.
+     */
     setDisabled(username: string, disabled: boolean): Operator {
       const row = deps.store().findOperatorByName(username);
       if (row === undefined) {
         throw new RuntimeError("OPERATOR_NOT_FOUND", `no operator ${username}`, { username });
       }
-      return operatorView(deps.store().setOperatorDisabled(row.id, disabled) ?? row);
+      const at = deps.now().toISOString();
+      return operatorView(deps.store().setOperatorDisabled(row.id, disabled, at) ?? row);
+    },
+    /** Records a new session of `operatorId` lasting `ttlSeconds`; its id goes in the cookie. */
+    openSession(operatorId: string, ttlSeconds: number): { id: string; expiresAt: string } {
+      const now = deps.now();
+      const row = deps.store().insertSession({
+        id: `ses_${randomBytes(16).toString("hex")}`,
+        operatorId,
+        createdAt: now.toISOString(),
+        lastSeenAt: now.toISOString(),
+        expiresAt: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
+        revokedAt: null,
+      });
+      return { id: row.id, expiresAt: row.expiresAt };
+    },
+    /**
+     * The operator of a live session: UNAUTHENTICATED when the session is unknown, revoked,
+     * expired, not theirs, or the operator is gone or disabled.
+     */
+    sessionOperator(sessionId: string, operatorId: string): Operator {
+      const store = deps.store();
+      const session = store.getSession(sessionId);
+      const now = deps.now();
+      if (
+        session === undefined ||
+        session.operatorId !== operatorId ||
+        session.revokedAt !== null ||
+        Date.parse(session.expiresAt) <= now.getTime()
+      ) {
+        throw unauthenticated("the session has ended; sign in again");
+      }
+      const row = store.getOperator(operatorId);
+      if (row === undefined || row.disabled) {
+        throw unauthenticated("the session's operator no longer exists or is disabled");
+      }
+      if (now.getTime() - Date.parse(session.lastSeenAt) >= TOUCH_INTERVAL_MS) {
+        store.touchSession(sessionId, now.toISOString());
+      }
+      return operatorView(row);
+    },
+    /** Ends a session (sign-out); ending an ended or unknown session does nothing. */
+    closeSession(sessionId: string): void {
+      deps.store().revokeSession(sessionId, deps.now().toISOString());
+    },
+    /**
+     * API tokens of `username` (default: the caller's own), revoked ones included. Only an
+     * admin may list another operator's.
+     */
+    listTokens(caller: Operator, username?: string): ApiTokenView[] {
+      const store = deps.store();
+      let owner: OperatorRecord | undefined;
+      if (username === undefined || username === caller.username) {
+        owner = store.getOperator(caller.id);
+      } else {
+        if (!roleAtLeast(caller.role, "admin")) {
+          throw new RuntimeError("FORBIDDEN", "only an admin may list another operator's tokens", {
+            path: "username",
+          });
+        }
+        owner = store.findOperatorByName(username);
+      }
+      if (owner === undefined) {
+        throw new RuntimeError("OPERATOR_NOT_FOUND", `no operator ${username ?? caller.username}`, {
+          path: "username",
+        });
+      }
+      return store.listApiTokens(owner.id).map((t) => tokenView(t, owner.username));
+    },
+    /**
+     * Revokes an API token of the caller's, or anyone's for an admin. TOKEN_NOT_FOUND for an
+     * unknown id and for someone else's token (a non-admin learns nothing about it).
+     */
+    revokeToken(caller: Operator, tokenId: string): ApiTokenView {
+      const store = deps.store();
+      const token = store.getApiToken(tokenId);
+      if (
+        token === undefined ||
+        (token.operatorId !== caller.id && !roleAtLeast(caller.role, "admin"))
+      ) {
+        throw new RuntimeError("TOKEN_NOT_FOUND", `no API token ${tokenId}`, { path: "tokenId" });
+      }
+      const revoked = store.revokeApiToken(tokenId, deps.now().toISOString()) ?? token;
+      const owner = store.getOperator(token.operatorId);
+      return tokenView(revoked, owner?.username ?? "");
     },
     /** Creates an API token for `operatorId`; the token is returned once and never stored. */
     createToken(operatorId: string, name: string): { id: string; token: string; name: string } {
@@ -196,6 +294,16 @@ export function operatorServices(deps: {
       bootstrapToken = undefined;
       return add({ username: input.username, role: "admin", password: input.password });
     },
+  };
+}
+
+function tokenView(row: ApiTokenRecord, username: string): ApiTokenView {
+  return {
+    id: row.id,
+    name: row.name,
+    username,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
   };
 }
 

@@ -9,7 +9,9 @@ import { validateConsoleApprovalsDecide } from "../generated/validate-console-ap
 import { validateConsoleApprovalsSetPolicy } from "../generated/validate-console-approvals-set-policy.js";
 import { validateConsoleAuthBootstrap } from "../generated/validate-console-auth-bootstrap.js";
 import { validateConsoleAuthCreateToken } from "../generated/validate-console-auth-create-token.js";
+import { validateConsoleAuthListTokens } from "../generated/validate-console-auth-list-tokens.js";
 import { validateConsoleAuthLogin } from "../generated/validate-console-auth-login.js";
+import { validateConsoleAuthRevokeToken } from "../generated/validate-console-auth-revoke-token.js";
 import { validateConsoleOperatorAdd } from "../generated/validate-console-operator-add.js";
 import { validateConsoleOperatorSetDisabled } from "../generated/validate-console-operator-set-disabled.js";
 import { validateConsoleReceiptRef } from "../generated/validate-console-receipt-ref.js";
@@ -28,6 +30,8 @@ export interface ConsoleInputs {
   "auth-login": { username: string; password: string };
   "auth-bootstrap": { token: string; username: string; password: string };
   "auth-create-token": { name: string };
+  "auth-list-tokens": { username?: string };
+  "auth-revoke-token": { tokenId: string };
   "operator-add": { username: string; role: OperatorRole; password: string };
   "operator-set-disabled": { username: string; disabled: boolean };
   "runs-list": {
@@ -72,6 +76,8 @@ const VALIDATORS: Record<ConsoleInputName, ValidateFunction> = {
   "auth-login": validateConsoleAuthLogin,
   "auth-bootstrap": validateConsoleAuthBootstrap,
   "auth-create-token": validateConsoleAuthCreateToken,
+  "auth-list-tokens": validateConsoleAuthListTokens,
+  "auth-revoke-token": validateConsoleAuthRevokeToken,
   "operator-add": validateConsoleOperatorAdd,
   "operator-set-disabled": validateConsoleOperatorSetDisabled,
   "runs-list": validateConsoleRunsList,

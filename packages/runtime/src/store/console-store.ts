@@ -3,7 +3,7 @@
  * decisions) and the filtered run listing. Like `state-store.ts`, the only code that talks
  * to them; callers see plain records and RuntimeError.
  */
-import { and, asc, count, desc, eq, gte, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, isNull, lt, ne, sql } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
@@ -12,6 +12,7 @@ import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
 import {
   apiTokens,
   approvalDecisions,
+  consoleSessions,
   gatePolicies,
   operators,
   receiptIndex,
@@ -30,6 +31,8 @@ export type OperatorRole = (typeof OPERATOR_ROLES)[number];
 export type OperatorRecord = typeof operators.$inferSelect;
 /** One row of `api_tokens`. */
 export type ApiTokenRecord = typeof apiTokens.$inferSelect;
+/** One row of `console_sessions`. */
+export type ConsoleSessionRecord = typeof consoleSessions.$inferSelect;
 /** One row of `approval_decisions`. */
 export type ApprovalDecisionRecord = typeof approvalDecisions.$inferSelect;
 /** One row of `gate_policies`. */
@@ -56,9 +59,25 @@ export interface ConsoleStore {
   findOperatorByName(username: string): OperatorRecord | undefined;
   getOperator(id: string): OperatorRecord | undefined;
   listOperators(): OperatorRecord[];
-  setOperatorDisabled(id: string, disabled: boolean): OperatorRecord | undefined;
+  /**
+   * Disables or re-enables an operator in one IMMEDIATE transaction: LAST_ADMIN when it would
+   * leave no enabled admin (checked under the write lock, so two concurrent calls cannot both
+   * pass); disabling also revokes every session and API token of theirs (at `at`).
+   */
+  setOperatorDisabled(id: string, disabled: boolean, at: string): OperatorRecord | undefined;
   insertApiToken(row: ApiTokenRecord): ApiTokenRecord;
+  /** An unrevoked token by its hash. */
   findApiToken(tokenHash: string): ApiTokenRecord | undefined;
+  /** Tokens (revoked ones too) of one operator, or of everyone, oldest first. */
+  listApiTokens(operatorId?: string): ApiTokenRecord[];
+  getApiToken(id: string): ApiTokenRecord | undefined;
+  /** Sets `revoked_at` unless already set; the row afterwards (undefined when absent). */
+  revokeApiToken(id: string, at: string): ApiTokenRecord | undefined;
+  /** Inserts a session and drops sessions that expired before `row.createdAt`. */
+  insertSession(row: ConsoleSessionRecord): ConsoleSessionRecord;
+  getSession(id: string): ConsoleSessionRecord | undefined;
+  touchSession(id: string, at: string): void;
+  revokeSession(id: string, at: string): void;
   recordInitiator(row: RunInitiatorRecord): void;
   getInitiator(runId: string): RunInitiatorRecord | undefined;
   upsertGatePolicy(row: GatePolicyRecord): GatePolicyRecord;
@@ -135,12 +154,54 @@ export function createConsoleStore(
         db.select().from(operators).orderBy(asc(operators.username)).all(),
       );
     },
-    setOperatorDisabled(id, disabled) {
-      // No row when the operator does not exist; .all(), not .get(): see writtenRow.
-      return guard(
-        "update operator",
-        () =>
-          db.update(operators).set({ disabled }).where(eq(operators.id, id)).returning().all()[0],
+    setOperatorDisabled(id, disabled, at) {
+      return guard("update operator", () =>
+        db.transaction(
+          (tx) => {
+            const row = tx.select().from(operators).where(eq(operators.id, id)).get();
+            if (row === undefined) return undefined;
+            if (disabled && row.role === "admin" && !row.disabled) {
+              const others =
+                tx
+                  .select({ n: count() })
+                  .from(operators)
+                  .where(
+                    and(
+                      eq(operators.role, "admin"),
+                      eq(operators.disabled, false),
+                      ne(operators.id, id),
+                    ),
+                  )
+                  .get()?.n ?? 0;
+              if (others === 0) {
+                throw new RuntimeError(
+                  "LAST_ADMIN",
+                  `${row.username} is the last enabled admin; add or enable another admin first`,
+                  { username: row.username },
+                );
+              }
+            }
+            // .all(), not .get(): see writtenRow.
+            const updated = tx
+              .update(operators)
+              .set({ disabled })
+              .where(eq(operators.id, id))
+              .returning()
+              .all()[0];
+            if (disabled) {
+              tx.update(consoleSessions)
+                .set({ revokedAt: at })
+                .where(and(eq(consoleSessions.operatorId, id), isNull(consoleSessions.revokedAt)))
+                .run();
+              tx.update(apiTokens)
+                .set({ revokedAt: at })
+                .where(and(eq(apiTokens.operatorId, id), isNull(apiTokens.revokedAt)))
+                .run();
+            }
+            return updated;
+          },
+          { behavior: "immediate" },
+        ),
       );
     },
     insertApiToken(row) {
@@ -155,6 +216,55 @@ export function createConsoleStore(
           .from(apiTokens)
           .where(and(eq(apiTokens.tokenHash, tokenHash), isNull(apiTokens.revokedAt)))
           .get(),
+      );
+    },
+    listApiTokens(operatorId) {
+      return guard("list api tokens", () =>
+        db
+          .select()
+          .from(apiTokens)
+          .where(operatorId === undefined ? undefined : eq(apiTokens.operatorId, operatorId))
+          .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id))
+          .all(),
+      );
+    },
+    getApiToken(id) {
+      return guard("read api token", () =>
+        db.select().from(apiTokens).where(eq(apiTokens.id, id)).get(),
+      );
+    },
+    revokeApiToken(id, at) {
+      return guard("revoke api token", () => {
+        db.update(apiTokens)
+          .set({ revokedAt: at })
+          .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
+          .run();
+        return db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
+      });
+    },
+    insertSession(row) {
+      return guard("create session", () => {
+        db.delete(consoleSessions).where(lt(consoleSessions.expiresAt, row.createdAt)).run();
+        return writtenRow(db.insert(consoleSessions).values(row).returning().all());
+      });
+    },
+    getSession(id) {
+      return guard("read session", () =>
+        db.select().from(consoleSessions).where(eq(consoleSessions.id, id)).get(),
+      );
+    },
+    touchSession(id, at) {
+      guard("touch session", () =>
+        db.update(consoleSessions).set({ lastSeenAt: at }).where(eq(consoleSessions.id, id)).run(),
+      );
+    },
+    revokeSession(id, at) {
+      guard("revoke session", () =>
+        db
+          .update(consoleSessions)
+          .set({ revokedAt: at })
+          .where(and(eq(consoleSessions.id, id), isNull(consoleSessions.revokedAt)))
+          .run(),
       );
     },
     recordInitiator(row) {

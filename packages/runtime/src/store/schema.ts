@@ -220,3 +220,27 @@ export const approvalDecisions = sqliteTable(
     index("approval_decisions_run_idx").on(t.runId, t.gateId),
   ],
 );
+
+/**
+ * Console sign-in sessions, one row per session cookie (its JWT's `jti`), so a session can
+ * end on the server: signing out revokes it, disabling the operator revokes all of theirs.
+ * Every authenticated request checks its row (apps/api/src/server.ts).
+ */
+export const consoleSessions = sqliteTable(
+  "console_sessions",
+  {
+    id: text("id").primaryKey(),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    createdAt: text("created_at").notNull(),
+    /** Updated at most once a minute (a write per request would serialise readers). */
+    lastSeenAt: text("last_seen_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [
+    index("console_sessions_operator_idx").on(t.operatorId),
+    index("console_sessions_expires_at_idx").on(t.expiresAt),
+  ],
+);
