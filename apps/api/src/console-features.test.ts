@@ -10,7 +10,7 @@ import { inlineExecutor } from "./inline-executor.js";
 import { appRouter } from "./router.js";
 import { watchRuns } from "./run-watcher.js";
 import { sessionKeys } from "./session.js";
-import { apiFixture, PASSWORD } from "./test-support.js";
+import { apiFixture, PASSWORD, requestContext } from "./test-support.js";
 import type { ApiFixture } from "./test-support.js";
 import { createCallerFactory } from "./trpc.js";
 
@@ -38,6 +38,7 @@ function caller() {
     executor: inlineExecutor(fx.runtime, events),
     events,
     operator: op,
+    ...requestContext(),
     setSession: () => undefined,
   });
 }

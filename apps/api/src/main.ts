@@ -41,6 +41,7 @@ const server = createApiServer({
   events,
   allowedOrigins: env.allowedOrigins,
   secureCookies: env.secureCookies,
+  log: (line) => process.stdout.write(`${line}\n`),
 });
 server.listen(env.port, env.host, () => {
   const address = server.address();

@@ -6,7 +6,7 @@ import { ApiEvents } from "./events.js";
 import { inlineExecutor } from "./inline-executor.js";
 import { appRouter } from "./router.js";
 import { sessionKeys } from "./session.js";
-import { apiFixture, PASSWORD } from "./test-support.js";
+import { apiFixture, PASSWORD, requestContext } from "./test-support.js";
 import type { ApiFixture } from "./test-support.js";
 import { createCallerFactory } from "./trpc.js";
 
@@ -28,6 +28,7 @@ function caller(operator: Operator | null, cookies: Array<unknown> = []) {
     executor: inlineExecutor(fx.runtime, events),
     events,
     operator,
+    ...requestContext(),
     setSession: (s) => cookies.push(s),
   });
 }

@@ -3,13 +3,25 @@
  * contract → one runtime (or executor) call → result. `AppRouter` is the hand-off type for
  * apps/web; the contract is documented in ../README.md.
  */
+import type { Operator } from "@runx/runtime";
 import { toTrpcError } from "./errors.js";
+import { SESSION_TTL_SECONDS } from "./session.js";
+import { throttled } from "./throttle.js";
 import { contract, publicProcedure, roleProcedure, router } from "./trpc.js";
+import type { ApiContext } from "./trpc.js";
 import type { RunEvent } from "./events.js";
 
 const viewer = roleProcedure("viewer");
 const approver = roleProcedure("approver");
 const admin = roleProcedure("admin");
+
+/** Opens a server-side session for `operator`, sets its cookies, returns what the client keeps. */
+async function signIn(ctx: ApiContext, operator: Operator) {
+  const { id } = ctx.runtime.console.operators.openSession(operator.id, SESSION_TTL_SECONDS);
+  const session = await ctx.sessions.issue(operator.id, id);
+  ctx.setSession(session);
+  return { operator, csrfToken: session.csrf };
+}
 
 const auth = router({
   /** Whether the first admin still has to be created, and who is signed in. */
@@ -19,22 +31,28 @@ const auth = router({
   })),
   /** Creates the first admin with the one-time bootstrap token and signs them in. */
   bootstrap: publicProcedure.input(contract("auth-bootstrap")).mutation(async ({ ctx, input }) => {
-    const operator = await ctx.runtime.console.operators.redeemBootstrap(input);
-    const session = await ctx.sessions.issue(operator.id);
-    ctx.setSession(session);
-    return { operator, csrfToken: session.csrf };
-  }),
-  /** Signs in; sets the session cookie and returns the CSRF token to echo on mutations. */
-  login: publicProcedure.input(contract("auth-login")).mutation(async ({ ctx, input }) => {
-    const operator = await ctx.runtime.console.operators.authenticate(
-      input.username,
-      input.password,
+    const operator = await throttled(ctx.throttle, "bootstrap", ctx.clientAddress, undefined, () =>
+      ctx.runtime.console.operators.redeemBootstrap(input),
     );
-    const session = await ctx.sessions.issue(operator.id);
-    ctx.setSession(session);
-    return { operator, csrfToken: session.csrf };
+    return signIn(ctx, operator);
   }),
+  /**
+   * Signs in; sets the session cookie and returns the CSRF token to echo on mutations.
+   * Throttled per account and per client address (429 with Retry-After).
+   */
+  login: publicProcedure.input(contract("auth-login")).mutation(async ({ ctx, input }) => {
+    const operator = await throttled(
+      ctx.throttle,
+      "sign-in",
+      ctx.clientAddress,
+      input.username,
+      () => ctx.runtime.console.operators.authenticate(input.username, input.password),
+    );
+    return signIn(ctx, operator);
+  }),
+  /** Ends the caller's session on the server and clears its cookies. */
   logout: publicProcedure.mutation(({ ctx }) => {
+    if (ctx.sessionId !== null) ctx.runtime.console.operators.closeSession(ctx.sessionId);
     ctx.setSession(null);
     return { ok: true as const };
   }),
@@ -45,10 +63,23 @@ const auth = router({
     .mutation(({ ctx, input }) =>
       ctx.runtime.console.operators.createToken(ctx.operator.id, input.name),
     ),
+  /** API tokens (never the token or its hash): the caller's own, or `username`'s for an admin. */
+  listTokens: viewer
+    .input(contract("auth-list-tokens"))
+    .query(({ ctx, input }) =>
+      ctx.runtime.console.operators.listTokens(ctx.operator, input.username),
+    ),
+  /** Revokes one of the caller's API tokens, or anyone's for an admin. */
+  revokeToken: viewer
+    .input(contract("auth-revoke-token"))
+    .mutation(({ ctx, input }) =>
+      ctx.runtime.console.operators.revokeToken(ctx.operator, input.tokenId),
+    ),
   addOperator: admin
     .input(contract("operator-add"))
     .mutation(({ ctx, input }) => ctx.runtime.console.operators.add(input)),
   listOperators: admin.query(({ ctx }) => ctx.runtime.console.operators.list()),
+  /** Disabling ends the operator's sessions and tokens; the last enabled admin is refused. */
   setOperatorDisabled: admin
     .input(contract("operator-set-disabled"))
     .mutation(({ ctx, input }) =>

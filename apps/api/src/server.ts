@@ -1,7 +1,9 @@
 /**
- * The HTTP layer: tRPC's standalone adapter behind the request guards — authentication from
- * the session cookie or a Bearer token, Origin check and double-submit CSRF on every
- * mutation (POST), and SSE for subscriptions (tRPC v11 default).
+ * The HTTP layer: tRPC's standalone adapter behind the request guards, in this order — the
+ * request caps (URL length, body size while it streams, UTF-8 JSON: ./limits.ts), the Origin
+ * check, authentication from a Bearer token (throttled per address) or the session cookie
+ * (whose server-side session must be live), double-submit CSRF on every mutation (POST), and
+ * SSE for subscriptions (tRPC v11 default).
  */
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -9,6 +11,8 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import type { Operator, Runtime } from "@runx/runtime";
 import { isRuntimeError } from "@runx/runtime";
 import type { ApiEvents } from "./events.js";
+import { REQUEST_TIMEOUT_MS, bodyLimit, checkUrl, drainThenClose, readBody } from "./limits.js";
+import type { Refusal } from "./limits.js";
 import { appRouter } from "./router.js";
 import {
   CSRF_COOKIE,
@@ -18,6 +22,8 @@ import {
   sessionCookies,
 } from "./session.js";
 import type { SessionKeys } from "./session.js";
+import { authThrottle } from "./throttle.js";
+import type { AuthThrottle } from "./throttle.js";
 import type { ApiContext, RunExecutor } from "./trpc.js";
 
 /** What the server needs. */
@@ -30,89 +36,202 @@ export interface ApiServerOptions {
   allowedOrigins: readonly string[];
   /** Mark cookies Secure (behind HTTPS). */
   secureCookies: boolean;
+  /** Throttling of credential guessing (default: in-process, logging to `log`). */
+  throttle?: AuthThrottle;
+  /** The API's log (one line per call; throttling blocks are logged here). */
+  log?: (line: string) => void;
 }
 
-function refuse(res: ServerResponse, status: number, message: string): void {
+/** A refusal answered before tRPC, shaped like tRPC's errors (`error.data.code`). */
+function refuse(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  extra: { runtimeCode?: string; retryAfterSeconds?: number; close?: boolean } = {},
+): void {
   res.statusCode = status;
   res.setHeader("content-type", "application/json");
+  if (extra.retryAfterSeconds !== undefined) {
+    res.setHeader("retry-after", String(extra.retryAfterSeconds));
+  }
+  // The rest of an unread body is read and dropped, up to a bound, and then the connection is
+  // cut. Not `Connection: close`: Node would reset the socket as soon as the answer is out,
+  // and a client still sending would get the reset before it reads the answer.
+  if (extra.close === true) drainThenClose(res.req);
   res.end(
-    JSON.stringify({ error: { message, code: status === 401 ? "UNAUTHORIZED" : "FORBIDDEN" } }),
+    JSON.stringify({
+      error: {
+        message,
+        code,
+        data: { code, httpStatus: status, runtimeCode: extra.runtimeCode ?? null },
+      },
+    }),
   );
 }
 
-/** Resolves the caller: Bearer token first, else the session cookie. */
+const refuseCap = (res: ServerResponse, r: Refusal) =>
+  refuse(res, r.status, r.code, r.message, { close: true });
+
+/** Who a request comes from. */
+interface Caller {
+  operator: Operator | null;
+  via: "token" | "session" | null;
+  sessionId: string | null;
+  csrf: string | null;
+}
+
+const ANONYMOUS: Caller = { operator: null, via: null, sessionId: null, csrf: null };
+
+/**
+ * Resolves the caller: Bearer token first (throttled per client address: RATE_LIMITED while
+ * blocked, before the token is looked up), else the session cookie, whose session must be
+ * live in the state store (not signed out, not revoked, its operator enabled).
+ */
 async function authenticate(
   req: IncomingMessage,
   opts: ApiServerOptions,
-): Promise<{ operator: Operator | null; via: "token" | "session" | null; csrf: string | null }> {
+  throttle: AuthThrottle,
+  address: string,
+): Promise<Caller> {
   const auth = req.headers.authorization;
   if (auth !== undefined && auth.startsWith("Bearer ")) {
+    throttle.check("api-token", address);
     try {
       return {
         operator: opts.runtime.console.operators.authenticateToken(auth.slice(7).trim()),
         via: "token",
+        sessionId: null,
         csrf: null,
       };
     } catch (error) {
-      if (isRuntimeError(error)) return { operator: null, via: null, csrf: null };
-      throw error;
+      if (!isRuntimeError(error)) throw error;
+      if (error.code === "UNAUTHENTICATED") throttle.failed("api-token", address);
+      return ANONYMOUS;
     }
   }
   const jwt = parseCookies(req.headers.cookie)[SESSION_COOKIE];
-  if (jwt === undefined) return { operator: null, via: null, csrf: null };
+  if (jwt === undefined) return ANONYMOUS;
   const claims = await opts.sessions.verify(jwt);
-  if (claims === null) return { operator: null, via: null, csrf: null };
+  if (claims === null) return ANONYMOUS;
   try {
     return {
-      operator: opts.runtime.console.operators.current(claims.operatorId),
+      operator: opts.runtime.console.operators.sessionOperator(claims.sessionId, claims.operatorId),
       via: "session",
+      sessionId: claims.sessionId,
       csrf: claims.csrf,
     };
-  } catch {
-    return { operator: null, via: null, csrf: null };
+  } catch (error) {
+    if (isRuntimeError(error) && error.code === "UNAUTHENTICATED") return ANONYMOUS;
+    throw error;
   }
 }
 
 /** Builds (but does not start) the API server. */
 export function createApiServer(opts: ApiServerOptions): Server {
-  const identities = new WeakMap<IncomingMessage, Operator | null>();
+  const log = opts.log ?? (() => undefined);
+  const throttle = opts.throttle ?? authThrottle(log);
+  const identities = new WeakMap<IncomingMessage, Caller>();
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: "/trpc/",
     createContext({ req, res }): ApiContext {
+      const who = identities.get(req) ?? ANONYMOUS;
       return {
         runtime: opts.runtime,
         sessions: opts.sessions,
         executor: opts.executor,
         events: opts.events,
-        operator: identities.get(req) ?? null,
+        operator: who.operator,
+        sessionId: who.sessionId,
+        clientAddress: clientAddress(req),
+        throttle,
         setSession(session) {
           res.setHeader("set-cookie", sessionCookies(session, opts.secureCookies));
         },
       };
     },
+    responseMeta({ data }) {
+      // A throttled call says when to try again.
+      for (const item of data) {
+        const after = "error" in item ? item.error.data?.retryAfterSeconds : undefined;
+        if (typeof after === "number") return { headers: { "retry-after": String(after) } };
+      }
+      return {};
+    },
   });
-  return createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     void (async () => {
-      if (!(req.url ?? "").startsWith("/trpc/")) return refuse(res, 404, "not found");
-      const who = await authenticate(req, opts);
+      const url = req.url ?? "";
+      if (!url.startsWith("/trpc/")) return refuse(res, 404, "NOT_FOUND", "not found");
+      if (req.method !== "GET" && req.method !== "HEAD" && req.method !== "POST") {
+        // tRPC reads a body for any other method, past the caps below.
+        return refuse(res, 405, "METHOD_NOT_SUPPORTED", "use GET for queries, POST for mutations", {
+          close: true,
+        });
+      }
+      const badUrl = checkUrl(url);
+      if (badUrl !== null) return refuseCap(res, badUrl);
       if (req.method === "POST") {
-        // Every mutation: a cross-site Origin is refused outright; a cookie-authenticated
-        // call must echo the session's CSRF token (Bearer calls carry no ambient authority).
+        // Every mutation: a cross-site Origin is refused outright, before its body is read.
         const origin = req.headers.origin;
         if (origin !== undefined && !opts.allowedOrigins.includes(origin)) {
-          return refuse(res, 403, "cross-site request refused (Origin not allowed)");
+          return refuse(res, 403, "FORBIDDEN", "cross-site request refused (Origin not allowed)", {
+            close: true,
+          });
         }
+        const body = await readBody(req, bodyLimit(url));
+        if ("refused" in body) return refuseCap(res, body.refused);
+        (req as IncomingMessage & { body?: string }).body = body.text;
+      }
+      let who: Caller;
+      try {
+        who = await authenticate(req, opts, throttle, clientAddress(req));
+      } catch (error) {
+        if (isRuntimeError(error) && error.code === "RATE_LIMITED") {
+          return refuse(res, 429, "TOO_MANY_REQUESTS", error.message, {
+            runtimeCode: error.code,
+            retryAfterSeconds: error.details.retryAfterSeconds as number,
+          });
+        }
+        throw error;
+      }
+      if (req.method === "POST") {
+        // A call authenticated by a live session cookie must echo the session's CSRF token.
+        // Bearer calls carry no ambient authority, and neither does a cookie whose session
+        // has ended or does not verify: such a call is anonymous (401 on anything that needs
+        // an operator), like one without cookies.
         const cookies = parseCookies(req.headers.cookie);
-        if (who.via !== "token" && cookies[SESSION_COOKIE] !== undefined) {
+        if (who.via === "session") {
           const header = req.headers[CSRF_HEADER];
           if (who.csrf === null || header !== who.csrf || cookies[CSRF_COOKIE] !== who.csrf) {
-            return refuse(res, 403, "missing or wrong CSRF token");
+            return refuse(res, 403, "FORBIDDEN", "missing or wrong CSRF token");
           }
         }
       }
-      identities.set(req, who.operator);
+      identities.set(req, who);
       trpc(req, res);
-    })().catch(() => refuse(res, 500, "internal error"));
+    })().catch(() => {
+      if (!res.headersSent) refuse(res, 500, "INTERNAL_SERVER_ERROR", "internal error");
+      else res.end();
+    });
+  };
+  const server = createServer(handle);
+  // `Expect: 100-continue`: a declared body over the cap is refused before the client sends it.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    if (Number(req.headers["content-length"] ?? "0") > bodyLimit(req.url ?? "")) {
+      return refuse(res, 413, "PAYLOAD_TOO_LARGE", "the request body is too large", {
+        close: true,
+      });
+    }
+    res.writeContinue();
+    handle(req, res);
   });
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  return server;
+}
+
+/** The TCP peer's address (proxies' forwarding headers are not trusted). */
+function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? "unknown";
 }

@@ -2,7 +2,9 @@
  * Sessions: jose-signed (HS256) JWTs in an httpOnly, SameSite=Strict cookie. Each session
  * carries a random CSRF token (claim `csrf`), which is also set in a readable cookie; a
  * cookie-authenticated mutation must echo it in the `x-csrf-token` header (double submit,
- * bound to the signed session).
+ * bound to the signed session). The JWT's `jti` names the session's row in the state store
+ * (console.operators.openSession), which every request checks, so a session ends on the
+ * server when it is revoked, not only when the cookie expires.
  */
 import { randomBytes } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
@@ -18,12 +20,14 @@ export const SESSION_TTL_SECONDS = 8 * 60 * 60;
 /** What a verified session says. */
 export interface SessionClaims {
   operatorId: string;
+  /** The session's row id (`jti`). */
+  sessionId: string;
   csrf: string;
 }
 
 /** Signs and verifies sessions with one HMAC key. */
 export interface SessionKeys {
-  issue(operatorId: string): Promise<{ jwt: string; csrf: string }>;
+  issue(operatorId: string, sessionId: string): Promise<{ jwt: string; csrf: string }>;
   verify(jwt: string): Promise<SessionClaims | null>;
 }
 
@@ -31,11 +35,12 @@ export interface SessionKeys {
 export function sessionKeys(secret: Uint8Array): SessionKeys {
   const issuer = "runx-api";
   return {
-    async issue(operatorId) {
+    async issue(operatorId, sessionId) {
       const csrf = randomBytes(24).toString("base64url");
       const jwt = await new SignJWT({ csrf })
         .setProtectedHeader({ alg: "HS256" })
         .setSubject(operatorId)
+        .setJti(sessionId)
         .setIssuer(issuer)
         .setIssuedAt()
         .setExpirationTime(`${SESSION_TTL_SECONDS}s`)
@@ -45,8 +50,14 @@ export function sessionKeys(secret: Uint8Array): SessionKeys {
     async verify(jwt) {
       try {
         const { payload } = await jwtVerify(jwt, secret, { issuer, algorithms: ["HS256"] });
-        if (typeof payload.sub !== "string" || typeof payload.csrf !== "string") return null;
-        return { operatorId: payload.sub, csrf: payload.csrf };
+        if (
+          typeof payload.sub !== "string" ||
+          typeof payload.jti !== "string" ||
+          typeof payload.csrf !== "string"
+        ) {
+          return null;
+        }
+        return { operatorId: payload.sub, sessionId: payload.jti, csrf: payload.csrf };
       } catch {
         return null;
       }

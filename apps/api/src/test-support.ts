@@ -4,6 +4,8 @@ import type { Runtime } from "@runx/runtime";
 import { makeWorkspace } from "../../../packages/runtime/src/testing/cli.js";
 import type { Workspace } from "../../../packages/runtime/src/testing/cli.js";
 import { GATED_SKILL_YAML } from "../../../packages/runtime/src/testing/console-fixture.js";
+import { authThrottle } from "./throttle.js";
+import type { AuthThrottle } from "./throttle.js";
 
 /** The workspace and runtime of one test. */
 export interface ApiFixture {
@@ -38,3 +40,8 @@ export function apiFixture(): ApiFixture {
 
 /** A password that satisfies the operator contract. */
 export const PASSWORD = "correct horse battery";
+
+/** The request-scoped context fields of a direct router call (no session, one address). */
+export function requestContext(throttle: AuthThrottle = authThrottle(() => undefined)) {
+  return { sessionId: null, clientAddress: "127.0.0.1", throttle };
+}

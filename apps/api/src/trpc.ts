@@ -15,6 +15,7 @@ import type {
 import { toTrpcError } from "./errors.js";
 import type { ApiEvents } from "./events.js";
 import type { SessionKeys } from "./session.js";
+import type { AuthThrottle } from "./throttle.js";
 
 /** A run job's outcome: settled within the wait (with its envelope) or still running. */
 export type ExecutorResult =
@@ -41,6 +42,12 @@ export interface ApiContext {
   events: ApiEvents;
   /** The authenticated operator (session cookie or Bearer token), or null. */
   operator: Operator | null;
+  /** The id of the session the request came with (a live one), or null. */
+  sessionId: string | null;
+  /** The client's address (the TCP peer), the key of per-address throttling. */
+  clientAddress: string;
+  /** Throttling of credential guessing (sign-in, bootstrap). */
+  throttle: AuthThrottle;
   /** Sets the session cookies on the response (null signs out). */
   setSession(session: { jwt: string; csrf: string } | null): void;
 }
@@ -55,6 +62,10 @@ const t = initTRPC.context<ApiContext>().create({
         stack: undefined,
         runtimeCode: isRuntimeError(cause) ? cause.code : null,
         path: isRuntimeError(cause) ? (cause.details.path ?? null) : null,
+        // Throttled sign-ins: the server turns it into Retry-After (server.ts responseMeta).
+        ...(isRuntimeError(cause) && typeof cause.details.retryAfterSeconds === "number"
+          ? { retryAfterSeconds: cause.details.retryAfterSeconds }
+          : {}),
       },
     };
   },
