@@ -108,6 +108,16 @@ runners:
             cwd: $input.dir
 `;
 
+/** A cli-tool runner whose declared cwd is runx's own state. */
+const LISTER = `skill: lister
+runners:
+  default:
+    default: true
+    type: cli-tool
+    command: /bin/ls
+    cwd: ../../.runx
+`;
+
 function skillMd(name: string): string {
   return `---\nname: ${name}\ndescription: ${name}\n---\n${name}\n`;
 }
@@ -162,6 +172,7 @@ beforeAll(async () => {
     ["grab", ADMITTER],
     ["scribble", WRITER],
     ["shell", RUNNER],
+    ["lister", LISTER],
   ] as const) {
     ws.write(`skills/${name}/SKILL.md`, skillMd(name));
     ws.write(`skills/${name}/X.yaml`, yaml);
@@ -344,6 +355,12 @@ describe("a skill cannot write or work in runx's own state", () => {
     });
     expect(refusal(out.stdout)).toContain("POLICY_DENIED");
     expect(existsSync(target) ? readFileSync(target, "latin1") : undefined).toBe(before);
+  });
+
+  it("a cli-tool runner with cwd in .runx/ is refused and lists nothing", async () => {
+    const out = await runx(ws, ["skill", "skills/lister", "--json"], { env: env() });
+    expect(`${out.stdout}${out.stderr}`).toContain("cwd is inside runx's own state");
+    expect(out.stdout).not.toContain("state.sqlite");
   });
 
   it.each([".runx", "state-dir", RECEIPTS_REL, `${HOME_REL}/keys`])(

@@ -92,6 +92,8 @@ describe("data-source bindings", () => {
       { adapter: "data.sqlite", database_path: "a.sqlite", allow_absolute_path: true },
       { adapter: "data.sqlite", database_path: "../a.sqlite" },
       { adapter: "data.sqlite", database_path: "/etc/a.sqlite" },
+      { adapter: "data.sqlite", database_path: ".runx/state.sqlite" },
+      { adapter: "data.sqlite", database_path: ".runx/receipts/a.sqlite" },
       { adapter: "data.redis", key_prefix: "runx:no-tag" },
       { adapter: "data.redis", key_prefix: "runx:{a}:{b}" },
       { adapter: "sqlite" },

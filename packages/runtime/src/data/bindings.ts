@@ -182,6 +182,15 @@ function checkDatabasePath(value: string, origin: string, path: string): void {
       "database_path must be a relative POSIX path inside the workspace (no '.', '..', backslashes or absolute paths)",
     );
   }
+  // runx's own databases (state.sqlite and the rest of .runx/) are never a data source; the
+  // implicit local:// sources live under .runx/data/.
+  if (value.split("/")[0] === ".runx" && !value.startsWith(".runx/data/")) {
+    bad(
+      origin,
+      path,
+      "database_path may not point into runx's own state (.runx/ outside .runx/data/)",
+    );
+  }
 }
 
 /** Validates one binding document entry. */

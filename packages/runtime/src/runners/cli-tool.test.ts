@@ -181,6 +181,13 @@ describe("runCliTool", () => {
     expect(await codeOf(run({ command: "true", cwd: "out" }))).toBe("PATH_ESCAPE");
   });
 
+  it("refuses a cwd inside runx's own state, also through a symlink", async () => {
+    mkdirSync(join(workspace, ".runx", "keys"), { recursive: true });
+    expect(await codeOf(run({ command: "true", cwd: "../../.runx" }))).toBe("POLICY_DENIED");
+    symlinkSync(join(workspace, ".runx", "keys"), join(pkg, "k"));
+    expect(await codeOf(run({ command: "true", cwd: "k" }))).toBe("POLICY_DENIED");
+  });
+
   it("runs in the workspace root for the exact {{env.RUNX_CWD}} token and in a package subdirectory", async () => {
     const atRoot = await run({ command: "pwd", cwd: "{{env.RUNX_CWD}}" });
     expect(atRoot.stdout.trim()).toBe(workspace);

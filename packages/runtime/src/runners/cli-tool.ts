@@ -4,7 +4,7 @@
  * disposition and an output object. Redaction of what this returns is the caller's job.
  */
 import { realpathSync } from "node:fs";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { assertNoInlineCode } from "../policy/inline-code.js";
 import {
@@ -180,6 +180,13 @@ export function resolveRunnerCwd(
     throw new RuntimeError("SPAWN_FAILED", "cwd does not exist", { path: "cwd" });
   }
   if (!isInside(real, pkg) && !isInside(real, workspace)) throw escape;
+  // runx's own state is not a working directory (tools/runx-state.ts fences the native tools).
+  const state = join(workspace, ".runx");
+  if (isInside(real, state) && !(isInside(pkg, state) && isInside(real, pkg))) {
+    throw new RuntimeError("POLICY_DENIED", "cwd is inside runx's own state (.runx/)", {
+      path: "cwd",
+    });
+  }
   return real;
 }
 

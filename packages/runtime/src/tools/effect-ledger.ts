@@ -8,9 +8,10 @@
  * re-read before each write so separate instances in turn see each other's entries.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { ensureStateDir } from "../workspace.js";
 import type { EffectLedger, JsonRecord } from "./types.js";
 
 /** Schema tag of the ledger file. */
@@ -71,7 +72,8 @@ export async function readEffectLedger(file: string): Promise<EffectLedgerEntry[
 /** Writes `text` to `file` atomically and durably (temp file, fsync, rename, fsync dir). */
 export async function writeFileAtomic(file: string, text: string): Promise<void> {
   const dir = dirname(file);
-  await mkdir(dir, { recursive: true });
+  // The ledgers live in runx's state (receipt dir, `.runx/providers`): never through a link.
+  ensureStateDir(dir);
   const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   try {
     const handle = await open(temp, "wx", 0o600);
