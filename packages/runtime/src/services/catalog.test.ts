@@ -69,4 +69,20 @@ describe("catalog.startRef", () => {
       "PACKAGE_NOT_FOUND: skill is not in the catalog (a workspace skill under skills/ or a registry record owner/name@version)",
     ]);
   });
+
+  it("pins a registry record to the version found, and that ref runs", async () => {
+    await runtime.registry().publish(join(base, "ws", "skills", "echo"), {
+      owner: "acme",
+      version: "1.0.0",
+    });
+    expect(await runtime.catalog.startRef("acme/echo@1.0.0")).toBe("registry:acme/echo@1.0.0");
+    expect(await runtime.catalog.startRef("acme/echo")).toBe("registry:acme/echo@1.0.0");
+    const envelope = await runtime.runSkill({
+      ref: await runtime.catalog.startRef("acme/echo"),
+      inputs: {},
+      secretEnv: [],
+    });
+    expect(envelope).toMatchObject({ status: "sealed", outcome: "completed" });
+    expect(await refusal("acme/missing@1.0.0")).toMatch(/^PACKAGE_NOT_FOUND: skill is not in/);
+  });
 });
