@@ -154,6 +154,17 @@ describe("malformed JSON is a 400", () => {
     expect(api.alive()).toBe(true);
   });
 
+  it("a query's ?input= that is not JSON", async () => {
+    const res = await fetch(`${api.url}/trpc/skills.search?input=%7Bnot`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: "BAD_REQUEST" } });
+  });
+
+  it("a method other than GET or POST (tRPC would read its body past the caps)", async () => {
+    const res = await fetch(`${api.url}/trpc/auth.login`, { method: "PUT", body: "{}" });
+    expect(res.status).toBe(405);
+  });
+
   it("keeps answering normal calls afterwards", async () => {
     const admin = await api.operator("caps-admin", "admin");
     const me = await query(api.url, "auth.me", undefined, api.headers(admin));

@@ -57,6 +57,12 @@ const PROCEDURES: Array<{
 }> = [
   { name: "auth.me", role: "viewer", call: (c) => c.auth.me() },
   { name: "auth.createToken", role: "viewer", call: (c) => c.auth.createToken({ name: "ci" }) },
+  { name: "auth.listTokens", role: "viewer", call: (c) => c.auth.listTokens({}) },
+  {
+    name: "auth.revokeToken",
+    role: "viewer",
+    call: (c) => c.auth.revokeToken({ tokenId: "tok_0000000000000000" }),
+  },
   {
     name: "auth.addOperator",
     role: "admin",

@@ -43,5 +43,5 @@ export const PASSWORD = "correct horse battery";
 
 /** The request-scoped context fields of a direct router call (no session, one address). */
 export function requestContext(throttle: AuthThrottle = authThrottle(() => undefined)) {
-  return { sessionId: null, clientAddress: "127.0.0.1", throttle };
+  return { sessionId: null as string | null, clientAddress: "127.0.0.1", throttle };
 }
