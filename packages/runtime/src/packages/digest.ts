@@ -8,12 +8,20 @@
  * Symlinks: a link whose target resolves outside the package is refused (PACKAGE_INVALID);
  * a link to a file inside the package is hashed under the link's own path with the target's
  * bytes (so retargeting a link changes the digest); links to directories and dangling links
- * are refused. FIFOs, sockets and devices are ignored.
+ * are refused. FIFOs, sockets and devices are ignored. Sizes are capped (read-capped.ts).
  */
 import { createSha256 } from "../crypto/sha256.js";
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
-import { RuntimeError } from "../errors.js";
+import { isRuntimeError, RuntimeError } from "../errors.js";
+import { displayPath } from "../workspace.js";
+import {
+  formatBytes,
+  PACKAGE_FILE_LIMITS,
+  PACKAGE_MAX_BYTES,
+  PACKAGE_MAX_FILE_COUNT,
+  readFileCappedSync,
+} from "./read-capped.js";
 
 const DOMAIN = Buffer.from("runx.skill-package.v1\0", "utf8");
 const EXCLUDED: ReadonlySet<string> = new Set([".runx", ".git", "node_modules"]);
@@ -78,11 +86,50 @@ function collect(root: string, dir: string, prefix: string, out: PackageFile[]):
   }
 }
 
-/** The digest over a file set (sorted by path bytes). The reads are synchronous on purpose. */
-function digestFiles(files: PackageFile[]): string {
-  return digestEntries(
-    files.map((file) => ({ path: file.relative, read: () => readFileSync(file.absolute) })),
-  );
+/** The cap of one package file: the package's own documents have theirs (read-capped.ts). */
+function fileCap(relative: string): { what: string; maxBytes: number } | undefined {
+  if (relative === "SKILL.md") return { what: "SKILL.md", maxBytes: PACKAGE_FILE_LIMITS.skillMd };
+  if (relative === "X.yaml") return { what: "X.yaml", maxBytes: PACKAGE_FILE_LIMITS.profile };
+  return undefined;
+}
+
+/**
+ * The digest over a file set (sorted by path bytes). The reads are synchronous on purpose, and
+ * capped: the package's documents at their own limits, the whole package at PACKAGE_MAX_BYTES,
+ * so nothing past a cap is read into memory.
+ */
+function digestFiles(
+  files: PackageFile[],
+  shown: (file: PackageFile) => string,
+  single?: { what: string; maxBytes: number },
+): string {
+  if (files.length > PACKAGE_MAX_FILE_COUNT)
+    throw new RuntimeError(
+      "FILE_TOO_LARGE",
+      `the package has more than ${PACKAGE_MAX_FILE_COUNT} files`,
+      { limit: PACKAGE_MAX_FILE_COUNT, files: files.length },
+    );
+  let remaining = PACKAGE_MAX_BYTES;
+  const read = (file: PackageFile): Uint8Array => {
+    const own = single ?? fileCap(file.relative);
+    const maxBytes = Math.min(own?.maxBytes ?? remaining, remaining);
+    const what = own?.what ?? `package file ${file.relative}`;
+    let bytes: Buffer;
+    try {
+      bytes = readFileCappedSync({ path: file.absolute, shown: shown(file), what, maxBytes });
+    } catch (error) {
+      if (isRuntimeError(error) && error.code === "FILE_TOO_LARGE" && maxBytes === remaining)
+        throw new RuntimeError(
+          "FILE_TOO_LARGE",
+          `the package is larger than ${formatBytes(PACKAGE_MAX_BYTES)} in total`,
+          { file: shown(file), limit: PACKAGE_MAX_BYTES },
+        );
+      throw error;
+    }
+    remaining -= bytes.length;
+    return bytes;
+  };
+  return digestEntries(files.map((file) => ({ path: file.relative, read: () => read(file) })));
 }
 
 function digestEntries(entries: Array<{ path: string; read: () => Uint8Array }>): string {
@@ -115,23 +162,36 @@ export function digestPackageEntries(
  * Computes `sha256:<hex>` for the package directory. Synchronous: a package is a handful of
  * small files, and a thread-pool round trip per call cost more than the reads.
  */
-export function computePackageDigest(packageDir: string): string {
+export function computePackageDigest(packageDir: string, workspaceRoot?: string): string {
   const root = realpathSync(packageDir);
   const files: PackageFile[] = [];
   collect(root, root, "", files);
-  return digestFiles(files);
+  return digestFiles(files, (file) =>
+    workspaceRoot === undefined
+      ? file.relative
+      : displayPath(workspaceRoot, path.join(packageDir, file.relative)),
+  );
 }
 
 /**
  * The digest of what a resolved reference executes: the package directory, or for a
  * standalone graph document the document alone (one file, under its base name), so files
- * beside the document do not bind into it.
+ * beside the document do not bind into it. Errors name files relative to `workspaceRoot`.
  */
 export function computeSourceDigest(resolved: {
   packageDir: string;
   graphDocumentPath?: string;
+  workspaceRoot?: string;
 }): string {
-  if (resolved.graphDocumentPath === undefined) return computePackageDigest(resolved.packageDir);
-  const absolute = realpathSync(resolved.graphDocumentPath);
-  return digestFiles([{ relative: path.basename(resolved.graphDocumentPath), absolute }]);
+  const { graphDocumentPath, workspaceRoot } = resolved;
+  if (graphDocumentPath === undefined)
+    return computePackageDigest(resolved.packageDir, workspaceRoot);
+  const absolute = realpathSync(graphDocumentPath);
+  const relative = path.basename(graphDocumentPath);
+  const shown =
+    workspaceRoot === undefined ? relative : displayPath(workspaceRoot, graphDocumentPath);
+  return digestFiles([{ relative, absolute }], () => shown, {
+    what: "the graph document",
+    maxBytes: PACKAGE_FILE_LIMITS.graphDocument,
+  });
 }

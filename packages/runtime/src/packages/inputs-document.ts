@@ -7,8 +7,9 @@
 import { constants } from "node:fs";
 import { open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { RuntimeError } from "../errors.js";
+import { isRuntimeError, RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
+import { parseBoundedJson } from "../parser/nesting.js";
 import type { JsonObject } from "../parser/json.js";
 
 /** The size cap for an inputs document (file or stdin). */
@@ -128,8 +129,9 @@ export async function readInputsDocument(
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    value = parseBoundedJson(text, details);
+  } catch (error) {
+    if (isRuntimeError(error)) throw error;
     // The engine's message quotes the document, so it is deliberately dropped.
     throw new RuntimeError(
       "INPUTS_DOCUMENT_INVALID",

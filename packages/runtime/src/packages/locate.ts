@@ -108,6 +108,18 @@ function locateSkillRef(ref: string, options: ResolveSkillRefOptions): ResolvedS
   const skillMd = statOrUndefined(skillMdPath);
   const profile = statOrUndefined(profileCandidate);
   const catalog = statOrUndefined(path.join(packageDir, "skills"));
+  // A package document that is there but is no regular file (a FIFO, a device, a directory)
+  // is refused, not skipped: skipping X.yaml would run the package with another runner.
+  for (const [info, file] of [
+    [skillMd, skillMdPath],
+    [profile, profileCandidate],
+  ] as const) {
+    if (info !== undefined && !info.isFile())
+      throw new RuntimeError("PACKAGE_INVALID", `${path.basename(file)} is not a regular file`, {
+        ref,
+        file: displayPath(workspaceRoot, file),
+      });
+  }
   if (skillMd?.isFile() !== true) {
     throw new RuntimeError("PACKAGE_NOT_FOUND", "the directory has no SKILL.md", {
       ref,

@@ -2,13 +2,13 @@
  * Skill reference resolution and package loading (§1.1, §1.6): the I/O edge in front of the
  * pure parser. Error details name files relative to the workspace root when inside it.
  */
-import { readFile } from "node:fs/promises";
 import { RuntimeError } from "../errors.js";
 import { buildGraphDocumentPackage } from "../graph/standalone.js";
 import { buildSkillPackage } from "../parser/package.js";
 import type { SkillPackage } from "../parser/package.js";
 
 import { displayPath } from "../workspace.js";
+import { PACKAGE_FILE_LIMITS, readFileCapped } from "./read-capped.js";
 import type { ResolvedSkillRef } from "./locate.js";
 
 export { computePackageDigest, computeSourceDigest } from "./digest.js";
@@ -24,13 +24,14 @@ export interface LoadedSkillPackage extends SkillPackage {
   graphDocumentPath?: string;
 }
 
-async function readUtf8(file: string, shown: string): Promise<string> {
-  const bytes = await readFile(file).catch((error: unknown) => {
-    throw new RuntimeError("IO_ERROR", "could not read package file", {
-      file: shown,
-      cause: error instanceof Error ? error.message : String(error),
-    });
-  });
+/** A package document's text: capped (read-capped.ts) and strict UTF-8. */
+async function readUtf8(
+  file: string,
+  shown: string,
+  what: string,
+  maxBytes: number,
+): Promise<string> {
+  const bytes = await readFileCapped({ path: file, shown, what, maxBytes });
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
@@ -42,7 +43,12 @@ async function readUtf8(file: string, shown: string): Promise<string> {
 export async function loadSkillPackage(resolved: ResolvedSkillRef): Promise<LoadedSkillPackage> {
   if (resolved.graphDocumentPath !== undefined) {
     const file = displayPath(resolved.workspaceRoot, resolved.graphDocumentPath);
-    const text = await readUtf8(resolved.graphDocumentPath, file);
+    const text = await readUtf8(
+      resolved.graphDocumentPath,
+      file,
+      "the graph document",
+      PACKAGE_FILE_LIMITS.graphDocument,
+    );
     return {
       ...buildGraphDocumentPackage({ text, file }),
       packageDir: resolved.packageDir,
@@ -55,11 +61,24 @@ export async function loadSkillPackage(resolved: ResolvedSkillRef): Promise<Load
     resolved.profilePath === undefined
       ? undefined
       : displayPath(resolved.workspaceRoot, resolved.profilePath);
-  const skillText = await readUtf8(resolved.skillMdPath, skillFile);
+  const skillText = await readUtf8(
+    resolved.skillMdPath,
+    skillFile,
+    "SKILL.md",
+    PACKAGE_FILE_LIMITS.skillMd,
+  );
   const profileText =
     resolved.profilePath === undefined || profileFile === undefined
       ? undefined
-      : { text: await readUtf8(resolved.profilePath, profileFile), file: profileFile };
+      : {
+          text: await readUtf8(
+            resolved.profilePath,
+            profileFile,
+            "X.yaml",
+            PACKAGE_FILE_LIMITS.profile,
+          ),
+          file: profileFile,
+        };
   const pkg = buildSkillPackage({
     skillMd: { text: skillText, file: skillFile },
     profile: profileText,

@@ -9,6 +9,7 @@ import { normalizeGraph } from "../graph/document.js";
 import { buildExecutionProfile } from "../parser/execution-profile.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
+import { MAX_NESTING_DEPTH, scanJsonNesting } from "../parser/nesting.js";
 import { buildSkillPackage } from "../parser/package.js";
 import { splitSkillMarkdown } from "../parser/skill-markdown.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
@@ -227,6 +228,11 @@ function evaluateDocument(document: JsonValue): JsonValue {
 
 /** Evaluates a request document given as JSON text. Never throws for bad requests. */
 export function evaluateParserRequest(text: string): ParserEvalAnswer {
+  const deep = scanJsonNesting(text);
+  if (deep !== undefined) {
+    const message = `line ${deep.line}, column ${deep.column}: nesting deeper than ${MAX_NESTING_DEPTH} levels`;
+    return { status: "failure", error: { code: "invalid_document", message } };
+  }
   let document: JsonValue;
   try {
     document = JSON.parse(text) as JsonValue;

@@ -7,11 +7,13 @@
  * (INPUT_INVALID) — upstream's input schema projection is closed (`additionalProperties:
  * false`) and no package in the conformance corpus supplies undeclared inputs. A runner that
  * declares no inputs (portable agent skills, legacy packages) receives everything unchanged.
+ * Supplied values nest at most MAX_NESTING_DEPTH levels, the inputs object included (nesting.ts).
  */
 import { RuntimeError } from "../errors.js";
 import { valueMatchesType } from "./input-declarations.js";
 import type { InputDeclaration, InputType } from "./input-declarations.js";
 import { jsonTypeOf } from "./json.js";
+import { findDeepNesting, MAX_NESTING_DEPTH, nestingTooDeep } from "./nesting.js";
 import type { JsonObject, JsonValue } from "./json.js";
 import type { SuppliedInput } from "./input-flags.js";
 
@@ -63,7 +65,14 @@ export function resolveInputs(
   const values: Record<string, JsonValue> = {};
   const missing: MissingInput[] = [];
   const declaredNames = Object.keys(declarations);
-  for (const name of Object.keys(supplied)) {
+  for (const [name, given] of Object.entries(supplied)) {
+    // The inputs object is the first level; a value nests at most one level less. Checked
+    // before anything hashes, clones or serialises the value (all recursive).
+    const deep = findDeepNesting(given.value, MAX_NESTING_DEPTH - 1);
+    if (deep !== undefined) {
+      const path = `inputs.${name}${deep === "" || deep.startsWith("[") ? deep : `.${deep}`}`;
+      throw nestingTooDeep({ path, input: name });
+    }
     if (declaredNames.length > 0 && declarations[name] === undefined) {
       throw new RuntimeError("INPUT_INVALID", `inputs.${name} is not declared by this runner`, {
         path: `inputs.${name}`,

@@ -148,3 +148,83 @@ export function scanYamlNesting(text: string, limit: number): NestingPosition | 
     start = newline + 1;
   }
 }
+
+/**
+ * The position of the first JSON array or object opened past `limit` levels in `text`
+ * (brackets outside strings; exact for JSON), with its character offset. Linear; run before
+ * JSON.parse so that a refused document is never built.
+ */
+export function scanJsonNesting(
+  text: string,
+  limit: number = MAX_NESTING_DEPTH,
+): (NestingPosition & { offset: number }) | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) {
+      if (++depth > limit) {
+        const before = text.slice(0, i);
+        const line = before.split("\n").length;
+        return { line, column: i - before.lastIndexOf("\n"), offset: i };
+      }
+    } else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return undefined;
+}
+
+/**
+ * The key path (`a.b[0]`, relative to `value`) of the first container nested past `limit`
+ * levels in a decoded value, or undefined. Iterative, for values that arrive already decoded
+ * (API requests, MCP calls).
+ */
+export function findDeepNesting(
+  value: unknown,
+  limit: number = MAX_NESTING_DEPTH,
+): string | undefined {
+  interface Entry {
+    node: unknown;
+    depth: number;
+    key?: string | number;
+    parent?: Entry;
+  }
+  const pathOf = (entry: Entry): string => {
+    const keys: Array<string | number> = [];
+    for (let at: Entry | undefined = entry; at?.key !== undefined; at = at.parent)
+      keys.push(at.key);
+    return keys
+      .reverse()
+      .map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? key : `.${key}`))
+      .join("");
+  };
+  const stack: Entry[] = [{ node: value, depth: 0 }];
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const { node, depth } = entry;
+    if (node === null || typeof node !== "object") continue;
+    if (depth + 1 > limit) return pathOf(entry);
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--)
+        stack.push({ node: node[i] as unknown, depth: depth + 1, key: i, parent: entry });
+    } else {
+      for (const [key, child] of Object.entries(node as Record<string, unknown>))
+        stack.push({ node: child, depth: depth + 1, key, parent: entry });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * JSON.parse for untrusted text, refusing nesting past MAX_NESTING_DEPTH with
+ * NESTING_TOO_DEEP at its line and column (`details` adds the file or source). Other parse
+ * errors are JSON.parse's own SyntaxError, for the caller to word.
+ */
+export function parseBoundedJson(text: string, details: Record<string, unknown> = {}): unknown {
+  const deep = scanJsonNesting(text);
+  if (deep !== undefined)
+    throw nestingTooDeep({ ...details, line: deep.line, column: deep.column });
+  return JSON.parse(text) as unknown;
+}

@@ -2,7 +2,8 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { RuntimeError } from "../errors.js";
+import { isRuntimeError, RuntimeError } from "../errors.js";
+import { parseBoundedJson } from "../parser/nesting.js";
 
 /** Resume documents larger than this are refused (spec §10.6). */
 export const RESUME_DOCUMENT_MAX_BYTES = 4 * 1024 * 1024;
@@ -60,8 +61,10 @@ export async function readResumeDocument(
     }
   }
   try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown;
-  } catch {
+    const where = source === "-" ? { source: "stdin" } : { file: source };
+    return parseBoundedJson(new TextDecoder("utf-8", { fatal: true }).decode(bytes), where);
+  } catch (error) {
+    if (isRuntimeError(error)) throw error;
     throw new RuntimeError("ANSWERS_INVALID", "the resume document is not valid UTF-8 JSON", {
       path: "$",
     });

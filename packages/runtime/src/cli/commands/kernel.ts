@@ -2,6 +2,7 @@
 import { RuntimeError } from "../../errors.js";
 import { evaluateKernel } from "../../kernel/eval.js";
 import type { JsonValue } from "../../parser/json.js";
+import { parseBoundedJson } from "../../parser/nesting.js";
 import { expectPositionals, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
@@ -28,7 +29,10 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const label = source === "-" ? "<stdin>" : source;
     let document: JsonValue;
     try {
-      document = JSON.parse(await readDocumentInput(source, ctx, KERNEL_INPUT)) as JsonValue;
+      // Bounded before the kernel's evaluators walk it (they recurse).
+      document = parseBoundedJson(await readDocumentInput(source, ctx, KERNEL_INPUT), {
+        file: label,
+      }) as JsonValue;
     } catch (error) {
       if (error instanceof RuntimeError) throw error;
       throw new RuntimeError("INPUTS_DOCUMENT_INVALID", "the kernel input is not valid JSON", {
