@@ -36,10 +36,12 @@ export const BODY_LIMITS: Readonly<Record<string, number>> = {
 };
 
 /**
- * After a body is refused, up to this much more of it is read and dropped before the
- * connection is cut, so that the client (still sending) reads the 413 instead of a reset.
+ * After a body is refused, what is left of it is read and dropped for this long before the
+ * connection is cut, so that a client still sending reads the 413 instead of a reset (a reset
+ * discards what the client had not read yet). Bounded in time, not bytes: a fast client can
+ * send many MiB before it gets to read the answer.
  */
-export const DRAIN_AFTER_REFUSAL_BYTES = 8 * 1024 * 1024;
+export const LINGER_AFTER_REFUSAL_MS = 1_000;
 
 /** How long a client has to send the whole request (headers and body). */
 export const REQUEST_TIMEOUT_MS = 60_000;
@@ -160,14 +162,14 @@ export function readBody(
 
 /**
  * Reads and drops what is left of a refused body (nothing is kept), and destroys the socket
- * once `DRAIN_AFTER_REFUSAL_BYTES` more have arrived: the answer has gone out by then.
+ * `LINGER_AFTER_REFUSAL_MS` after the refusal unless the body has ended by then.
  */
 export function drainThenClose(req: IncomingMessage): void {
-  let dropped = 0;
-  req.on("data", (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > DRAIN_AFTER_REFUSAL_BYTES) req.socket.destroy();
-  });
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_AFTER_REFUSAL_MS);
+  timer.unref();
+  const stop = () => clearTimeout(timer);
+  req.once("end", stop);
+  req.socket.once("close", stop);
   req.on("error", () => undefined);
   req.resume();
 }
