@@ -161,6 +161,11 @@ export function createApiServer(opts: ApiServerOptions): Server {
     },
   });
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    // JSON only, on every answer (refusals included): never sniffed as another type, never
+    // rendered, never framed (the console sends its own page policy, apps/web/src/proxy.ts).
+    res.setHeader("x-content-type-options", "nosniff");
+    res.setHeader("content-security-policy", "default-src 'none'; frame-ancestors 'none'");
+    res.setHeader("x-frame-options", "DENY");
     void (async () => {
       const url = req.url ?? "";
       if (!url.startsWith("/trpc/")) return refuse(res, 404, "NOT_FOUND", "not found");
