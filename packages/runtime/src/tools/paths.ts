@@ -136,7 +136,7 @@ export async function resolveRoot(
 ): Promise<ToolRoot> {
   const label = opts.repoRoot ?? ".";
   const base = await realpath(scopeBase(ctx, opts.pathScope ?? "workspace"));
-  const guard = await StateGuard.forContext(ctx);
+  const guard = StateGuard.forContext(ctx);
   const dir = await resolveDirectory({ dir: base, label: ".", guard }, label, "repo_root");
   return { dir: dir.absolute, label, guard };
 }
@@ -154,7 +154,7 @@ async function resolveExisting(
 ): Promise<{ parts: string[]; canonical: string }> {
   const parts = splitRelative(rel, field);
   const { canonical, existing, missing } = await canonicalize(root.dir, parts, field, rel);
-  await root.guard.check(canonical, existing, access, field, rel);
+  root.guard.check(canonical, existing, root.dir, access, field, rel);
   if (missing.length > 0) {
     throw new RuntimeError("FILE_NOT_FOUND", `${field} ${JSON.stringify(rel)} does not exist`, {
       path: field,
@@ -238,7 +238,7 @@ export async function resolveWritable(
     );
   }
   const absolute = join(parent, name);
-  await root.guard.check(absolute, absolute, "write", field, rel);
+  root.guard.check(absolute, absolute, root.dir, "write", field, rel);
   const info = missing.length > 0 ? undefined : await lstatOrUndefined(absolute);
   if (info?.isSymbolicLink() === true) {
     throw escape(field, rel, "is a symbolic link; writes through symbolic links are refused");

@@ -12,7 +12,8 @@
  * own package (`path_scope: skill`), never write it.
  */
 import type { Stats } from "node:fs";
-import { lstat, readdir, realpath, stat } from "node:fs/promises";
+import { realpathSync, statSync } from "node:fs";
+import { lstat, readdir } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
 import type { ToolContext } from "./types.js";
@@ -30,6 +31,14 @@ interface Root {
   id?: string;
 }
 
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
 function idOf(info: Stats): string {
   return `${info.dev}:${info.ino}`;
 }
@@ -43,13 +52,17 @@ function inside(root: string, candidate: string): boolean {
   return candidate === root || candidate.startsWith(prefix);
 }
 
-/** The canonical form of a path that may not exist yet: its nearest existing ancestor, resolved. */
-async function canonicalOf(path: string): Promise<string> {
+/**
+ * The canonical form of a path that may not exist yet: its nearest existing ancestor, resolved.
+ * The guard's few metadata calls are synchronous: each takes microseconds, less than a trip
+ * through the thread pool, and tool calls run in the CLI or an API worker thread.
+ */
+function canonicalOf(path: string): string {
   let current = resolve(path);
   const rest: string[] = [];
   for (;;) {
     try {
-      return join(await realpath(current), ...rest);
+      return join(realpathSync.native(current), ...rest);
     } catch {
       const parent = dirname(current);
       if (parent === current) return resolve(path);
@@ -88,48 +101,51 @@ export class StateGuard {
   }
 
   /** Builds the guard of one tool call from its context. */
-  static async forContext(ctx: ToolContext): Promise<StateGuard> {
-    const workspace = await canonicalOf(ctx.workspaceRoot);
+  static forContext(ctx: ToolContext): StateGuard {
+    const workspace = canonicalOf(ctx.workspaceRoot);
     const roots: Root[] = [];
     for (const raw of stateRootsOf(ctx)) {
-      const path = await canonicalOf(raw);
+      const path = canonicalOf(raw);
       // A state root that holds the whole workspace (a receipt dir set to `.`) cannot fence
       // anything off inside it; its own files are still covered by the other roots.
       if (inside(path, workspace)) continue;
       const root: Root = { path };
       try {
-        root.id = idOf(await stat(path));
+        root.id = idOf(statSync(path));
       } catch (error) {
         if (errnoOf(error) !== "ENOENT" && errnoOf(error) !== "ENOTDIR") throw error;
       }
       roots.push(root);
     }
-    const pkg = await canonicalOf(ctx.packageDir);
+    const pkg = canonicalOf(ctx.packageDir);
     const own = roots.some((r) => inside(r.path, pkg) && r.path !== pkg) ? pkg : undefined;
     return new StateGuard(roots, own);
   }
 
   /**
    * Refuses `canonical` (a contained, canonical tool path; `existing` is its deepest existing
-   * ancestor or itself) when it is, or lies inside, runx's own state.
+   * ancestor or itself; `top` the canonical tool root it lies in) when it is, or lies inside,
+   * runx's own state. By identity too, from `existing` up to `top`: the same directory under
+   * another name (a case variant, a bind mount) is the same state. Above `top` nothing needs
+   * checking: a state root that holds the tool root holds the workspace or the package, and
+   * is either skipped (see forContext) or the skill's own materialised package.
    */
-  async check(
+  check(
     canonical: string,
     existing: string,
+    top: string,
     access: StateAccess,
     field: string,
     rel: string,
-  ): Promise<void> {
+  ): void {
     if (access === "read" && this.#ownPackage !== undefined && inside(this.#ownPackage, canonical))
       return;
     if (this.#roots.some((r) => inside(r.path, canonical))) throw stateDenied(field, rel);
-    // By identity: the same directory under another name (case, bind mount) is the same state.
-    if (this.#ids.size > 0) {
-      for (let dir = existing; ; dir = dirname(dir)) {
-        const info = await stat(dir).catch(() => undefined);
-        if (info !== undefined && this.#ids.has(idOf(info))) throw stateDenied(field, rel);
-        if (dirname(dir) === dir) break;
-      }
+    if (this.#ids.size === 0) return;
+    for (let dir = existing; inside(top, dir); dir = dirname(dir)) {
+      const info = statOrUndefined(dir);
+      if (info !== undefined && this.#ids.has(idOf(info))) throw stateDenied(field, rel);
+      if (dir === top || dirname(dir) === dir) break;
     }
   }
 
