@@ -154,7 +154,8 @@ it("starts the dispatch skill from the console and shows its attempt with the re
     await page.getByRole("heading", { name: "Receipt" }).waitFor();
     const verification = page.locator("p", { hasText: "Verification:" }).locator(".badge");
     expect((await verification.innerText()).trim()).toBe("verified");
-    const documentText = await page.locator("pre.json").innerText();
+    // The signed document (the page shows the receipt's unsigned metadata apart).
+    const documentText = await page.getByTestId("signed-document").innerText();
     expect(documentText).toContain("agent_adapter_dispatch");
     expect(documentText).toContain(attempt!.receipt_id);
     await j.shot(page, "dispatch-receipt");

@@ -3,15 +3,27 @@
  * port: SameSite cookies do not separate ports) that the console must never send a signed-in
  * operator to after sign-in, and that must not be able to frame the console. Also: every
  * console page carries the security headers, the main pages raise no CSP violation, and the
- * console's `/trpc` proxy refuses oversized bodies before they reach the API.
+ * console's `/trpc` proxy refuses oversized bodies before they reach the API. And a receipt's
+ * unsigned metadata, edited in the file, is never shown among its signed fields.
  */
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "./harness/chromium.js";
-import { apiMutate, apiSession, journey, signInOn, stack, whoami } from "./harness/journey.js";
+import {
+  apiMutate,
+  apiQuery,
+  apiSession,
+  eventually,
+  journey,
+  signInOn,
+  stack,
+  whoami,
+} from "./harness/journey.js";
 
 let browser: Browser;
 let evil: Server | undefined;
@@ -280,6 +292,14 @@ describe("the console's /trpc proxy caps request bodies", () => {
     });
     expect(res.status).toBe(413);
     expect(await res.text()).toContain("too large");
+    // Pages take no bodies at all: the same cap holds for them.
+    const page = await fetch(`${consoleUrl}/runs`, {
+      method: "POST",
+      headers: { "content-type": "text/plain", origin: consoleUrl },
+      body,
+    });
+    expect(page.status).toBe(413);
+    await page.body?.cancel();
     const ok = await fetch(`${consoleUrl}/trpc/auth.status`);
     expect(ok.status).toBe(200);
     await ok.body?.cancel();
@@ -314,5 +334,48 @@ describe("the console's /trpc proxy caps request bodies", () => {
     });
     expect(res.status).toBe(401);
     await res.body?.cancel();
+  });
+});
+
+/** What the metadata journey reads of `runs.get`. */
+interface RunGet {
+  run: { status: string; receiptId: string | null };
+}
+
+describe("unsigned receipt metadata on the receipt page", () => {
+  it("an edited metadata value is shown only under the unsigned heading, never in the signed document", async () => {
+    const { consoleUrl, workspace } = stack();
+    const admin = await apiSession(stack().admin);
+    const { runId } = await apiMutate<{ runId: string }>(admin, "runs.start", {
+      skill: "skills/echo",
+      inputs: { message: "metadata" },
+    });
+    const receiptId = await eventually<string>("the run's receipt", async () => {
+      const detail: RunGet = await apiQuery<RunGet>(admin, "runs.get", { runId });
+      const id = detail.run.status === "sealed" ? detail.run.receiptId : null;
+      return id ?? undefined;
+    });
+    const file = join(workspace, ".runx", "receipts", `${receiptId.replace(":", "-")}.json`);
+    const doc = JSON.parse(readFileSync(file, "utf8")) as { metadata: Record<string, unknown> };
+    expect(doc.metadata.exit_code).toBe(0);
+    doc.metadata.exit_code = 99;
+    writeFileSync(file, JSON.stringify(doc));
+
+    await journey(browser, "unsigned-metadata", async (j) => {
+      const page = await j.signIn(stack().viewer);
+      await page.goto(`${consoleUrl}/receipts/${encodeURIComponent(receiptId)}`);
+      const unsigned = page.getByTestId("unsigned-metadata");
+      await unsigned.waitFor();
+      expect(await unsigned.getByRole("heading").innerText()).toBe(
+        "Unsigned metadata (not verified)",
+      );
+      expect(await unsigned.innerText()).toContain('"exit_code": 99');
+      expect(await unsigned.innerText()).toContain("outside the receipt's digest and signature");
+      const signed = await page.getByTestId("signed-document").innerText();
+      expect(signed).toContain(receiptId);
+      expect(signed).not.toContain("exit_code");
+      expect(signed).not.toContain('"metadata"');
+      await j.shot(page, "receipt");
+    });
   });
 });

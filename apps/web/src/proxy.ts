@@ -1,11 +1,11 @@
 /**
  * Runs before every page and every `/trpc` call:
+ * - a request body passes only with a known length up to MAX_TRPC_BODY_BYTES: Next buffers
+ *   what a request sends (up to `experimental.proxyClientMaxBodySize`, next.config.ts) and
+ *   forwards only that much, so a larger body is answered 413 here, and one without a
+ *   length 411, instead of reaching the API cut short;
  * - `/trpc/*` is rewritten to the API (same-origin for the browser: cookies, Origin and the
- *   CSRF header pass through), but only with a body of known length up to
- *   MAX_TRPC_BODY_BYTES: Next buffers what a proxied request sends (up to
- *   `experimental.proxyClientMaxBodySize`, next.config.ts) and forwards only that much, so a
- *   larger body is answered 413 here, and one without a length 411, instead of reaching the
- *   API cut short.
+ *   CSRF header pass through);
  * - a visitor without a session cookie is sent to sign in (and back afterwards, to a path
  *   checked by lib/redirect.ts);
  * - every page gets a fresh script nonce and the Content Security Policy naming it
@@ -53,10 +53,12 @@ function bodyRefusal(request: NextRequest): NextResponse | null {
 
 export function proxy(request: NextRequest): NextResponse {
   const { pathname, search } = request.nextUrl;
+  // Pages take no bodies (the console has no server actions or POST routes), so the cap
+  // holds for every path, not only the API's.
+  const refused = bodyRefusal(request);
+  if (refused !== null) return refused;
   if (pathname.startsWith("/trpc/")) {
-    return (
-      bodyRefusal(request) ?? NextResponse.rewrite(new URL(`${pathname}${search}`, `${apiBase()}/`))
-    );
+    return NextResponse.rewrite(new URL(`${pathname}${search}`, `${apiBase()}/`));
   }
   const path = `${pathname}${search}`;
   const isPublic = PUBLIC.some((p) => pathname === p || pathname.startsWith(`${p}/`));

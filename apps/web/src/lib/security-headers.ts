@@ -55,7 +55,8 @@ export function contentSecurityPolicy(nonce: string, dev = false): string {
 }
 
 /**
- * The largest request body the `/trpc` proxy forwards; larger ones get 413 there. 4 MiB is
+ * The largest request body the console accepts (only `/trpc` takes one, and forwards it);
+ * larger ones get 413 in the proxy. 4 MiB is
  * the API's largest per-procedure cap (`runs.start` and `runs.answer` carry skill data,
  * apps/api/src/limits.ts), which applies its smaller caps to every other procedure behind it.
  */
