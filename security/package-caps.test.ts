@@ -222,3 +222,74 @@ describe("file size caps", () => {
     });
   });
 });
+
+describe("other documents the CLI reads", () => {
+  const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+
+  it("refuses a deep receipt file and a receipt path that is a device, without hanging", async () => {
+    ws.write("deep-receipt.json", `{"schema": "runx.receipt.v1", "metadata": ${deep}}`);
+    const r = await runx(ws, ["verify", "--receipt", "deep-receipt.json", "--json"]);
+    expect(r.stderr).not.toMatch(/\n\s+at |RangeError|Maximum call stack/);
+    expect(JSON.stringify(r.json())).toContain("receipt nests deeper than 256 levels");
+    symlinkSync("/dev/zero", join(ws.root, "zero-receipt.json"));
+    expect(await refused(["verify", "--receipt", "zero-receipt.json"])).toMatchObject({
+      reason: "IO_ERROR",
+      file: "zero-receipt.json",
+      message: "the receipt file is a device, not a regular file",
+    });
+  });
+
+  it("refuses a parser request file that is a FIFO and a decision file over its cap", async () => {
+    mkfifoSync(join(ws.root, "request.fifo"));
+    expect(await refused(["parser", "eval", "--input", "request.fifo"])).toMatchObject({
+      reason: "IO_ERROR",
+      file: "request.fifo",
+    });
+    const fd = openSync(join(ws.root, "huge-kernel.json"), "w");
+    ftruncateSync(fd, 17 * MIB);
+    closeSync(fd);
+    expect(await refused(["kernel", "eval", "--input", "huge-kernel.json"])).toMatchObject({
+      reason: "FILE_TOO_LARGE",
+      file: "huge-kernel.json",
+      size: 17 * MIB,
+      limit: 16 * MIB,
+    });
+  });
+
+  it("refuses deep resume answers and an answers file that is a FIFO", async () => {
+    const ref = skill("asks", undefined, "---\nname: asks\n---\nAn agent task.\n");
+    const paused = await runx(ws, ["skill", ref, "--json"]);
+    expect(paused.code, paused.stdout).toBe(2);
+    const runId = paused.json<{ run_id: string }>().run_id;
+    ws.write("deep-answers.json", `{"answers": ${deep}}`);
+    expect(await refused(["resume", runId, "deep-answers.json"])).toMatchObject({
+      reason: "NESTING_TOO_DEEP",
+      file: "deep-answers.json",
+      line: 1,
+      column: 13 + 63,
+    });
+    mkfifoSync(join(ws.root, "answers.fifo"));
+    expect(await refused(["resume", runId, "answers.fifo"])).toMatchObject({
+      reason: "IO_ERROR",
+      file: "answers.fifo",
+    });
+  });
+
+  it("refuses a project config that is a FIFO or nests too deep", async () => {
+    const ref = skill("plain", `${PROFILE_HEAD}    args: [hi]\n`);
+    const config = join(ws.root, ".runx", "config.json");
+    ws.write(".runx/config.json", `{"policy": ${deep}}`);
+    expect(await refused(["skill", ref])).toMatchObject({
+      reason: "NESTING_TOO_DEEP",
+      file: ".runx/config.json",
+    });
+    ws.write(".runx/config.json", "{}");
+    execFileSync("rm", [config]);
+    mkfifoSync(config);
+    expect(await refused(["skill", ref])).toMatchObject({
+      reason: "IO_ERROR",
+      file: ".runx/config.json",
+    });
+    execFileSync("rm", [config]);
+  });
+});

@@ -1,6 +1,7 @@
 /** Project configuration `.runx/config.json`, validated against its JSON Schema. */
-import { readFileSync } from "node:fs";
-import { RuntimeError } from "./errors.js";
+import { isRuntimeError, RuntimeError } from "./errors.js";
+import { readFileCappedSync } from "./packages/read-capped.js";
+import { parseBoundedJson } from "./parser/nesting.js";
 import { validateRunxConfig } from "./generated/validate-runx-config.js";
 
 /** The typed project configuration. */
@@ -8,21 +9,30 @@ export interface ProjectConfig {
   policy: { strictCliToolInlineCode: boolean };
 }
 
+/** `.runx/config.json` larger than this is refused (FILE_TOO_LARGE). */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
+
 /** Reads `.runx/config.json`; a missing file means defaults, a malformed one is an error. */
 export function readProjectConfig(file: string, label = ".runx/config.json"): ProjectConfig {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readFileCappedSync({
+      path: file,
+      shown: label,
+      what: label,
+      maxBytes: CONFIG_MAX_BYTES,
+    }).toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (isRuntimeError(error) && error.details.cause === "ENOENT") {
       return { policy: { strictCliToolInlineCode: false } };
     }
-    throw new RuntimeError("IO_ERROR", `cannot read ${label}`, { file: label });
+    throw error;
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    value = parseBoundedJson(text, { file: label });
+  } catch (error) {
+    if (isRuntimeError(error)) throw error;
     throw new RuntimeError("PROFILE_INVALID", "is not valid JSON", { file: label });
   }
   if (!validateRunxConfig(value)) {

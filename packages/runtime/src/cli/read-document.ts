@@ -1,7 +1,7 @@
 /** Reads a command's `--input <file|->` document: a workspace-relative file or stdin, capped. */
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { readFileCapped } from "../packages/read-capped.js";
 import type { CommandContext } from "./context.js";
 
 /** What the document is called in messages (`the kernel input`) and its size cap. */
@@ -14,7 +14,10 @@ function mib(bytes: number): string {
   return `${bytes / (1024 * 1024)} MiB`;
 }
 
-/** The document's text; INPUTS_TOO_LARGE past the cap, IO_ERROR naming the file otherwise. */
+/**
+ * The document's text: INPUTS_TOO_LARGE past the cap on stdin, FILE_TOO_LARGE for a file,
+ * IO_ERROR naming the file otherwise.
+ */
 export async function readDocumentInput(
   source: string,
   ctx: CommandContext,
@@ -36,20 +39,12 @@ export async function readDocumentInput(
     }
     return Buffer.concat(chunks).toString("utf8");
   }
-  let data: Buffer;
-  try {
-    data = await readFile(resolve(ctx.env.workspaceRoot, source));
-  } catch {
-    throw new RuntimeError("IO_ERROR", `cannot read ${input.what} file`, { file: source });
-  }
-  if (data.length > input.maxBytes) {
-    throw new RuntimeError(
-      "INPUTS_TOO_LARGE",
-      `${input.what} file exceeds ${mib(input.maxBytes)}`,
-      {
-        file: source,
-      },
-    );
-  }
+  // Capped on the descriptor: a FIFO, a device or a file that grows is refused, not read on.
+  const data = await readFileCapped({
+    path: resolve(ctx.env.workspaceRoot, source),
+    shown: source,
+    what: `${input.what} file`,
+    maxBytes: input.maxBytes,
+  });
   return data.toString("utf8");
 }

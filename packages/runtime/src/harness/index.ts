@@ -3,9 +3,10 @@
  * order) and standalone fixture files. Cases run one after another, each isolated; the report
  * is the one object of §6.6.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { RuntimeError, isRuntimeError } from "../errors.js";
+import { PACKAGE_FILE_LIMITS, readFileCapped } from "../packages/read-capped.js";
 import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { displayPath } from "../workspace.js";
@@ -133,7 +134,13 @@ async function runFixtureFile(
   const label = displayPath(ctx.workspaceRoot, file);
   let name = basename(file).replace(/\.ya?ml$/, "");
   try {
-    const doc = parseStrictYaml(await readFile(file, "utf8"), { file: label });
+    const text = await readFileCapped({
+      path: file,
+      shown: label,
+      what: "the fixture",
+      maxBytes: PACKAGE_FILE_LIMITS.fixture,
+    });
+    const doc = parseStrictYaml(text.toString("utf8"), { file: label });
     const raw = doc.value;
     if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
       if (typeof raw.name === "string") name = raw.name;

@@ -10,6 +10,12 @@ import { RuntimeError } from "../errors.js";
 /** Containers (mappings, sequences, objects, arrays) may nest this deep, the root included. */
 export const MAX_NESTING_DEPTH = 64;
 
+/**
+ * Receipts read from disk nest at most this deep: looser than for documents people write,
+ * since a receipt carries run outputs, which are cut at REDACTION_MAX_DEPTH (128) levels.
+ */
+export const RECEIPT_MAX_NESTING = 256;
+
 /** A 1-based line and column. */
 export interface NestingPosition {
   line: number;

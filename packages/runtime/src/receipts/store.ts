@@ -36,6 +36,7 @@ import {
 import type { ReceiptStoreIndex, ReceiptStoreIndexEntry } from "./store-index.js";
 import { isContentAddressed, verifyReceiptProof } from "./verify.js";
 import type { SignaturePolicy } from "./verifier.js";
+import { RECEIPT_MAX_NESTING, scanJsonNesting } from "../parser/nesting.js";
 
 export { RECEIPT_STORE_INDEX_SCHEMA } from "./store-index.js";
 export type { ReceiptStoreIndex, ReceiptStoreIndexEntry } from "./store-index.js";
@@ -220,6 +221,11 @@ export class ReceiptStore {
   }
 
   private parseFile(file: StoredFile, text: string, verifyProof: boolean): Receipt {
+    // Bounded before the decoder and the verifier (both recursive) walk a file from disk.
+    if (scanJsonNesting(text, RECEIPT_MAX_NESTING) !== undefined)
+      throw this.invalid(`receipt nests deeper than ${RECEIPT_MAX_NESTING} levels`, {
+        receipt_id: file.id,
+      });
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -10,6 +10,7 @@ import { decodeReceipt } from "./shape.js";
 import { isSignatureFinding, verifyReceiptProofWith } from "./verify.js";
 import { localPseudoSignatureVerifier } from "./verifier.js";
 import type { ReceiptVerifier, SignatureMode } from "./verifier.js";
+import { RECEIPT_MAX_NESTING, scanJsonNesting } from "../parser/nesting.js";
 
 /** Verdict schema name. */
 export const VERIFY_VERDICT_SCHEMA = "runx.verify_verdict.v1";
@@ -79,6 +80,13 @@ export function parseReceiptDocument(
   input: string | Uint8Array,
 ): { receipt: Receipt } | { error: string } {
   const text = typeof input === "string" ? input : new TextDecoder("utf-8").decode(input);
+  // A file on disk can be anything: bounded (nesting.ts) before the decoder and the
+  // canonical writer, both recursive, walk it.
+  const deep = scanJsonNesting(text, RECEIPT_MAX_NESTING);
+  if (deep !== undefined)
+    return {
+      error: `receipt nests deeper than ${RECEIPT_MAX_NESTING} levels (line ${deep.line}, column ${deep.column})`,
+    };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,8 +1,9 @@
 /** Reading a resume document from a file or stdin (4 MiB cap), kept as a continuation record. */
 import { sha256Hex } from "../crypto/sha256.js";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isRuntimeError, RuntimeError } from "../errors.js";
+import { readFileCapped } from "../packages/read-capped.js";
 import { parseBoundedJson } from "../parser/nesting.js";
 
 /** Resume documents larger than this are refused (spec §10.6). */
@@ -44,21 +45,13 @@ export async function readResumeDocument(
       },
     );
   } else {
-    const file = resolve(options.workspaceRoot, source);
-    try {
-      const info = await stat(file);
-      if (!info.isFile())
-        throw new RuntimeError("USAGE", "the resume document must be a file", { file: source });
-      if (info.size > RESUME_DOCUMENT_MAX_BYTES) {
-        throw new RuntimeError("INPUTS_TOO_LARGE", "the resume document exceeds 4 MiB", {
-          file: source,
-        });
-      }
-      bytes = await readFile(file);
-    } catch (error) {
-      if (error instanceof RuntimeError) throw error;
-      throw new RuntimeError("IO_ERROR", "cannot read the resume document", { file: source });
-    }
+    // Capped on the descriptor: a FIFO, a device or a file that grows is refused, not read on.
+    bytes = await readFileCapped({
+      path: resolve(options.workspaceRoot, source),
+      shown: source,
+      what: "the resume document",
+      maxBytes: RESUME_DOCUMENT_MAX_BYTES,
+    });
   }
   try {
     const where = source === "-" ? { source: "stdin" } : { file: source };

@@ -4,8 +4,10 @@
  * reports the first problem as one sentence naming the field (`source.command is required.`).
  */
 import type { ErrorObject } from "ajv";
-import { readFileSync } from "node:fs";
+import { isRuntimeError } from "../errors.js";
 import { validateToolManifest } from "../generated/validate-tool-manifest.js";
+import { readFileCappedSync } from "../packages/read-capped.js";
+import { parseBoundedJson } from "../parser/nesting.js";
 import type { Json, JsonRecord } from "../tools/types.js";
 
 /** One declared input of a tool (the shape `runx tool inspect` prints). */
@@ -112,21 +114,33 @@ export function validateManifest(document: unknown): ManifestResult {
   return { ok: true, manifest: { ...doc, inputs, scopes: doc.scopes ?? [] } };
 }
 
+/** A tool manifest larger than this is refused. */
+export const MANIFEST_MAX_BYTES = 1024 * 1024;
+
 /** Reads and validates `manifestPath`; a missing file or bad JSON is a problem, not a throw. */
 export function readManifest(manifestPath: string): ManifestResult {
   let text: string;
   try {
-    text = readFileSync(manifestPath, "utf8");
+    // Capped on the descriptor (a FIFO, a device or a huge file is a problem, not a hang).
+    text = readFileCappedSync({
+      path: manifestPath,
+      shown: "manifest.json",
+      what: "manifest.json",
+      maxBytes: MANIFEST_MAX_BYTES,
+    }).toString("utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return {
-      ok: false,
-      problem: code === "ENOENT" ? "manifest.json is missing." : "manifest.json is unreadable.",
-    };
+    const cause = isRuntimeError(error) ? error.details.cause : undefined;
+    const problem =
+      cause === "ENOENT"
+        ? "manifest.json is missing."
+        : isRuntimeError(error)
+          ? `${error.message}.`
+          : "manifest.json is unreadable.";
+    return { ok: false, problem };
   }
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = parseBoundedJson(text);
   } catch {
     // The parser's message can quote the document; name the file only.
     return { ok: false, problem: "manifest.json is not valid JSON." };

@@ -1,7 +1,7 @@
 /** `runx verify`: tree mode over the receipt store, or one receipt with `--receipt`. */
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { RuntimeError } from "../../errors.js";
+import { readFileCapped } from "../../packages/read-capped.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
@@ -30,17 +30,14 @@ async function readCapped(
     }
     return Buffer.concat(chunks).toString("utf8");
   }
-  try {
-    const data = await readFile(resolve(ctx.env.workspaceRoot, source));
-    if (data.length > cap)
-      throw new RuntimeError("INPUTS_TOO_LARGE", "the file is too large", {
-        file: source,
-      });
-    return data.toString("utf8");
-  } catch (error) {
-    if (error instanceof RuntimeError) throw error;
-    throw new RuntimeError("IO_ERROR", "cannot read the receipt file", { file: source });
-  }
+  // Capped on the descriptor: a FIFO, a device or a file that grows is refused, not read on.
+  const data = await readFileCapped({
+    path: resolve(ctx.env.workspaceRoot, source),
+    shown: source,
+    what: "the receipt file",
+    maxBytes: cap,
+  });
+  return data.toString("utf8");
 }
 
 /** Runs `runx verify`. */
