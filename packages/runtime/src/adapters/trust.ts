@@ -6,7 +6,7 @@
  * the relative modules they import), so editing any of them invalidates trust while changing
  * an unrelated adapter does not. There are no built-in adapters that skip trust.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
@@ -16,6 +16,7 @@ import { DefinitionProblem, parseAdapterDefinition, ADAPTER_ID } from "./definit
 import type { AdapterDefinition } from "./definition.js";
 import { hasSymlinkComponent, isInside } from "./fs-safety.js";
 import { secondsTimestamp } from "../time.js";
+import { ensureStateDir } from "../workspace.js";
 
 /** Where definitions live, relative to the workspace root. */
 export const ADAPTERS_DIR = "adapters";
@@ -246,7 +247,8 @@ export function trustAdapter(
   const all = readTrust(runxDir);
   all[id] = record;
   const file = trustFile(runxDir);
-  mkdirSync(dirname(file), { recursive: true });
+  // The trust file is runx's own state: never written through a symlinked `.runx`.
+  ensureStateDir(dirname(file));
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(
     temp,
