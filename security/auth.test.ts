@@ -21,9 +21,14 @@ interface Attempt {
   body: string;
 }
 
-/** One auth.login attempt with the console's Origin. */
-async function attempt(username: string, pw: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${api.url}/trpc/auth.login`, {
+/** One auth.login attempt with the console's Origin (to `api` unless another is given). */
+async function attempt(
+  username: string,
+  pw: string,
+  headers: Record<string, string> = {},
+  to: ApiProcess = api,
+) {
+  const res = await fetch(`${to.url}/trpc/auth.login`, {
     method: "POST",
     headers: { "content-type": "application/json", origin: ORIGIN, ...headers },
     body: JSON.stringify({ username, password: pw }),
@@ -36,9 +41,13 @@ async function attempt(username: string, pw: string, headers: Record<string, str
 }
 
 /** Adds an operator through the CLI and returns its password (not signed in). */
-async function addOperator(username: string, role: "admin" | "approver" | "viewer") {
+async function addOperator(
+  username: string,
+  role: "admin" | "approver" | "viewer",
+  to: ApiProcess = api,
+) {
   const pw = password();
-  const added = await runx(api.ws, ["operator", "add", username, "--role", role], {
+  const added = await runx(to.ws, ["operator", "add", username, "--role", role], {
     stdin: `${pw}\n`,
   });
   if (added.code !== 0) throw new Error(`operator add failed: ${added.stderr}`);
@@ -264,4 +273,79 @@ describe("the last active admin", () => {
     );
     expect(listed.filter((o) => o.role === "admin" && !o.disabled)).toHaveLength(1);
   });
+});
+
+describe("the client address behind a trusted proxy (X-Forwarded-For)", () => {
+  // The console's /trpc rewrite reaches the API from loopback, which is trusted by default.
+  let proxied: ApiProcess;
+  beforeAll(async () => {
+    proxied = await startApiProcess();
+  }, 120_000);
+  afterAll(() => proxied?.cleanup());
+  const from = (xff: string) => ({ "x-forwarded-for": xff });
+
+  /** Wrong passwords for `count` different accounts, so only the address limit applies. */
+  async function spray(count: number, xff: (i: number) => string, to: ApiProcess) {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      statuses.push((await attempt(`spray-${i}`, "guess", from(xff(i)), to)).status);
+    }
+    return statuses;
+  }
+
+  it("blocks the guessing client's address, not the proxy's: other clients still sign in", async () => {
+    const right = await addOperator("xff-alice", "approver", proxied);
+    const statuses = await spray(25, () => "203.0.113.5", proxied);
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses).toContain(429);
+    expect((await attempt("xff-alice", right, from("203.0.113.5"), proxied)).status).toBe(429);
+    expect((await attempt("xff-alice", right, from("203.0.113.9"), proxied)).status).toBe(200);
+    // The proxy's own address (a sign-in without the header) is not blocked either.
+    expect((await attempt("xff-alice", right, {}, proxied)).status).toBe(200);
+    expect(
+      proxied.log.some((l) => l.includes("throttle") && l.includes("address 203.0.113.5 ")),
+    ).toBe(true);
+  });
+
+  it("counts a client by the address the proxy appended, whatever it puts on the left", async () => {
+    const right = await addOperator("xff-bob", "approver", proxied);
+    const statuses = await spray(25, (i) => `10.9.0.${i}, 203.0.113.20`, proxied);
+    expect(statuses).toContain(429);
+    const spoofed = await attempt("xff-bob", right, from("1.2.3.4, 203.0.113.20"), proxied);
+    expect(spoofed.status).toBe(429);
+    // Neither the spoofed entries nor another client were blocked.
+    expect((await attempt("xff-bob", right, from("1.2.3.4"), proxied)).status).toBe(200);
+    expect((await attempt("xff-bob", right, from("203.0.113.21"), proxied)).status).toBe(200);
+  });
+
+  it("ignores X-Forwarded-For from a peer that is not a trusted proxy", async () => {
+    const direct = await startApiProcess({ env: { RUNX_API_TRUSTED_PROXIES: "192.0.2.1" } });
+    try {
+      const right = await addOperator("xff-carol", "approver", direct);
+      const statuses = await spray(25, () => "203.0.113.5", direct);
+      expect(statuses).toContain(429);
+      // Every attempt counted against the socket peer (loopback), whatever the header said.
+      expect((await attempt("xff-carol", right, from("203.0.113.9"), direct)).status).toBe(429);
+      expect(direct.log.some((l) => l.includes("address 127.0.0.1 "))).toBe(true);
+    } finally {
+      await direct.cleanup();
+    }
+  }, 120_000);
+
+  it("refuses to start with a setting that is not a list of IP addresses, naming it", async () => {
+    for (const bad of ["127.0.0.1,proxy.internal", "127.0.0.1:4000"]) {
+      const started = startApiProcess({ env: { RUNX_API_TRUSTED_PROXIES: bad } });
+      const error = await started.then(
+        async (p) => {
+          await p.cleanup();
+          return new Error("started");
+        },
+        (e: unknown) => e as Error,
+      );
+      expect(error.message).toMatch(/RUNX_API_TRUSTED_PROXIES must be/);
+      expect(error.message).toContain(JSON.stringify(bad.split(",").at(-1)));
+      // One line naming the setting, not a stack trace.
+      expect(error.message).not.toMatch(/\n\s+at /);
+    }
+  }, 120_000);
 });

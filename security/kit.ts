@@ -79,7 +79,12 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
     })) as { child: ChildProcess; apiUrl: string };
     current = started;
   };
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    ws.cleanup();
+    throw error;
+  }
   const proc: ApiProcess = {
     ws,
     get url() {

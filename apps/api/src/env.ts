@@ -1,5 +1,6 @@
 /** The API's environment (the only file of apps/api that reads process.env). */
 import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 
 /** Parsed settings. */
@@ -12,6 +13,8 @@ export interface ApiEnv {
   secureCookies: boolean;
   sessionSecret: Uint8Array;
   workers: number;
+  /** Proxies whose X-Forwarded-For names the client (./client-address.ts). */
+  trustedProxies: string[];
   runtimeEnv: Record<string, string | undefined>;
 }
 
@@ -42,6 +45,27 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
     // Without a configured secret, sessions last as long as the process.
     sessionSecret: secret !== undefined ? Buffer.from(secret) : randomBytes(32),
     workers,
+    trustedProxies: readTrustedProxies(env.RUNX_API_TRUSTED_PROXIES),
     runtimeEnv: { ...env },
   };
+}
+
+/**
+ * RUNX_API_TRUSTED_PROXIES: the addresses whose X-Forwarded-For is believed. Loopback by
+ * default, where `npm start` runs the console that forwards every browser's call; empty
+ * trusts no proxy.
+ */
+function readTrustedProxies(value: string | undefined): string[] {
+  const addresses = (value ?? "127.0.0.1,::1,::ffff:127.0.0.1")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  for (const address of addresses) {
+    if (isIP(address) === 0) {
+      throw new Error(
+        `RUNX_API_TRUSTED_PROXIES must be comma-separated IP addresses; ${JSON.stringify(address)} is not one`,
+      );
+    }
+  }
+  return addresses;
 }

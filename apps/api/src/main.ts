@@ -11,7 +11,15 @@ import { createApiServer } from "./server.js";
 import { sessionKeys } from "./session.js";
 import { WorkerPool } from "./worker-pool.js";
 
-const env = readEnv();
+const env = (() => {
+  try {
+    return readEnv();
+  } catch (error) {
+    // A bad setting is one line naming the variable (./env.ts), not a stack trace.
+    process.stderr.write(`runx api: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 const options = { workspaceRoot: env.workspaceRoot, runxHome: env.runxHome, env: env.runtimeEnv };
 const runtime = createRuntime(options);
 // Runs a dead API process left `running` become resumable pauses (or fail with a reason).
@@ -41,6 +49,7 @@ const server = createApiServer({
   events,
   allowedOrigins: env.allowedOrigins,
   secureCookies: env.secureCookies,
+  trustedProxies: env.trustedProxies,
   log: (line) => process.stdout.write(`${line}\n`),
 });
 server.listen(env.port, env.host, () => {

@@ -1,7 +1,8 @@
 /**
  * The HTTP layer: tRPC's standalone adapter behind the request guards, in this order — the
  * request caps (URL length, body size while it streams, UTF-8 JSON: ./limits.ts), the Origin
- * check, authentication from a Bearer token (throttled per address) or the session cookie
+ * check, authentication from a Bearer token (throttled per client address:
+ * ./client-address.ts) or the session cookie
  * (whose server-side session must be live), double-submit CSRF on every mutation (POST), and
  * SSE for subscriptions (tRPC v11 default).
  */
@@ -13,6 +14,7 @@ import { isRuntimeError } from "@runx/runtime";
 import type { ApiEvents } from "./events.js";
 import { REQUEST_TIMEOUT_MS, bodyLimit, checkUrl, drainThenClose, readBody } from "./limits.js";
 import type { Refusal } from "./limits.js";
+import { clientAddress, trustedProxies } from "./client-address.js";
 import { appRouter } from "./router.js";
 import {
   CSRF_COOKIE,
@@ -40,6 +42,8 @@ export interface ApiServerOptions {
   throttle?: AuthThrottle;
   /** The API's log (one line per call; throttling blocks are logged here). */
   log?: (line: string) => void;
+  /** Peers whose X-Forwarded-For names the client (default: none, the socket peer is). */
+  trustedProxies?: readonly string[];
 }
 
 /** A refusal answered before tRPC, shaped like tRPC's errors (`error.data.code`). */
@@ -132,6 +136,9 @@ export function createApiServer(opts: ApiServerOptions): Server {
   const log = opts.log ?? (() => undefined);
   const throttle = opts.throttle ?? authThrottle(log);
   const identities = new WeakMap<IncomingMessage, Caller>();
+  const isTrusted = trustedProxies(opts.trustedProxies ?? []);
+  const addressOf = (req: IncomingMessage) =>
+    clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], isTrusted);
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: "/trpc/",
@@ -144,7 +151,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
         events: opts.events,
         operator: who.operator,
         sessionId: who.sessionId,
-        clientAddress: clientAddress(req),
+        clientAddress: addressOf(req),
         throttle,
         setSession(session) {
           res.setHeader("set-cookie", sessionCookies(session, opts.secureCookies));
@@ -191,7 +198,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
       }
       let who: Caller;
       try {
-        who = await authenticate(req, opts, throttle, clientAddress(req));
+        who = await authenticate(req, opts, throttle, addressOf(req));
       } catch (error) {
         if (isRuntimeError(error) && error.code === "RATE_LIMITED") {
           return refuse(res, 429, "TOO_MANY_REQUESTS", error.message, {
@@ -234,9 +241,4 @@ export function createApiServer(opts: ApiServerOptions): Server {
   });
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   return server;
-}
-
-/** The TCP peer's address (proxies' forwarding headers are not trusted). */
-function clientAddress(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? "unknown";
 }

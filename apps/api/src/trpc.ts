@@ -44,7 +44,7 @@ export interface ApiContext {
   operator: Operator | null;
   /** The id of the session the request came with (a live one), or null. */
   sessionId: string | null;
-  /** The client's address (the TCP peer), the key of per-address throttling. */
+  /** The client's address (./client-address.ts), the key of per-address throttling. */
   clientAddress: string;
   /** Throttling of credential guessing (sign-in, bootstrap). */
   throttle: AuthThrottle;
