@@ -9,8 +9,12 @@ export interface CommandContext {
   /** Whether `--json`/`-j` appeared anywhere in the arguments. */
   json: boolean;
   stdin: NodeJS.ReadableStream;
+  /** Writes to stdout; control sequences in `text` are spelled out (cli/terminal-safe.ts). */
   out(text: string): void;
+  /** Writes to stderr, made safe like `out`. */
   err(text: string): void;
+  /** Redraws the status line on stderr ("" clears it); call only when stderr is a TTY. */
+  status(text: string): void;
 }
 
 /** A lazily loaded command implementation. Returns the process exit code. */

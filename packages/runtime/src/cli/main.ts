@@ -8,6 +8,7 @@ import { readCliEnv } from "./env.js";
 import { renderFailure } from "./failure.js";
 import { helpOnly } from "./help-main.js";
 import { writeAllSync } from "./stdio.js";
+import { statusLine, terminalSafe } from "./terminal-safe.js";
 
 const LOADERS: Record<string, () => Promise<CommandModule>> = {
   skill: () => import("./commands/skill.js"),
@@ -51,7 +52,7 @@ export function main(argv: string[]): void {
 
 async function run(argv: string[]): Promise<number> {
   const json = argv.includes("--json") || argv.includes("-j");
-  const write = (fd: number) => (text: string) => writeAllSync(fd, text);
+  const write = (fd: number) => (text: string) => writeAllSync(fd, terminalSafe(text));
   const help = helpOnly(argv);
   if (help !== undefined) return help;
   const first = argv[0] ?? "";
@@ -94,6 +95,7 @@ async function run(argv: string[]): Promise<number> {
     },
     out: write(1),
     err: write(2),
+    status: (text) => writeAllSync(2, statusLine(text)),
   };
   const command = await loader();
   const code = await command.run(rest, ctx);

@@ -41,6 +41,7 @@ async function config(
     stdin: Readable.from([Buffer.from(stdin)]),
     out: (s) => (out += s),
     err: (s) => (err += s),
+    status: () => undefined,
   };
   const code = await run(tokens, ctx);
   return { code, out, err, json: () => JSON.parse(out) as CliDoc };

@@ -46,14 +46,12 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
               onCase: (c: CaseResult) => {
                 finished += 1;
                 const mark = c.errors.length === 0 ? "✓" : "✗";
-                ctx.err(
-                  `\u001b[2K\rrunx harness: ${finished} case(s) done, last ${mark} ${c.name}`,
-                );
+                ctx.status(`runx harness: ${finished} case(s) done, last ${mark} ${c.name}`);
               },
             }
           : {}),
       });
-      if (progress && finished > 0) ctx.err("\u001b[2K\r");
+      if (progress && finished > 0) ctx.status("");
       if (!ctx.json) ctx.out(render(report, cases, ctx.env.color));
       // A single standalone fixture that passed prints its sealed receipt (runx.receipt.v1);
       // packages, several targets and any failure print the report with its assertion errors.

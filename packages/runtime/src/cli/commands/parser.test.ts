@@ -22,6 +22,7 @@ function context(stdin: string, json = true): { ctx: CommandContext; out: string
     stdin: Readable.from([Buffer.from(stdin)]),
     out: (text) => out.push(text),
     err: () => undefined,
+    status: () => undefined,
   };
   return { ctx, out };
 }

@@ -41,7 +41,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const registryDigest = flagValue(args, "digest");
     const showProgress = !ctx.json && ctx.env.stderrIsTTY;
     if (showProgress)
-      ctx.err(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…\r`);
+      ctx.status(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…`);
     try {
       const packageDigest = flagValue(args, "package-digest");
       const envelope = await runtime.runSkill(
@@ -57,7 +57,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         },
         { signal: ctx.signal },
       );
-      if (showProgress) ctx.err("\u001b[2K");
+      if (showProgress) ctx.status("");
       ctx.out(ctx.json ? `${JSON.stringify(envelope)}\n` : renderEnvelope(envelope, ctx.env.color));
       return envelopeExitCode(envelope);
     } finally {

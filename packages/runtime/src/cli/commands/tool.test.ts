@@ -29,6 +29,7 @@ function context(
     stdin: process.stdin,
     out: (text) => out.push(text),
     err: (text) => err.push(text),
+    status: () => undefined,
   };
   return { ctx, out, err };
 }
