@@ -5,7 +5,12 @@
  *   forwards only that much, so a larger body is answered 413 here, and one without a
  *   length 411, instead of reaching the API cut short;
  * - `/trpc/*` is rewritten to the API (same-origin for the browser: cookies, Origin and the
- *   CSRF header pass through);
+ *   CSRF header pass through). The API throttles sign-in per client address and believes
+ *   X-Forwarded-For from loopback (apps/api/src/client-address.ts): Next (16.4) sets it to
+ *   the browser's socket address when a request has none and forwards one a request has
+ *   unchanged, appending nothing; this file cannot see the socket address (NextRequest has
+ *   no `ip`). So a reverse proxy in front must append it, and nothing may reach the console
+ *   around that proxy;
  * - a visitor without a session cookie is sent to sign in (and back afterwards, to a path
  *   checked by lib/redirect.ts);
  * - every page gets a fresh script nonce and the Content Security Policy naming it
