@@ -5,9 +5,11 @@
  * from stdin (enforced by the CLI), and every read-out masks it.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { RuntimeError } from "../errors.js";
+import { isRuntimeError, RuntimeError } from "../errors.js";
+import { readFileCapped } from "../packages/read-capped.js";
+import { parseBoundedJson } from "../parser/nesting.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
 
@@ -135,6 +137,8 @@ export function normalizeConfigValue(key: ConfigKey, raw: string): string {
   }
 }
 
+const MIB = 1024 * 1024;
+
 function configFile(runxHome: string): string {
   return path.join(runxHome, USER_CONFIG_FILE);
 }
@@ -143,17 +147,23 @@ function configFile(runxHome: string): string {
 export async function readUserConfig(runxHome: string): Promise<JsonObject> {
   let text: string;
   try {
-    text = await readFile(configFile(runxHome), "utf8");
+    // Capped on the descriptor: a FIFO or a device there is refused, not waited on.
+    const shown = "$RUNX_HOME/config.json";
+    text = (
+      await readFileCapped({ path: configFile(runxHome), shown, what: shown, maxBytes: MIB })
+    ).toString("utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    if (isRuntimeError(error) && error.details.cause === "ENOENT") return {};
+    if (isRuntimeError(error) && error.code === "FILE_TOO_LARGE") throw error;
     throw new RuntimeError("IO_ERROR", "cannot read $RUNX_HOME/config.json", {
       file: "$RUNX_HOME/config.json",
     });
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    value = parseBoundedJson(text, { file: "$RUNX_HOME/config.json" });
+  } catch (error) {
+    if (isRuntimeError(error)) throw error;
     value = undefined;
   }
   if (!isJsonObject(value) || (value.agent !== undefined && !isJsonObject(value.agent))) {

@@ -10,9 +10,10 @@
  * `<registryDir>/<owner>/<name>/<version>.json` (`markdown` field, digest-checked) and need
  * an explicit version; without a registry directory they are refused.
  */
-import { open, readFile, realpath, stat } from "node:fs/promises";
+import { open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { RuntimeError } from "../errors.js";
+import { readFileCapped } from "../packages/read-capped.js";
 import { displayPath } from "../workspace.js";
 import { isJsonObject } from "../parser/json.js";
 import { parseSkillMarkdown } from "../parser/skill-markdown.js";
@@ -176,13 +177,23 @@ async function readRegistry(
     return invalid("registry context skill version is malformed", ref);
   }
   const file = path.join(options.registryDir, encodeURIComponent(owner), name, `${version}.json`);
-  const raw = await readFile(file).catch(() => undefined);
+  // Capped on the descriptor: a huge, growing or non-regular record is refused unread.
+  const capped = {
+    path: file,
+    shown: ref,
+    what: "registry record",
+    maxBytes: REGISTRY_RECORD_MAX_BYTES,
+  };
+  const raw = await readFileCapped(capped).catch((error: unknown) => {
+    if (error instanceof RuntimeError && error.code === "FILE_TOO_LARGE")
+      invalid("registry record is too large", ref);
+    return undefined;
+  });
   if (raw === undefined) {
     throw new RuntimeError("PACKAGE_NOT_FOUND", "context skill is not in the local registry", {
       ref,
     });
   }
-  if (raw.length > REGISTRY_RECORD_MAX_BYTES) invalid("registry record is too large", ref);
   let record: unknown;
   try {
     record = JSON.parse(decodeUtf8(raw, ref));

@@ -7,8 +7,10 @@
  * adapters and unknown fields are refused with the file and field named.
  */
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { isAbsolute, join, posix, sep } from "node:path";
+import { RuntimeError } from "../errors.js";
+import { readFileCappedSync } from "../packages/read-capped.js";
 import type { Json } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
 import { DataStop, isResource } from "./model.js";
@@ -297,13 +299,20 @@ export interface BindingEnv {
   env: Readonly<Record<string, string | undefined>>;
 }
 
+/** A binding document's text, capped on its descriptor (a FIFO or a device is refused). */
+function readBindingFile(file: string, shown: string): string {
+  return readFileCappedSync({ path: file, shown, what: shown, maxBytes: 1024 * 1024 }).toString(
+    "utf8",
+  );
+}
+
 /** All configured bindings, env first (it wins for the same ref). */
 export function configuredBindings(ctx: BindingEnv): Map<string, DataBinding> {
   const out = new Map<string, DataBinding>();
   const project = join(ctx.workspaceRoot, ".runx", "data-sources.json");
   if (existsSync(project)) {
     for (const [ref, b] of parseBindingDocument(
-      readFileSync(project, "utf8"),
+      readBindingFile(project, ".runx/data-sources.json"),
       ".runx/data-sources.json",
     ))
       out.set(ref, b);
@@ -317,8 +326,9 @@ export function configuredBindings(ctx: BindingEnv): Map<string, DataBinding> {
       const file = isAbsolute(inline) ? inline : join(ctx.workspaceRoot, inline);
       let text: string;
       try {
-        text = readFileSync(file, "utf8");
-      } catch {
+        text = readBindingFile(file, inline);
+      } catch (error) {
+        if (error instanceof RuntimeError && error.code === "FILE_TOO_LARGE") throw error;
         return bad("RUNX_DATA_SOURCES", "$", `cannot read the binding file ${inline}`);
       }
       bindings = parseBindingDocument(text, `RUNX_DATA_SOURCES (${inline})`);
