@@ -70,9 +70,9 @@ const stop = () => {
   watcher.stop();
   server.close();
   void executor.close().finally(() => {
-    runtime.close();
     // Whatever a worker could not kill before it was terminated goes with the API.
     reapRunCgroups(process.pid);
+    runtime.close();
     process.exit(0);
   });
 };
