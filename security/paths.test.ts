@@ -62,6 +62,24 @@ beforeAll(async () => {
       evilGraph(join(outside, "evil-graph.yaml"));
       ws.addBundledSkill("echo");
       symlinkSync(join(outside, "evilskill"), join(ws.root, "skills", "linked"));
+      // A catalog graph whose step names the symlinked sibling.
+      ws.write("skills/hop/SKILL.md", "---\nname: hop\ndescription: hop\n---\n# hop\n");
+      ws.write(
+        "skills/hop/X.yaml",
+        [
+          "skill: hop",
+          "runners:",
+          "  default:",
+          "    default: true",
+          "    type: graph",
+          "    graph:",
+          "      name: hop",
+          "      steps:",
+          "        - id: nested",
+          "          skill: ../linked",
+          "",
+        ].join("\n"),
+      );
     },
   });
   approver = await api.operator("alice", "approver");
@@ -130,6 +148,25 @@ describe("runs.start runs only catalog entries", () => {
       );
       expect(started.runId).toMatch(/^run_console_/);
     }
+  });
+});
+
+describe("a catalog graph cannot reach a package outside the workspace", () => {
+  it("refuses a nested step whose sibling package is a symlink out of the workspace", async () => {
+    const answer = await mutate(
+      api.url,
+      "runs.start",
+      { skill: "skills/hop", inputs: {} },
+      api.headers(approver),
+    );
+    const body = answer.body as { error?: { message?: string; data?: { runtimeCode?: string } } };
+    expect(answer.status).toBe(400);
+    expect(body.error?.data?.runtimeCode).toBe("PATH_ESCAPE");
+    expect(body.error?.message).toBe(
+      "step nested: skill ../linked is outside the graph's package folder",
+    );
+    expect(existsSync(marker)).toBe(false);
+    expect(api.alive()).toBe(true);
   });
 });
 

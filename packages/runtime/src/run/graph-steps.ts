@@ -2,6 +2,7 @@
  * Executes one planned graph step — a native tool, a nested skill, an inline `run` source or
  * an approval — and seals its child receipt. Returns the machine's outcome for the step.
  */
+import { realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
 import { RuntimeError, isRuntimeError } from "../errors.js";
@@ -187,16 +188,38 @@ export function nestedSkillPath(
   const standalone = pkg.graphDocumentPath !== undefined;
   const bound = standalone ? deps.paths.root : dirname(base);
   const rel = relative(bound, target);
-  if (rel.startsWith("..") || isAbsolute(rel)) {
-    throw new RuntimeError(
+  const escape = (): RuntimeError =>
+    new RuntimeError(
       "PATH_ESCAPE",
       standalone
         ? `step ${step.id}: skill ${step.skill} is outside the workspace of the graph document`
         : `step ${step.id}: skill ${step.skill} is outside the graph's package folder`,
       { step: step.id },
     );
+  if (rel.startsWith("..") || isAbsolute(rel)) throw escape();
+  // Again after symlinks: a sibling that links out of the workspace (or, for a package run
+  // from elsewhere, out of its folder) is not a workspace package, however it is named.
+  const real = realOrUndefined(target);
+  if (real !== undefined) {
+    const workspace = realOrUndefined(deps.paths.root) ?? deps.paths.root;
+    const home = realOrUndefined(base) ?? base;
+    const fence = within(workspace, home) ? workspace : (realOrUndefined(bound) ?? bound);
+    if (!within(fence, real)) throw escape();
   }
   return target;
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function within(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** Resolves a nested skill reference relative to the graph's package. */
