@@ -10,8 +10,8 @@ import { execFileSync } from "node:child_process";
 import { closeSync, ftruncateSync, openSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeWorkspace, runx } from "./kit.js";
-import type { Workspace } from "./kit.js";
+import { makeWorkspace, runx, startApiProcess } from "./kit.js";
+import type { ApiProcess, Workspace } from "./kit.js";
 
 let ws: Workspace;
 beforeAll(() => {
@@ -291,5 +291,44 @@ describe("other documents the CLI reads", () => {
       file: ".runx/config.json",
     });
     execFileSync("rm", [config]);
+  });
+});
+
+describe("deep inputs through the API", () => {
+  let api: ApiProcess;
+  beforeAll(async () => {
+    api = await startApiProcess({
+      prepare: (w) => {
+        w.write("skills/takes-json/SKILL.md", "---\nname: takes-json\n---\nTakes JSON.\n");
+        w.write(
+          "skills/takes-json/X.yaml",
+          `${PROFILE_HEAD}    args: [hi]\n    inputs:\n      doc:\n        type: json\n`,
+        );
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await api.cleanup();
+  });
+
+  it("answers runs.start with 20,000-deep inputs as unprocessable, naming the key path", async () => {
+    const approver = await api.operator("alice", "approver");
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    // Written by hand: JSON.stringify itself recurses and cannot build this body.
+    const response = await fetch(`${api.url}/trpc/runs.start`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...api.headers(approver) },
+      body: `{"skill": "takes-json", "inputs": {"doc": ${deep}}}`,
+    });
+    const text = await response.text();
+    expect(response.status, `${text}\n${api.log.join("\n")}`).toBe(422);
+    expect(text).toContain("nesting deeper than 64 levels");
+    const data = (JSON.parse(text) as { error: { data: { runtimeCode: string; path: string } } })
+      .error.data;
+    expect(data.runtimeCode).toBe("NESTING_TOO_DEEP");
+    // The request is level 1, `inputs` 2, `doc` 3: the 63rd `[0]` is the 66th container.
+    expect(data.path).toMatch(/^inputs\.doc(\[0\]){63}$/);
+    expect(text).not.toMatch(/\n\s+at |Maximum call stack/);
+    expect(api.alive()).toBe(true);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { ValidateFunction } from "ajv";
 import { RuntimeError } from "../errors.js";
+import { findDeepNesting, MAX_NESTING_DEPTH, nestingTooDeep } from "../parser/nesting.js";
 import { validateConsoleApprovalsDecide } from "../generated/validate-console-approvals-decide.js";
 import { validateConsoleApprovalsSetPolicy } from "../generated/validate-console-approvals-set-policy.js";
 import { validateConsoleAuthBootstrap } from "../generated/validate-console-auth-bootstrap.js";
@@ -97,6 +98,10 @@ export function consoleInput<N extends ConsoleInputName>(
   name: N,
   value: unknown,
 ): ConsoleInputs[N] {
+  // The generated validators recurse into JSON values (run inputs, answers): nesting is
+  // bounded first. The request object is one level above the documents it carries.
+  const deep = findDeepNesting(value, MAX_NESTING_DEPTH + 1);
+  if (deep !== undefined) throw nestingTooDeep({ path: deep, contract: `console/${name}` });
   const validate = VALIDATORS[name];
   if (validate(value ?? {})) return (value ?? {}) as ConsoleInputs[N];
   const first = validate.errors?.[0];
