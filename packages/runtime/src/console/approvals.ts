@@ -139,6 +139,7 @@ export function approvalTerm(
           id: d.id,
           run_id: d.runId,
           gate_id: d.gateId,
+          pause_receipt_id: d.pauseReceiptId,
           operator_id: d.operatorId,
           decision: d.decision,
           reason: d.reason,
@@ -243,19 +244,23 @@ export function approvalServices(deps: {
   /**
    * The decisions that count for the gate's current pause, evaluated now (at decide and at
    * release, under the policy in force then):
-   * - only decisions not yet sealed into a release: one gate id can pause again in a run (an
-   *   adapter dispatch retried after its questions were answered passes the gate again), and
-   *   an earlier pause's decisions were spent by the release that sealed them;
+   * - only decisions cast on this pause (the checkpoint's paused receipt): one gate id can
+   *   pause again in a run (an adapter dispatch retried after its questions were answered
+   *   passes the gate again), and an earlier pause's decisions were spent by its release.
+   *   Nothing is marked after a release, so a process that dies right after the run paused
+   *   again leaves nothing that could count toward the new pause;
    * - approvals only from operators who may still approve (not disabled, role at least
    *   approver), one per operator, never the initiator's when the policy excludes them, and
    *   none when the initiator cannot be established (see `initiatorUnknown`);
    * - a denial stands whoever cast it (it is the fail-safe outcome).
    */
-  const counted = (run: RunRecord, gateId: string, policy: GatePolicy) => {
-    const open = deps
-      .store()
-      .listDecisions(run.id, gateId)
-      .filter((d) => d.sealedReceiptId === null);
+  const counted = (
+    run: RunRecord,
+    gateId: string,
+    checkpoint: Pick<Checkpoint, "paused_receipt">,
+    policy: GatePolicy,
+  ) => {
+    const open = deps.store().listDecisions(run.id, gateId, checkpoint.paused_receipt.id);
     const initiatorId = deps.store().getInitiator(run.id)?.operatorId ?? null;
     const blind = initiatorUnknown(run, gateId) !== null;
     const seen = new Set<string>();
@@ -314,11 +319,10 @@ export function approvalServices(deps: {
               policy: policyFor(run.skillName, gate.id),
               initiator,
               spawnGrantedBy: started?.allowSpawn === true ? started.username : null,
-              // This pause's decisions (an earlier pause of the same gate was sealed).
+              // This pause's decisions (an earlier pause of the same gate was released).
               decisions: deps
                 .store()
-                .listDecisions(run.id, gate.id)
-                .filter((d) => d.sealedReceiptId === null)
+                .listDecisions(run.id, gate.id, checkpoint.paused_receipt.id)
                 .map(decisionView),
             });
           }
@@ -330,7 +334,7 @@ export function approvalServices(deps: {
     /**
      * Records one authenticated decision. Refused for a viewer (FORBIDDEN), an unknown gate
      * (APPROVAL_NOT_FOUND), a stale binding (APPROVAL_STALE), the run's own initiator when
-     * policy forbids it, or a second vote by the same operator (POLICY_DENIED).
+     * policy forbids it, or a second vote by the same operator on the same pause (POLICY_DENIED).
      */
     async decide(
       input: ConsoleInputs["approvals-decide"],
@@ -376,6 +380,7 @@ export function approvalServices(deps: {
         id: `dec_${deps.randomHex(8)}`,
         runId: run.id,
         gateId: input.gateId,
+        pauseReceiptId: checkpoint.paused_receipt.id,
         operatorId: operator.id,
         username: operator.username,
         decision: input.decision,
@@ -383,9 +388,8 @@ export function approvalServices(deps: {
         decidedAt: deps.now().toISOString(),
         packageDigest: checkpoint.package_digest,
         executionClosureDigest: checkpoint.execution_closure_digest,
-        sealedReceiptId: null,
       });
-      const { approvals, denied } = counted(run, input.gateId, policy);
+      const { approvals, denied } = counted(run, input.gateId, checkpoint, policy);
       return {
         decision: decisionView(row),
         approvals: approvals.length,
@@ -395,8 +399,9 @@ export function approvalServices(deps: {
     },
 
     /**
-     * Resumes the run once the gate is decided (quorum or a denial), signing every decision
-     * into the receipts the continuation seals; marks the decisions sealed.
+     * Resumes the run once the gate is decided (quorum or a denial), signing the counted
+     * decisions into the receipts the continuation seals. Nothing is written to the decisions
+     * afterwards: once the run has moved past this pause they no longer count (`counted`).
      */
     async release(
       request: { runId: string; gateId: string },
@@ -404,7 +409,7 @@ export function approvalServices(deps: {
     ): Promise<SkillRunEnvelope> {
       const { run, checkpoint } = findGate(request.runId, request.gateId);
       const policy = policyFor(run.skillName, request.gateId);
-      const { approvals, denials, denied } = counted(run, request.gateId, policy);
+      const { approvals, denials, denied } = counted(run, request.gateId, checkpoint, policy);
       if (!denied && approvals.length < policy.requiredApprovals) {
         throw new RuntimeError(
           "RESUME_REFUSED",
@@ -416,7 +421,7 @@ export function approvalServices(deps: {
       const term = approvalTerm(run.id, request.gateId, checkpoint, signed, policy);
       const grant = consoleSpawnGrant(deps.store(), run.id);
       const { resumeRun } = await import("../run/resume.js");
-      const envelope = await resumeRun(
+      return resumeRun(
         { ...deps.runDeps, attestedApprovals: [term] },
         {
           runId: run.id,
@@ -432,10 +437,6 @@ export function approvalServices(deps: {
         },
         signal,
       );
-      if (envelope.receipt_id !== null) {
-        deps.store().markDecisionsSealed(run.id, request.gateId, envelope.receipt_id);
-      }
-      return envelope;
     },
   };
 }

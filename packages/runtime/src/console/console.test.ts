@@ -96,6 +96,7 @@ describe("console services", () => {
       alice,
     );
     expect(decided).toMatchObject({ approvals: 1, required: 1, releasable: true });
+    const pauseReceipt = fx.runtime.console.runs.detail(runId).run.receiptId;
     const sealed = await fx.runtime.console.approvals.release({ runId, gateId });
     expect(sealed.status).toBe("sealed");
     expect(sealed.result).toEqual({ message: "hi" });
@@ -110,7 +111,7 @@ describe("console services", () => {
       expect.objectContaining({
         username: "alice",
         reason: "looks right",
-        sealedReceiptId: sealed.receipt_id,
+        pauseReceiptId: pauseReceipt,
       }),
     ]);
 

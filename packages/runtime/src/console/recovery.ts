@@ -19,6 +19,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import { createTaintSet } from "../redaction.js";
+import { readCheckpoint } from "../run/checkpoint.js";
 import { markRunFailed } from "../run/context.js";
 import type { RunScope, RunSkillDeps } from "../run/context.js";
 import type { RunRequest } from "../run/envelope.js";
@@ -225,8 +226,10 @@ export function recoveryServices(deps: { runDeps: RunSkillDeps; store: () => Con
 
     /**
      * The job that continues a paused run without new human input: the `interrupted`
-     * request of a recovered start, or the release of a gate whose recorded decisions were
-     * never sealed (a release the restart cut off). RESUME_REFUSED otherwise.
+     * request of a recovered start, or the release of a gate that has decisions on the run's
+     * current pause (a release the restart cut off: the run went back to that pause). An
+     * earlier pause's decisions never count here: a release that paused the run again has
+     * moved it to a new pause, decided afresh. RESUME_REFUSED otherwise.
      */
     resumeJob(runId: string): Extract<HostJob, { kind: "answer" | "release" }> {
       const run = state().getRun(runId);
@@ -237,9 +240,9 @@ export function recoveryServices(deps: { runDeps: RunSkillDeps; store: () => Con
         return { kind: "answer", runId, answers: { [INTERRUPTED_REQUEST]: {} } };
       }
       if (run.status === "needs_approval") {
+        const pause = readCheckpoint(state(), runId).paused_receipt.id;
         for (const request of requests) {
-          const decided = deps.store().listDecisions(runId, request.id);
-          if (decided.length > 0 && decided.every((d) => d.sealedReceiptId === null)) {
+          if (deps.store().listDecisions(runId, request.id, pause).length > 0) {
             return { kind: "release", runId, gateId: request.id };
           }
         }

@@ -32,7 +32,12 @@ export interface DecisionView {
   decidedAt: string;
   packageDigest: string;
   executionClosureDigest: string;
-  sealedReceiptId: string | null;
+  /**
+   * The pause decided (its `deferred` receipt); only decisions of a gate's current pause
+   * count. Which decisions a release signed is in the continuation's receipts (their
+   * authority term), not here.
+   */
+  pauseReceiptId: string;
 }
 
 /** A run in detail. */
@@ -103,7 +108,7 @@ export function decisionView(row: ApprovalDecisionRecord): DecisionView {
     decidedAt: row.decidedAt,
     packageDigest: row.packageDigest,
     executionClosureDigest: row.executionClosureDigest,
-    sealedReceiptId: row.sealedReceiptId,
+    pauseReceiptId: row.pauseReceiptId,
   };
 }
 

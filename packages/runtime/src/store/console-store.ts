@@ -83,9 +83,13 @@ export interface ConsoleStore {
   upsertGatePolicy(row: GatePolicyRecord): GatePolicyRecord;
   /** The most specific policy for (skill, gate): exact, skill+*, *+gate, *+*. */
   findGatePolicy(skillName: string, gateId: string): GatePolicyRecord | undefined;
+  /** POLICY_DENIED (`already_decided`) for a second vote of an operator on the same pause. */
   insertDecision(row: ApprovalDecisionRecord): ApprovalDecisionRecord;
-  listDecisions(runId: string, gateId?: string): ApprovalDecisionRecord[];
-  markDecisionsSealed(runId: string, gateId: string, receiptId: string): void;
+  /**
+   * Decisions of a run, oldest first; of one gate, and of one pause of it (the pause's
+   * `deferred` receipt id, see `approvalDecisions` in schema.ts) when given.
+   */
+  listDecisions(runId: string, gateId?: string, pauseReceiptId?: string): ApprovalDecisionRecord[];
   /** Receipts indexed for a run (steps, pauses and the run's own), oldest first. */
   listRunReceipts(runId: string): ReceiptIndexRecord[];
   /** Runs newest first with the console filters, keyset-paginated like `listRuns`. */
@@ -317,15 +321,18 @@ export function createConsoleStore(
         } catch (err) {
           return conflict(
             err,
-            `${row.username} has already decided gate ${row.gateId} of run ${row.runId}`,
+            `${row.username} has already decided this pause of gate ${row.gateId} of run ${row.runId}`,
             "already_decided",
           );
         }
       });
     },
-    listDecisions(runId, gateId) {
+    listDecisions(runId, gateId, pauseReceiptId) {
       const where = [eq(approvalDecisions.runId, runId)];
       if (gateId !== undefined) where.push(eq(approvalDecisions.gateId, gateId));
+      if (pauseReceiptId !== undefined) {
+        where.push(eq(approvalDecisions.pauseReceiptId, pauseReceiptId));
+      }
       return guard("list decisions", () =>
         db
           .select()
@@ -333,21 +340,6 @@ export function createConsoleStore(
           .where(and(...where))
           .orderBy(asc(approvalDecisions.decidedAt), asc(approvalDecisions.id))
           .all(),
-      );
-    },
-    markDecisionsSealed(runId, gateId, receiptId) {
-      guard("seal decisions", () =>
-        db
-          .update(approvalDecisions)
-          .set({ sealedReceiptId: receiptId })
-          .where(
-            and(
-              eq(approvalDecisions.runId, runId),
-              eq(approvalDecisions.gateId, gateId),
-              isNull(approvalDecisions.sealedReceiptId),
-            ),
-          )
-          .run(),
       );
     },
     listRunReceipts(runId) {

@@ -195,7 +195,13 @@ export const gatePolicies = sqliteTable(
   (t) => [primaryKey({ columns: [t.skillName, t.gateId] })],
 );
 
-/** One authenticated human decision on one gate of one paused run. */
+/**
+ * One authenticated human decision on one gate of one paused run, tied to the pause it was
+ * made on: a gate id can pause again in the same run (an adapter dispatch retried after its
+ * questions, a graph looping back through the gate), and each pause is decided afresh. Only
+ * decisions of the run's current pause count (console/approvals.ts); an earlier pause's were
+ * spent by its release, which is recorded in the signed receipts, not here.
+ */
 export const approvalDecisions = sqliteTable(
   "approval_decisions",
   {
@@ -204,6 +210,11 @@ export const approvalDecisions = sqliteTable(
       .notNull()
       .references(() => runs.id, { onDelete: "cascade" }),
     gateId: text("gate_id").notNull(),
+    /**
+     * The pause decided: the id of the `deferred` receipt it sealed (its checkpoint's
+     * `paused_receipt.id`, the `receipt_id` of its `resolution_requested` ledger entry).
+     */
+    pauseReceiptId: text("pause_receipt_id").notNull(),
     operatorId: text("operator_id").notNull(),
     username: text("username").notNull(),
     decision: text("decision", { enum: ["approve", "deny"] }).notNull(),
@@ -212,11 +223,15 @@ export const approvalDecisions = sqliteTable(
     /** The bindings the decision was made against (the run's checkpoint at decision time). */
     packageDigest: text("package_digest").notNull(),
     executionClosureDigest: text("execution_closure_digest").notNull(),
-    /** The receipt the decision was sealed into, once the run continued. */
-    sealedReceiptId: text("sealed_receipt_id"),
   },
   (t) => [
-    uniqueIndex("approval_decisions_vote_idx").on(t.runId, t.gateId, t.operatorId),
+    /** One vote per operator on each pause of a gate. */
+    uniqueIndex("approval_decisions_vote_idx").on(
+      t.runId,
+      t.gateId,
+      t.pauseReceiptId,
+      t.operatorId,
+    ),
     index("approval_decisions_run_idx").on(t.runId, t.gateId),
   ],
 );
