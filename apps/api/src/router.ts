@@ -118,7 +118,8 @@ const runs = router({
     .mutation(({ ctx, input }) => ctx.executor.answer(input)),
   /**
    * Continues a paused run that needs no new human input: a run a restart interrupted
-   * (its `interrupted` request), or a gate whose recorded decisions a restart left unsealed.
+   * (its `interrupted` request), or a gate with decisions on the run's current pause (a
+   * release a restart cut off; see recovery.ts `resumeJob`).
    */
   resume: approver.input(contract("run-ref")).mutation(({ ctx, input }) => {
     const job = ctx.runtime.console.recovery.resumeJob(input.runId);
