@@ -35,7 +35,7 @@ it("answers a dead worker's job as failed, recovers its run and replaces the wor
   const ended: string[] = [];
   const pool = new WorkerPool({
     size: 1,
-    runtime: { workspaceRoot: dir },
+    runtime: { workspaceRoot: dir, runxHome: join(dir, "home"), env: {} },
     events: new ApiEvents(),
     script: pathToFileURL(script),
     journal: {
