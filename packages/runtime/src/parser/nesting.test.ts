@@ -87,6 +87,17 @@ describe("scanYamlNesting", () => {
     expect(scanYamlNesting(text, 1)).toEqual({ line: 9, column: 4 });
   });
 
+  it("does not take a quote inside a plain flow scalar for a quoted scalar", () => {
+    const text = `a: [it's, b, ${"[".repeat(10)}${"]".repeat(10)}]\n`;
+    // The root mapping, the outer sequence and ten more: twelve levels.
+    expect(scanYamlNesting(text, 12)).toBeUndefined();
+    expect(scanYamlNesting(text, 11)).toEqual({ line: 1, column: 23 });
+    expect(scanYamlNesting(`a: ['x]', "y[", ${"[".repeat(3)}]]]]\n`, 3)).toEqual({
+      line: 1,
+      column: 18,
+    });
+  });
+
   it("is linear: a megabyte of brackets or entries is refused at once", () => {
     for (const text of [nested(500_000), `${"- ".repeat(500_000)}x\n`]) {
       const started = performance.now();

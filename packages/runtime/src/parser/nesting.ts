@@ -71,6 +71,10 @@ export function scanYamlNesting(text: string, limit: number): NestingPosition | 
     return blocks.length > limit ? { line, column: column + 1 } : undefined;
   };
 
+  // In flow context: true where a node may start (after `[`, `{`, `,` or `:`, line breaks
+  // aside), so a quote there opens a quoted scalar.
+  let atNodeStart = true;
+
   /** Continues a flow collection or a quoted scalar over `text[from, end)`. */
   const scanFlow = (from: number, end: number): NestingPosition | undefined => {
     for (let i = from; i < end; i++) {
@@ -84,12 +88,16 @@ export function scanYamlNesting(text: string, limit: number): NestingPosition | 
         continue;
       }
       if (flow === 0) return undefined;
-      if (ch === '"' || ch === "'") quote = ch;
-      else if (ch === "[" || ch === "{") {
+      if (ch === '"' || ch === "'") {
+        // A quote opens a scalar only where a node starts; inside a plain scalar (`it's`) it
+        // is a character, and taking it for a quote would hide the brackets after it.
+        if (atNodeStart) quote = ch;
+      } else if (ch === "[" || ch === "{") {
         flow++;
         if (blocks.length + flow > limit) return { line, column: i - start + 1 };
       } else if (ch === "]" || ch === "}") flow--;
       else if (ch === "#" && (i === start || /\s/.test(text[i - 1] ?? ""))) return undefined;
+      if (ch !== " " && ch !== "\t" && ch !== "\r") atNodeStart = "[{,:".includes(ch ?? "");
     }
     return undefined;
   };
@@ -123,6 +131,7 @@ export function scanYamlNesting(text: string, limit: number): NestingPosition | 
     const first = at < end ? text[at] : undefined;
     if (first === "[" || first === "{") {
       flow = 1;
+      atNodeStart = true;
       if (blocks.length + 1 > limit) return { line, column: at - start + 1 };
       return scanFlow(at + 1, end);
     }
