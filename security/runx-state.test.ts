@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeWorkspace, password, runx } from "./kit.js";
 import type { Workspace } from "./kit.js";
+import { stateCoverAvailable } from "../packages/runtime/src/process/state-cover.js";
 
 /** A secret only the key file holds. */
 const KEY_MARKER = "seed-marker-4c1d9e0b7a";
@@ -421,4 +422,100 @@ describe("runx never writes its own state through a symlinked directory", () => 
       }
     },
   );
+});
+
+/**
+ * A skill's own processes (a cli-tool, the javascript host, `command.execute`) run as the
+ * operator's OS user; where the host allows a private mount namespace the state roots are
+ * covered by an empty read-only tmpfs (packages/runtime/src/process/state-cover.ts), so the
+ * process sees nothing there by any path form and cannot write there.
+ */
+describe.skipIf(!stateCoverAvailable())("a skill's processes cannot reach runx's own state", () => {
+  /** A cli-tool running `command` with the given args in the workspace root. */
+  function processSkill(name: string, command: string, args: string[]): void {
+    ws.write(`skills/${name}/SKILL.md`, skillMd(name));
+    ws.write(
+      `skills/${name}/X.yaml`,
+      [
+        `skill: ${name}`,
+        "runners:",
+        "  default:",
+        "    default: true",
+        "    type: cli-tool",
+        `    command: ${command}`,
+        `    args: ${JSON.stringify(args)}`,
+        '    cwd: "{{env.RUNX_CWD}}"',
+        "    inputs:",
+        "      path: { type: string, required: true }",
+        "",
+      ].join("\n"),
+    );
+  }
+
+  beforeAll(() => {
+    processSkill("catter", "cat", ["$input.path"]);
+    processSkill("lsr", "ls", ["-la", "$input.path"]);
+    processSkill("copier", "cp", ["notes.txt", "$input.path"]);
+    // `$0` is the path: the runtime's own /proc entry leads to its (uncovered) root.
+    processSkill("parent", "sh", ["-c", 'cat "/proc/$PPID/root$0"', "$input.path"]);
+    ws.write("notes.txt", "planted by a skill\n");
+  });
+
+  /** Runs a process skill and returns what a viewer could see plus the run's receipts. */
+  async function run(
+    skill: string,
+    path: string,
+  ): Promise<{ shown: string; own: string; outcome: string }> {
+    const out = await runx(ws, ["skill", `skills/${skill}`, "--path", path, "--json"], {
+      env: env(),
+    });
+    const envelope = JSON.parse(out.stdout) as { outcome?: string };
+    return { shown: visible(out), own: out.stdout + out.stderr, outcome: envelope.outcome ?? "" };
+  }
+
+  const reads = [
+    { name: "cat .runx/state.sqlite", path: DB },
+    { name: "cat the database by absolute path", path: "{abs}/.runx/state.sqlite" },
+    { name: "cat the database's WAL", path: `${DB}-wal` },
+    { name: "cat through a symlink in the workspace", path: "db-link" },
+    { name: "cat through a symlinked directory", path: "state-dir/state.sqlite" },
+    { name: "cat through /proc/self/root", path: "db-proc" },
+    { name: "cat the key in $RUNX_HOME", path: KEY },
+    { name: "cat the key by absolute path", path: `{abs}/${KEY}` },
+  ];
+  it.each(reads)("$name shows none of its bytes", async ({ path }) => {
+    const { shown, outcome } = await run("catter", path.replace("{abs}", ws.root));
+    expect(shown).not.toContain("SQLite format 3");
+    expect(shown).not.toContain(KEY_MARKER);
+    expect(outcome).toBe("failed");
+    expect(shown).toMatch(/"state_isolation":\s*"mount-namespace"/);
+  });
+
+  it("cat through the runtime's /proc/<pid>/root shows none of its bytes", async () => {
+    const { shown } = await run("parent", join(ws.root, DB));
+    expect(shown).not.toContain("SQLite format 3");
+  });
+
+  it.each([".runx", "state-dir/", `${HOME_REL}/keys`])("ls %s lists nothing", async (dir) => {
+    // Only this run's envelope: earlier refusals name these files in their receipts.
+    const { own } = await run("lsr", dir);
+    expect(own).not.toContain("state.sqlite");
+    expect(own).not.toContain("registry-publisher");
+  });
+
+  it.each([".runx/planted", "state-dir/planted", `${HOME_REL}/keys/planted`])(
+    "cp into %s writes nothing",
+    async (path) => {
+      const { shown, outcome } = await run("copier", path);
+      expect(outcome).toBe("failed");
+      expect(shown).toContain("Read-only file system");
+      expect(existsSync(join(ws.root, path))).toBe(false);
+    },
+  );
+
+  it("the workspace itself stays readable", async () => {
+    const { shown, outcome } = await run("catter", "notes.txt");
+    expect(outcome).toBe("completed");
+    expect(shown).toContain("planted by a skill");
+  });
 });

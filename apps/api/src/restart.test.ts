@@ -4,10 +4,10 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { pidsWithArgv } from "../../../packages/runtime/src/process/test-support.js";
 import { pollUntil } from "../../../packages/runtime/src/testing/cli.js";
 import { apiFixture, PASSWORD } from "./test-support.js";
 import type { ApiFixture } from "./test-support.js";
@@ -16,15 +16,21 @@ const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
 let fx: ApiFixture;
 let token: string;
+/** The step's `sleep` is found by this argument: in its own pid namespace, `$$` is not its pid here. */
+const SLEEP = `6011${process.pid % 10_000}`;
+/** Stops the orphaned step process, as a reboot would. */
+function killSleep(): void {
+  for (const pid of pidsWithArgv(["sleep", SLEEP])) process.kill(pid, "SIGKILL");
+}
 const children: ChildProcess[] = [];
 
 beforeEach(async () => {
   fx = apiFixture();
   const marker = join(fx.ws.root, "slow.pid");
-  // First run: record its pid and sleep (the API is killed meanwhile); later runs echo.
+  // First run: leave a marker and sleep (the API is killed meanwhile); later runs echo.
   fx.ws.write(
     "skills/slow/slow.sh",
-    `if [ ! -e ${marker} ]; then echo $$ > ${marker}; exec sleep 60; fi\ncat\n`,
+    `if [ ! -e ${marker} ]; then echo started > ${marker}; exec sleep ${SLEEP}; fi\ncat\n`,
   );
   fx.ws.write("skills/slow/SKILL.md", "---\nname: slow\n---\nSleeps once, then echoes.\n");
   fx.ws.write(
@@ -52,14 +58,7 @@ beforeEach(async () => {
 
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-  const marker = join(fx.ws.root, "slow.pid");
-  if (existsSync(marker)) {
-    try {
-      process.kill(Number(readFileSync(marker, "utf8").trim()), "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  killSleep();
   fx.cleanup();
 });
 
@@ -132,7 +131,7 @@ describe("API restart", () => {
       what: "the API to die",
     });
     // The orphaned step process is not ours to keep: stop it like a reboot would.
-    process.kill(Number(readFileSync(join(fx.ws.root, "slow.pid"), "utf8").trim()), "SIGKILL");
+    killSleep();
 
     const second = await startApi();
     expect(

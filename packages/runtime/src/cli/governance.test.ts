@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeWorkspace, pollUntil, processAlive, runx } from "../testing/cli.js";
+import { pidsWithArgv } from "../process/test-support.js";
+import { makeWorkspace, pollUntil, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
 
 let ws: Workspace;
@@ -164,7 +165,9 @@ describe("secrets", () => {
 describe("interrupts", () => {
   it("exits 130 within 3 s of Ctrl-C and leaves no process behind", async () => {
     ws.write("skills/slow/SKILL.md", "---\nname: slow\n---\n");
-    ws.write("skills/slow/slow.sh", "sleep 60 &\necho $! > grandchild.pid\nwait\n");
+    // Found by its argument: in the step's own pid namespace, `$!` is not its pid here.
+    const sleep = `6013${process.pid % 10_000}`;
+    ws.write("skills/slow/slow.sh", `sleep ${sleep} &\necho $! > grandchild.pid\nwait\n`);
     ws.write(
       "skills/slow/X.yaml",
       "runners:\n  default:\n    type: cli-tool\n    command: sh\n    args: [./slow.sh]\n    timeout_seconds: 120\n",
@@ -186,8 +189,7 @@ describe("interrupts", () => {
     const elapsed = Date.now() - sentAt;
     expect(result.code).toBe(130);
     expect(elapsed).toBeLessThan(3000);
-    const grandchild = Number(readFileSync(pidFile, "utf8").trim());
-    await pollUntil(() => !processAlive(grandchild), {
+    await pollUntil(() => pidsWithArgv(["sleep", sleep]).length === 0, {
       timeoutMs: 3000,
       what: "the grandchild to exit",
     });

@@ -35,7 +35,7 @@ export const TREE_SCAN_MS = 200;
 /** The shell that joins a run's cgroup before `exec`ing the command. */
 const SHELL = "/bin/sh";
 /** Variables the prologue shell may export that were not in the child's environment. */
-const SHELL_VARIABLES = ["PWD", "OLDPWD", "SHLVL", "_"] as const;
+export const SHELL_VARIABLES = ["PWD", "OLDPWD", "SHLVL", "_"] as const;
 /** Exit status of the prologue when the child could not join its cgroup. */
 export const CGROUP_JOIN_FAILED_EXIT = 125;
 

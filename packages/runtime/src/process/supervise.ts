@@ -15,6 +15,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { containRun, type Containment, type ContainmentKind } from "./containment.js";
+import { coveredArgv, type StateCoverRequest, type StateIsolation } from "./state-cover.js";
 
 /** Bytes retained per stream unless the caller says otherwise (spec §10.6). */
 export const DEFAULT_MAX_BYTES_PER_STREAM = 8 * 1024 * 1024;
@@ -50,6 +51,11 @@ export interface SuperviseOptions {
   hardOutputBytes?: number | undefined;
   /** How the process tree is contained (default `auto`: a cgroup when one can be made). */
   containment?: "auto" | ContainmentKind | undefined;
+  /**
+   * runx's own state, covered from the process where the host allows it (state-cover.ts);
+   * absent for processes that are not a skill's (adapters' agent CLIs, probes).
+   */
+  hideState?: StateCoverRequest | undefined;
 }
 
 /** How a supervised process ended and what it wrote. */
@@ -76,6 +82,8 @@ export interface SupervisedProcessResult {
   pid: number;
   /** The mechanism that contained the process tree. */
   containment: ContainmentKind;
+  /** Whether runx's own state was covered from the process (`none`: visible as before). */
+  stateIsolation: StateIsolation;
 }
 
 /** Retains a prefix of a stream while hashing and counting all of it. */
@@ -215,7 +223,14 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
   const limit = opts.maxBytesPerStream ?? DEFAULT_MAX_BYTES_PER_STREAM;
   const started = process.hrtime.bigint();
   const contained: Containment = containRun(opts.containment);
-  const argv = contained.wrap(command, opts.args, opts.env);
+  const covered =
+    opts.hideState === undefined
+      ? undefined
+      : coveredArgv(opts.hideState, opts.cwd, command, opts.args, opts.env);
+  const argv =
+    covered === undefined
+      ? contained.wrap(command, opts.args, opts.env)
+      : contained.wrap(covered.command, covered.args, opts.env);
   let child: ChildProcess;
   try {
     child = spawn(argv.command, argv.args, {
@@ -290,6 +305,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
         durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
         pid: child.pid ?? -1,
         containment: contained.kind,
+        stateIsolation: covered === undefined ? "none" : "mount-namespace",
       });
     };
 

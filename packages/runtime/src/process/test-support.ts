@@ -1,5 +1,5 @@
 /** Test helpers for process supervision: deadline polling and process liveness. Not for production code. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 
 /** Polls `check` every 25 ms until it returns true; throws once `deadlineMs` has passed. */
@@ -41,4 +41,25 @@ export function readPid(file: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Pids (as this process sees them) of live processes whose argv is exactly `argv`. A process
+ * under a state cover lives in its own pid namespace (state-cover.ts), so a pid it reports
+ * about itself means nothing here; tests find it by a unique command line instead.
+ */
+export function pidsWithArgv(argv: readonly string[]): number[] {
+  const wanted = `${argv.join("\0")}\0`;
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8") === wanted && !isGone(Number(name))) {
+        found.push(Number(name));
+      }
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found;
 }

@@ -56,6 +56,8 @@ export interface ExecuteOptions {
   secrets: Record<string, string>;
   strictInlineCode: boolean;
   signal: AbortSignal;
+  /** runx's own state roots (tools/runx-state.ts), covered from the process where possible. */
+  stateRoots: readonly string[];
 }
 
 function tail(text: string): string {
@@ -110,6 +112,7 @@ async function dispatch(opts: ExecuteOptions): Promise<RunnerOutcome> {
       policy: { strictInlineCode: opts.strictInlineCode },
       signal: opts.signal,
       credentialEnv: opts.secrets,
+      stateRoots: opts.stateRoots,
     });
     return {
       disposition: r.disposition,
@@ -133,6 +136,7 @@ async function dispatch(opts: ExecuteOptions): Promise<RunnerOutcome> {
         stderr_bytes: r.stderrBytes,
         stdout_truncated: r.stdoutTruncated,
         stderr_truncated: r.stderrTruncated,
+        state_isolation: r.stateIsolation,
       },
     };
   }
@@ -149,6 +153,7 @@ async function dispatch(opts: ExecuteOptions): Promise<RunnerOutcome> {
       inputs: opts.inputs,
       baseEnv: opts.baseEnv,
       signal: opts.signal,
+      hideState: { roots: opts.stateRoots, workspaceRoot: opts.workspaceRoot },
     });
     return {
       disposition: r.disposition,
@@ -160,6 +165,7 @@ async function dispatch(opts: ExecuteOptions): Promise<RunnerOutcome> {
         duration_ms: Math.round(r.durationMs),
         module: r.module,
         export: r.exportName,
+        state_isolation: r.stateIsolation,
         ...(r.failureKind !== undefined ? { failure_kind: r.failureKind } : {}),
       },
     };

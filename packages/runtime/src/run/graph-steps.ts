@@ -38,7 +38,7 @@ import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { runNestedGraph } from "./nested-graph.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
-import { invokeTool } from "./tools.js";
+import { invokeTool, runStateRoots } from "./tools.js";
 import { hasRegistryPrefix } from "../registry/ref.js";
 import { materializeRegistryRef } from "./registry-refs.js";
 import { STEP_CLOSED, sealReasonCode } from "../runners/outcome.js";
@@ -557,6 +557,7 @@ export async function executeGraphStep(
       secrets: scope.secrets,
       strictInlineCode: scope.deps.config().policy.strictCliToolInlineCode,
       signal: scope.signal,
+      stateRoots: runStateRoots(scope),
     });
     if (outcome.disposition !== "closed") return await seal(outcome, "failure");
     return await seal(

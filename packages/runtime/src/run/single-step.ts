@@ -20,6 +20,7 @@ import type { RunClosure, SkillRunEnvelope } from "./envelope.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { appendRunEvent } from "./ledger.js";
+import { runStateRoots } from "./tools.js";
 
 /** Where a single-step run starts from. */
 export interface StepStart {
@@ -59,6 +60,7 @@ export async function runSingleStep(
       secrets: scope.secrets,
       strictInlineCode: deps.config().policy.strictCliToolInlineCode,
       signal: stop.signal,
+      stateRoots: runStateRoots(scope),
     });
     // The runner can fail to start while the record below is written (a spawn error arrives
     // from the event loop); it is awaited further down, so it must not count as unhandled

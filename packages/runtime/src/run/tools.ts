@@ -13,6 +13,7 @@ import { createFixtureProvider } from "../tools/fixture-provider.js";
 import { httpTools } from "../tools/http-tools.js";
 import { createHttpTransport } from "../tools/http-transport.js";
 import { providerTools } from "../tools/provider.js";
+import { stateRootsOf } from "../tools/runx-state.js";
 import type { ApprovalDecision, JsonRecord, ToolContext, ToolResult } from "../tools/types.js";
 import type { RunScope } from "./context.js";
 
@@ -28,6 +29,23 @@ export interface ToolCallOptions {
   scopes: readonly string[];
   approvals?: ReadonlyMap<string, ApprovalDecision>;
   allowPrivateNetwork?: boolean;
+}
+
+/** runx's state beyond the workspace's `.runx/` and the run dir (tools/runx-state.ts). */
+export function extraStateRoots(deps: RunScope["deps"]): string[] {
+  return [deps.paths.receiptDir, ...(deps.stateRoots?.() ?? [])];
+}
+
+/**
+ * Every state root of a run, as the tools fence them (`stateRootsOf`), for covering them from
+ * the processes the run starts (process/state-cover.ts).
+ */
+export function runStateRoots(scope: RunScope): string[] {
+  return stateRootsOf({
+    workspaceRoot: scope.deps.paths.root,
+    runDir: join(scope.deps.paths.runxDir, "runs", scope.prep.runId),
+    stateRoots: extraStateRoots(scope.deps),
+  });
 }
 
 /** Builds the context of one tool call from the run. */
@@ -59,7 +77,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
       ]),
     effects: createFileEffectLedger(join(deps.paths.receiptDir, "provider-effects.json")),
     runDir: join(deps.paths.runxDir, "runs", prep.runId),
-    stateRoots: [deps.paths.receiptDir, ...(deps.stateRoots?.() ?? [])],
+    stateRoots: extraStateRoots(deps),
     approvals: options.approvals ?? new Map(),
     taint: scope.taint,
     receipts: verifiedReceiptLookup(() => deps.receipts()),

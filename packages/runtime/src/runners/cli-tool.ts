@@ -12,6 +12,7 @@ import {
   writeInputFiles,
   type DeclaredEnvironment,
 } from "../process/environment.js";
+import type { StateIsolation } from "../process/state-cover.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
 import { expandArgs } from "./cli-template.js";
 import { CLI_TOOL_TIMEOUT_RANGE } from "./limits.js";
@@ -57,6 +58,8 @@ export interface RunCliToolOptions {
   /** The invoking environment; only allowlisted and declared names are read. */
   baseEnv: Readonly<Record<string, string | undefined>>;
   policy: { strictInlineCode: boolean };
+  /** runx's own state roots, covered from the process where the host allows it. */
+  stateRoots?: readonly string[] | undefined;
   /** Aborting (Ctrl-C) kills the process group; the result is `killed`. */
   signal?: AbortSignal | undefined;
   /** Resolved credential delivery variables. */
@@ -98,6 +101,8 @@ export interface CliToolResult {
   stderrSha256: string;
   durationMs: number;
   invocation: CliToolInvocation;
+  /** Whether runx's own state was covered from the process (process/state-cover.ts). */
+  stateIsolation: StateIsolation;
 }
 
 function invalid(path: string, message: string): RuntimeError {
@@ -210,6 +215,7 @@ export function interpretCliProcess(
     stderrSha256: proc.stderrSha256,
     durationMs: proc.durationMs,
     invocation,
+    stateIsolation: proc.stateIsolation,
   };
   const end = (
     disposition: RunnerDisposition,
@@ -294,6 +300,10 @@ export async function runCliTool(opts: RunCliToolOptions): Promise<CliToolResult
     graceMs: opts.graceMs,
     signal: opts.signal,
     maxBytesPerStream: opts.maxBytesPerStream,
+    hideState:
+      opts.stateRoots === undefined
+        ? undefined
+        : { roots: opts.stateRoots, workspaceRoot: opts.workspaceRoot, keep: [opts.packageDir] },
   });
   return interpretCliProcess(proc, spec, invocation);
 }

@@ -9,10 +9,11 @@
  * in a bundle (see {@link locateJavascriptHost}).
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RuntimeError } from "../errors.js";
 import { selectDeclaredEnvironment, type DeclaredEnvironment } from "../process/environment.js";
+import type { StateIsolation } from "../process/state-cover.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
 import { JAVASCRIPT_TIMEOUT_RANGE } from "./limits.js";
 import {
@@ -61,6 +62,8 @@ export interface RunJavascriptOptions {
   hostPath?: string | undefined;
   /** Run the host under Node's permission model (default true). */
   permissionModel?: boolean | undefined;
+  /** runx's own state roots and the workspace, covered from the host where the host allows it. */
+  hideState?: { roots: readonly string[]; workspaceRoot: string } | undefined;
 }
 
 /** Why a javascript invocation failed. */
@@ -84,6 +87,8 @@ export interface JavascriptResult {
   /** Module path relative to the package and the export that was called. */
   module: string;
   exportName: string;
+  /** Whether runx's own state was covered from the host process (process/state-cover.ts). */
+  stateIsolation: StateIsolation;
 }
 
 interface HostReply {
@@ -242,6 +247,7 @@ function interpret(
     durationMs: base.durationMs,
     module: base.module,
     exportName: base.exportName,
+    stateIsolation: proc.stateIsolation,
   });
 
   if (proc.interrupted) return end("killed", { summary: "interrupted; the worker was terminated" });
@@ -337,6 +343,14 @@ export async function runJavascript(opts: RunJavascriptOptions): Promise<Javascr
     abortGraceMs: 200,
     signal: opts.signal,
     maxBytesPerStream: JAVASCRIPT_IO_LIMIT_BYTES + 64 * 1024,
+    // The host and Node itself must stay reachable should they live under a state root.
+    hideState:
+      opts.hideState === undefined
+        ? undefined
+        : {
+            ...opts.hideState,
+            keep: [packageRoot, dirname(hostPath), dirname(realpathSync(process.execPath))],
+          },
   });
   return interpret(proc, spec, { durationMs: proc.durationMs, module, exportName, timeoutSeconds });
 }

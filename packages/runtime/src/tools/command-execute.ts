@@ -14,6 +14,7 @@ import { validateToolsCommandExecuteInput } from "../generated/validate-tools-co
 import { assertNoInlineCode } from "../policy/inline-code.js";
 import { buildChildEnvironment, isRunxSecretName } from "../process/environment.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
+import { stateRootsOf } from "./runx-state.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import { defineTool } from "./define-tool.js";
 import { resolveDirectory, resolveRoot } from "./paths.js";
@@ -207,6 +208,11 @@ export const commandExecuteTool: NativeTool = withNamedOutput(
         env,
         timeoutMs,
         signal: ctx.signal,
+        hideState: {
+          roots: stateRootsOf(ctx),
+          workspaceRoot: ctx.workspaceRoot,
+          keep: [ctx.packageDir],
+        },
       });
       if (proc.interrupted) {
         throw new RuntimeError("INTERRUPTED", `command.execute: ${input.command} was interrupted`);

@@ -73,7 +73,9 @@ function canonicalOf(path: string): string {
 }
 
 /** The state roots a tool call must stay out of (the workspace's `.runx/` and run dir always). */
-export function stateRootsOf(ctx: ToolContext): string[] {
+export function stateRootsOf(
+  ctx: Pick<ToolContext, "workspaceRoot" | "runDir" | "stateRoots">,
+): string[] {
   return [join(ctx.workspaceRoot, ".runx"), ctx.runDir, ...ctx.stateRoots];
 }
 
