@@ -422,6 +422,20 @@ describe("runx never writes its own state through a symlinked directory", () => 
       }
     },
   );
+
+  it("refuses a symlinked .runx/continuations for a resume document read from stdin", async () => {
+    const { ws: linked, outside, cleanup } = await linkedWorkspace(".runx/continuations");
+    try {
+      const out = await runx(linked, ["resume", "run-missing", "-", "--json"], {
+        stdin: JSON.stringify({ answers: {} }),
+      });
+      expect(out.code).not.toBe(0);
+      expect(out.stdout).toContain(".runx/continuations is a symbolic link");
+      expect(readdirSync(outside)).toEqual([]);
+    } finally {
+      cleanup();
+    }
+  });
 });
 
 /**

@@ -13,7 +13,7 @@
  * - a run that can no longer be resumed (the package is gone or changed) is failed, with a
  *   sealed refusal receipt when the package still loads.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,7 @@ import type { RunScope, RunSkillDeps } from "../run/context.js";
 import type { RunRequest } from "../run/envelope.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { RunRecord } from "../store/types.js";
+import { ensureStateDir } from "../workspace.js";
 
 /** The request id of an interrupted run's pause. */
 export const INTERRUPTED_REQUEST = "interrupted";
@@ -218,7 +219,8 @@ export function recoveryServices(deps: { runDeps: RunSkillDeps; store: () => Con
         prior,
         startedAt: deps.runDeps.now().toISOString(),
       };
-      mkdirSync(dir(), { recursive: true });
+      // Created component by component: a linked `.runx/api-jobs` would carry the journal away.
+      ensureStateDir(dir());
       const tmp = `${file(job.runId)}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(entry), { mode: 0o600 });
       renameSync(tmp, file(job.runId));

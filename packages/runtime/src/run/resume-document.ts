@@ -1,10 +1,11 @@
 /** Reading a resume document from a file or stdin (4 MiB cap), kept as a continuation record. */
 import { sha256Hex } from "../crypto/sha256.js";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isRuntimeError, RuntimeError } from "../errors.js";
 import { readFileCapped } from "../packages/read-capped.js";
 import { parseBoundedJson } from "../parser/nesting.js";
+import { ensureStateDir } from "../workspace.js";
 
 /** Resume documents larger than this are refused (spec §10.6). */
 export const RESUME_DOCUMENT_MAX_BYTES = 4 * 1024 * 1024;
@@ -36,7 +37,8 @@ export async function readResumeDocument(
     bytes = Buffer.concat(chunks);
     const digest = sha256Hex(bytes).slice(0, 16);
     const dir = join(options.runxDir, "continuations");
-    await mkdir(dir, { recursive: true });
+    // Component by component, refusing a symlinked `.runx` or `.runx/continuations`.
+    ensureStateDir(dir);
     await writeFile(
       join(dir, `${options.runId.replace(/[^A-Za-z0-9._-]/g, "_")}-${digest}.answers.json`),
       bytes,
