@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeWorkspace, password, runx } from "./kit.js";
 import type { Workspace } from "./kit.js";
-import { stateCoverAvailable } from "../packages/runtime/src/process/state-cover.js";
+import { stateCoverAvailable } from "../packages/runtime/src/process/supervise.js";
 
 /** A secret only the key file holds. */
 const KEY_MARKER = "seed-marker-4c1d9e0b7a";

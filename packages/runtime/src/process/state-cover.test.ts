@@ -16,10 +16,9 @@ import {
   planStateCover,
   resetStateCoverProbe,
   shellQuote,
-  stateCoverAvailable,
   type StateCoverRequest,
 } from "./state-cover.js";
-import { superviseProcess } from "./supervise.js";
+import { stateCoverAvailable, superviseProcess } from "./supervise.js";
 
 let dir: string;
 let ws: string;

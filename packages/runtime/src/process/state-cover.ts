@@ -18,10 +18,8 @@
  * run time after a successful probe fails the run (exit {@link STATE_COVER_FAILED_EXIT})
  * rather than running it uncovered. README "Security model" has the operator's view.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { isAbsolute, resolve, sep } from "node:path";
+import { resolve, sep } from "node:path";
 import { SHELL_VARIABLES } from "./containment.js";
 
 /** Exit status of the prologue when the state could not be covered. */
@@ -140,27 +138,25 @@ function firstExisting(candidates: readonly string[]): string | undefined {
   return candidates.find((path) => existsSync(path));
 }
 
+/**
+ * Runs a probe's argv with an empty environment and answers whether it exited 0. Supplied by
+ * the supervisor (process/supervise.ts), the one module that starts processes.
+ */
+export type ProbeRunner = (argv: readonly string[]) => boolean;
+
 /** Starts the probe's namespace and mounts a read-only tmpfs in it; true when that worked. */
-function probe(prefix: readonly string[], mount: string): boolean {
-  const dir = tmpdir();
-  if (!isAbsolute(dir)) return false;
-  const result = spawnSync(
-    prefix[0] as string,
-    [
-      ...prefix.slice(1),
-      "/bin/sh",
-      "-c",
-      `${shellQuote(mount)} -t tmpfs -o ro,size=4k,mode=000 runx-probe ${shellQuote(dir)}`,
-    ],
-    // An empty environment. The console's typecheck sees this file with Next's ambient types,
-    // which make NODE_ENV mandatory in every ProcessEnv; the runtime's own does not.
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
-    { env: {} as NodeJS.ProcessEnv, stdio: "ignore", timeout: 5000 },
-  );
-  return result.status === 0;
+function probe(prefix: readonly string[], mount: string, run: ProbeRunner): boolean {
+  // Any directory will do: the mount lives and dies in the probe's private namespace.
+  const dir = existsSync("/tmp") ? "/tmp" : "/";
+  return run([
+    ...prefix,
+    "/bin/sh",
+    "-c",
+    `${shellQuote(mount)} -t tmpfs -o ro,size=4k,mode=000 runx-probe ${shellQuote(dir)}`,
+  ]);
 }
 
-function detectLauncher(): Launcher | null {
+function detectLauncher(run: ProbeRunner): Launcher | null {
   if (process.platform !== "linux" || !existsSync("/bin/sh")) return null;
   const unshare = firstExisting(UNSHARE_CANDIDATES);
   const mount = firstExisting(MOUNT_CANDIDATES);
@@ -185,13 +181,13 @@ function detectLauncher(): Launcher | null {
     process.getuid?.() === 0
       ? [plain]
       : [[unshare, "--user", "--map-current-user", ...plain.slice(1)]];
-  for (const prefix of variants) if (probe(prefix, mount)) return { prefix, mount, mkdir };
+  for (const prefix of variants) if (probe(prefix, mount, run)) return { prefix, mount, mkdir };
   return null;
 }
 
 /** Whether skill processes can be kept from runx's state on this host (probed once). */
-export function stateCoverAvailable(): boolean {
-  if (launcher === undefined) launcher = detectLauncher();
+export function stateCoverAvailable(run: ProbeRunner): boolean {
+  if (launcher === undefined) launcher = detectLauncher(run);
   return launcher !== null;
 }
 
@@ -212,8 +208,9 @@ export function coveredArgv(
   command: string,
   args: readonly string[],
   env: Readonly<Record<string, string>>,
+  run: ProbeRunner,
 ): { command: string; args: string[] } | undefined {
-  if (!stateCoverAvailable() || launcher === null || launcher === undefined) return undefined;
+  if (!stateCoverAvailable(run) || launcher === null || launcher === undefined) return undefined;
   const lines = coverLines(planStateCover(request), resolve(cwd), launcher);
   const unset = SHELL_VARIABLES.filter((name) => !(name in env));
   const script = [...lines, ...(unset.length > 0 ? [`unset ${unset.join(" ")}`] : []), 'exec "$@"'];

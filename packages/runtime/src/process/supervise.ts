@@ -9,13 +9,33 @@
  *
  * Cancellation arrives through the caller's AbortSignal.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createSha256 } from "../crypto/sha256.js";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { containRun, type Containment, type ContainmentKind } from "./containment.js";
-import { coveredArgv, type StateCoverRequest, type StateIsolation } from "./state-cover.js";
+import {
+  coveredArgv,
+  stateCoverAvailable as coverAvailable,
+  type StateCoverRequest,
+  type StateIsolation,
+} from "./state-cover.js";
+
+/** Runs a state-cover probe (state-cover.ts): an empty environment, no output, 5 s at most. */
+function runProbe(argv: readonly string[]): boolean {
+  const [command, ...args] = argv;
+  if (command === undefined) return false;
+  // An empty environment. The console's typecheck sees this file with Next's ambient types,
+  // which make NODE_ENV mandatory in every ProcessEnv; the runtime's own does not.
+  const env = {} as NodeJS.ProcessEnv;
+  return spawnSync(command, args, { env, stdio: "ignore", timeout: 5000 }).status === 0;
+}
+
+/** Whether skill processes can be kept from runx's state on this host (probed once). */
+export function stateCoverAvailable(): boolean {
+  return coverAvailable(runProbe);
+}
 
 /** Bytes retained per stream unless the caller says otherwise (spec §10.6). */
 export const DEFAULT_MAX_BYTES_PER_STREAM = 8 * 1024 * 1024;
@@ -226,7 +246,7 @@ export function superviseProcess(opts: SuperviseOptions): Promise<SupervisedProc
   const covered =
     opts.hideState === undefined
       ? undefined
-      : coveredArgv(opts.hideState, opts.cwd, command, opts.args, opts.env);
+      : coveredArgv(opts.hideState, opts.cwd, command, opts.args, opts.env, runProbe);
   const argv =
     covered === undefined
       ? contained.wrap(command, opts.args, opts.env)

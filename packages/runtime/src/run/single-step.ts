@@ -20,7 +20,7 @@ import type { RunClosure, SkillRunEnvelope } from "./envelope.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { appendRunEvent } from "./ledger.js";
-import { runStateRoots } from "./tools.js";
+import { runStateRoots } from "./state-roots.js";
 
 /** Where a single-step run starts from. */
 export interface StepStart {

@@ -13,9 +13,9 @@ import { createFixtureProvider } from "../tools/fixture-provider.js";
 import { httpTools } from "../tools/http-tools.js";
 import { createHttpTransport } from "../tools/http-transport.js";
 import { providerTools } from "../tools/provider.js";
-import { stateRootsOf } from "../tools/runx-state.js";
 import type { ApprovalDecision, JsonRecord, ToolContext, ToolResult } from "../tools/types.js";
 import type { RunScope } from "./context.js";
+import { extraStateRoots } from "./state-roots.js";
 
 /** The runtime's native tool catalog. */
 export function runtimeToolCatalog(): ToolCatalog {
@@ -29,23 +29,6 @@ export interface ToolCallOptions {
   scopes: readonly string[];
   approvals?: ReadonlyMap<string, ApprovalDecision>;
   allowPrivateNetwork?: boolean;
-}
-
-/** runx's state beyond the workspace's `.runx/` and the run dir (tools/runx-state.ts). */
-export function extraStateRoots(deps: RunScope["deps"]): string[] {
-  return [deps.paths.receiptDir, ...(deps.stateRoots?.() ?? [])];
-}
-
-/**
- * Every state root of a run, as the tools fence them (`stateRootsOf`), for covering them from
- * the processes the run starts (process/state-cover.ts).
- */
-export function runStateRoots(scope: RunScope): string[] {
-  return stateRootsOf({
-    workspaceRoot: scope.deps.paths.root,
-    runDir: join(scope.deps.paths.runxDir, "runs", scope.prep.runId),
-    stateRoots: extraStateRoots(scope.deps),
-  });
 }
 
 /** Builds the context of one tool call from the run. */
