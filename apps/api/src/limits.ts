@@ -51,7 +51,7 @@ const size = (bytes: number) =>
   bytes >= MIB ? `${bytes / MIB} MiB` : `${Math.round(bytes / 1024)} KiB`;
 
 /** The procedures a `/trpc/<a>,<b>` URL names (a batch names several). */
-export function procedurePaths(url: string): string[] {
+function procedurePaths(url: string): string[] {
   const path = url.split("?")[0]!.slice("/trpc/".length);
   return path.split(",").map((p) => {
     try {

@@ -174,6 +174,7 @@ describe("interrupts", () => {
     );
     const pidFile = join(ws.root, "skills", "slow", "grandchild.pid");
     let sentAt = 0;
+    let seenAlive = 0;
     const result = await runx(ws, ["skill", "skills/slow", "--json"], {
       timeoutMs: 30_000,
       onSpawn: (child) => {
@@ -181,6 +182,7 @@ describe("interrupts", () => {
           timeoutMs: 15_000,
           what: "the grandchild pid file",
         }).then(() => {
+          seenAlive = pidsWithArgv(["sleep", sleep]).length;
           sentAt = Date.now();
           child.kill("SIGINT");
         });
@@ -189,6 +191,9 @@ describe("interrupts", () => {
     const elapsed = Date.now() - sentAt;
     expect(result.code).toBe(130);
     expect(elapsed).toBeLessThan(3000);
+    // The marker matched a live grandchild before the interrupt, so its absence below means
+    // it was killed (not that the command line was never found).
+    expect(seenAlive).toBe(1);
     await pollUntil(() => pidsWithArgv(["sleep", sleep]).length === 0, {
       timeoutMs: 3000,
       what: "the grandchild to exit",

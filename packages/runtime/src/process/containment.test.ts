@@ -87,7 +87,9 @@ describe.runIf(cgroupBaseDir() !== null)("run cgroups", () => {
     const base = cgroupBaseDir()!;
     const mine = () => readdirSync(base).filter((n) => n.startsWith(`runx-${process.pid}-`));
     const before = mine().length;
-    await superviseProcess({ command: "/bin/true", args: [], cwd: dir, env: ENV });
+    const result = await superviseProcess({ command: "/bin/true", args: [], cwd: dir, env: ENV });
+    // A silent fallback to process-tree tracking would make no cgroup and pass the count.
+    expect(result.containment).toBe("cgroup");
     await waitFor(() => mine().length === before, 3000, "the run cgroup to be removed");
   });
 

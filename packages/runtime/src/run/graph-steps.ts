@@ -40,6 +40,7 @@ import { runNestedGraph } from "./nested-graph.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
 import { runStateRoots } from "./state-roots.js";
 import { invokeTool } from "./tools.js";
+import { isInside } from "../tools/paths.js";
 import { hasRegistryPrefix } from "../registry/ref.js";
 import { materializeRegistryRef } from "./registry-refs.js";
 import { STEP_CLOSED, sealReasonCode } from "../runners/outcome.js";
@@ -204,8 +205,8 @@ export function nestedSkillPath(
   if (real !== undefined) {
     const workspace = realOrUndefined(deps.paths.root) ?? deps.paths.root;
     const home = realOrUndefined(base) ?? base;
-    const fence = within(workspace, home) ? workspace : (realOrUndefined(bound) ?? bound);
-    if (!within(fence, real)) throw escape();
+    const fence = isInside(workspace, home) ? workspace : (realOrUndefined(bound) ?? bound);
+    if (!isInside(fence, real)) throw escape();
   }
   return target;
 }
@@ -216,11 +217,6 @@ function realOrUndefined(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function within(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** Resolves a nested skill reference relative to the graph's package. */

@@ -163,7 +163,10 @@ describe("command.execute", () => {
     // Found by its command line: under a state cover its own `$!` is a pid of another namespace.
     const mark = `3031${process.pid % 10_000}`;
     const file = script("spawn.sh", `sleep ${mark} &\necho started > started\nsleep 30\n`);
-    const out = await run({ command: "/bin/sh", args: [file], timeout_ms: 1000 });
+    const running = run({ command: "/bin/sh", args: [file], timeout_ms: 1000 });
+    // Seen alive first, so its absence below means it was killed.
+    await waitFor(() => pidsWithArgv(["sleep", mark]).length === 1, 5000, "the background child");
+    const out = await running;
     expect(out).toMatchObject({ decision: "failed", timed_out: true });
     expect(out.errors).toContainEqual({
       code: "command.timeout",
