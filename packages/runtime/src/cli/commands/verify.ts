@@ -1,10 +1,8 @@
 /** `runx verify`: tree mode over the receipt store, or one receipt with `--receipt`. */
-import { resolve } from "node:path";
-import { RuntimeError } from "../../errors.js";
-import { readFileCapped } from "../../packages/read-capped.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
+import { readDocumentInput } from "../read-document.js";
 import { styler } from "../render.js";
 import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
 
@@ -13,32 +11,6 @@ const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
 
 /** `verify --bundle` input cap. */
 const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
-
-async function readCapped(
-  source: string,
-  ctx: CommandContext,
-  cap = MAX_RECEIPT_BYTES,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  if (source === "-") {
-    for await (const chunk of ctx.stdin as AsyncIterable<Buffer | string>) {
-      const b = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-      size += b.length;
-      if (size > cap) throw new RuntimeError("INPUTS_TOO_LARGE", "the input on stdin is too large");
-      chunks.push(b);
-    }
-    return Buffer.concat(chunks).toString("utf8");
-  }
-  // Capped on the descriptor: a FIFO, a device or a file that grows is refused, not read on.
-  const data = await readFileCapped({
-    path: resolve(ctx.env.workspaceRoot, source),
-    shown: source,
-    what: "the receipt file",
-    maxBytes: cap,
-  });
-  return data.toString("utf8");
-}
 
 /** Runs `runx verify`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
@@ -59,9 +31,12 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const s = styler(!ctx.json && ctx.env.color);
     const single = flagValue(args, "receipt");
     if (single !== undefined) {
-      const verdict = runtime.verifyReceipt(await readCapped(single, ctx), {
-        allowLocalDevelopment,
-      });
+      const verdict = runtime.verifyReceipt(
+        await readDocumentInput(single, ctx, { what: "the receipt", maxBytes: MAX_RECEIPT_BYTES }),
+        {
+          allowLocalDevelopment,
+        },
+      );
       if (ctx.json) ctx.out(`${JSON.stringify(verdict)}\n`);
       else {
         ctx.out(
@@ -78,10 +53,16 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const bundle = flagValue(args, "bundle");
     const report =
       bundle !== undefined
-        ? runtime.verifyBundle(await readCapped(bundle, ctx, MAX_BUNDLE_BYTES), {
-            label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
-            allowLocalDevelopment,
-          })
+        ? runtime.verifyBundle(
+            await readDocumentInput(bundle, ctx, {
+              what: "the bundle",
+              maxBytes: MAX_BUNDLE_BYTES,
+            }),
+            {
+              label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
+              allowLocalDevelopment,
+            },
+          )
         : await runtime.verifyStore({
             allowLocalDevelopment,
             ...(rootId !== undefined ? { rootId } : {}),
