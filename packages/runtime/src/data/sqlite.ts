@@ -163,9 +163,10 @@ export function openSqliteFile(path: string, busyTimeoutMs = 5000): Database.Dat
 
 /** Creates schema v1 on an empty database, or checks it; refuses anything else untouched. */
 function ensureSchema(db: Database.Database, label: string): void {
-  const state = sqliteSchemaState(db);
-  if (state === "v1") return;
-  if (state === "other") throw new DataStop("needs_source", `${label}: ${LEGACY_MESSAGE}`);
+  // The unlocked look reads tables, columns and indexes in separate statements, so while
+  // another process creates the schema it can see part of it: only the look under the write
+  // lock below may call a store "other".
+  if (sqliteSchemaState(db) === "v1") return;
   db.exec("BEGIN IMMEDIATE");
   try {
     const again = sqliteSchemaState(db);
