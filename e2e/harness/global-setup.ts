@@ -9,7 +9,15 @@
 import { spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import {
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -45,10 +53,10 @@ function makeWorkspace(): string {
   mkdirSync(join(root, "skills"));
   mkdirSync(join(root, "home"));
   cpSync(join(ROOT, "skills", "echo"), join(root, "skills", "echo"), { recursive: true });
-  for (const skill of ["gated", "xss", "dispatch"]) {
-    cpSync(join(ROOT, "e2e", "fixtures", "skills", skill), join(root, "skills", skill), {
-      recursive: true,
-    });
+  // Every journey's fixture skill, so a new journey adds a folder and nothing here.
+  const fixtures = join(ROOT, "e2e", "fixtures", "skills");
+  for (const skill of readdirSync(fixtures)) {
+    cpSync(join(fixtures, skill), join(root, "skills", skill), { recursive: true });
   }
   return root;
 }
