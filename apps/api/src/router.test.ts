@@ -75,6 +75,11 @@ const PROCEDURES: Array<{
     call: (c) => c.auth.setOperatorDisabled({ username: "viewer", disabled: false }),
   },
   { name: "runs.list", role: "viewer", call: (c) => c.runs.list({}) },
+  {
+    name: "runs.list (outcome, skill search, waiting for me)",
+    role: "viewer",
+    call: (c) => c.runs.list({ outcome: "declined", skillSearch: "gated", waitingForMe: true }),
+  },
   { name: "runs.get", role: "viewer", call: (c) => c.runs.get({ runId: RUN }) },
   {
     name: "runs.start",
@@ -170,6 +175,8 @@ describe("input validation through the runtime's JSON Schemas", () => {
     ["auth.login", (c: ReturnType<typeof caller>) => c.auth.login({ username: "a" } as never)],
     ["runs.list", (c: ReturnType<typeof caller>) => c.runs.list({ limit: 0 })],
     ["runs.list", (c: ReturnType<typeof caller>) => c.runs.list({ bogus: 1 } as never)],
+    ["runs.list", (c: ReturnType<typeof caller>) => c.runs.list({ outcome: "sealed" as never })],
+    ["runs.list", (c: ReturnType<typeof caller>) => c.runs.list({ skillSearch: "" })],
     ["runs.get", (c: ReturnType<typeof caller>) => c.runs.get({ runId: "../etc" })],
     [
       "approvals.decide",
@@ -267,5 +274,45 @@ describe("error mapping", () => {
     expect(
       await code(caller(bob).approvals.decide({ ...gate, decision: "approve", reason: "again" })),
     ).toBe("NOT_FOUND");
+  });
+});
+
+describe("runs.list", () => {
+  it("shows a denied run as declined to every role and what waits for each signed-in operator", async () => {
+    const alice = await as("approver", "alice");
+    const bob = await as("approver", "bob");
+    const admin = await as("admin", "ada");
+    const viewer = await as("viewer", "vic");
+    const waiting = await caller(alice).runs.start({
+      skill: "skills/gated-echo",
+      inputs: { message: "wait" },
+    });
+    const denied = await caller(alice).runs.start({
+      skill: "skills/gated-echo",
+      inputs: { message: "no" },
+    });
+    const [gate] = (await caller(bob).runs.get({ runId: denied.runId })).pendingApprovals;
+    await caller(bob).approvals.decide({
+      runId: denied.runId,
+      gateId: gate!.id,
+      decision: "deny",
+      reason: "not this one",
+    });
+
+    for (const who of [viewer, alice, bob, admin]) {
+      const page = await caller(who).runs.list({ outcome: "declined" });
+      expect(page).toMatchObject({ total: 1, items: [{ id: denied.runId, initiator: "alice" }] });
+    }
+    const mine = async (who: Operator) =>
+      (await caller(who).runs.list({ waitingForMe: true })).items.map((r) => r.id);
+    // The initiator may not decide their own gate (default policy); a viewer decides nothing.
+    expect(await mine(alice)).toEqual([]);
+    expect(await mine(bob)).toEqual([waiting.runId]);
+    expect(await mine(admin)).toEqual([waiting.runId]);
+    expect(await caller(viewer).runs.list({ waitingForMe: true })).toMatchObject({
+      items: [],
+      total: 0,
+    });
+    expect(await code(caller(null).runs.list({ waitingForMe: true }))).toBe("UNAUTHORIZED");
   });
 });

@@ -88,9 +88,10 @@ const auth = router({
 });
 
 const runs = router({
+  /** Filtered pages of runs with their outcomes; `waitingForMe` reads the caller's role. */
   list: viewer
     .input(contract("runs-list"))
-    .query(({ ctx, input }) => ctx.runtime.console.runs.list(input)),
+    .query(({ ctx, input }) => ctx.runtime.console.runs.list(input, ctx.operator)),
   get: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.console.runs.detail(input.runId)),

@@ -12,12 +12,15 @@ export type { ErrorCode, ErrorDetails, ErrorLocation } from "./errors.js";
 export type { AllowSpawn, SkillRequest } from "./run/run-skill.js";
 export {
   answersTemplate,
+  DETAILED_OUTCOMES,
+  deriveDetailedOutcome,
   deriveOutcome,
   envelopeExitCode,
   makeEnvelope,
   pendingStatus,
 } from "./run/envelope.js";
 export type {
+  DetailedOutcome,
   Disposition,
   RunClosure,
   RunOutcome,
@@ -71,6 +74,8 @@ export type {
   Operator,
   PendingApproval,
   RunDetail,
+  RunListItem,
+  RunListPage,
   RunSummary,
   ConsoleInputName,
   ConsoleInputs,

@@ -1,9 +1,11 @@
 /**
- * URL ⇄ runs.list input. The URL is the deep link (`/runs?status=…&skill=…&from=…&to=…
- * &waiting=1&cursor=…`); this turns it into the API's filter, normalising the browser's
- * `datetime-local` values (no zone) to RFC 3339 UTC.
+ * URL ⇄ runs.list input. The URL is the deep link (`/runs?view=waiting&outcome=…&search=…
+ * &skill=…&status=…&from=…&to=…&waiting=1&cursor=…`); this turns it into the API's filter,
+ * normalising the browser's `datetime-local` values (no zone) to RFC 3339 UTC. `search` is
+ * part of a skill name, `skill` one exact name (a row's skill link).
  */
 import type { RUN_STATUSES, RunsListInput } from "./api-types";
+import type { Outcome } from "./outcomes";
 
 export type SearchParams = Record<string, string | string[] | undefined>;
 
@@ -27,6 +29,10 @@ export function toLocalInput(value: string | undefined): string {
 }
 
 export interface RunFilters {
+  /** `waiting`: the runs waiting for the signed-in operator. */
+  view: "all" | "waiting";
+  outcome: string | undefined;
+  search: string | undefined;
   status: string | undefined;
   skill: string | undefined;
   from: string | undefined;
@@ -38,6 +44,9 @@ export interface RunFilters {
 /** Reads the filters of a `/runs` URL. */
 export function readFilters(params: SearchParams): RunFilters {
   return {
+    view: first(params.view) === "waiting" ? "waiting" : "all",
+    outcome: first(params.outcome),
+    search: first(params.search),
     status: first(params.status),
     skill: first(params.skill),
     from: first(params.from),
@@ -47,9 +56,15 @@ export function readFilters(params: SearchParams): RunFilters {
   };
 }
 
-/** The runs.list input for these filters (unknown statuses go through so the API names them). */
+/**
+ * The runs.list input for these filters (unknown statuses and outcomes go through so the API
+ * names them).
+ */
 export function listInput(filters: RunFilters, limit = 50): RunsListInput {
   const input: RunsListInput = { limit };
+  if (filters.view === "waiting") input.waitingForMe = true;
+  if (filters.outcome !== undefined) input.outcome = filters.outcome as Outcome;
+  if (filters.search !== undefined) input.skillSearch = filters.search;
   if (filters.status !== undefined) input.status = filters.status as (typeof RUN_STATUSES)[number];
   if (filters.skill !== undefined) input.skill = filters.skill;
   const from = toRfc3339(filters.from);
@@ -61,9 +76,25 @@ export function listInput(filters: RunFilters, limit = 50): RunsListInput {
   return input;
 }
 
+/** Whether any filter narrows the list (the view aside). */
+export function isFiltered(filters: RunFilters): boolean {
+  return Boolean(
+    filters.outcome ||
+    filters.search ||
+    filters.status ||
+    filters.skill ||
+    filters.from ||
+    filters.to ||
+    filters.waiting,
+  );
+}
+
 /** The `/runs` URL for filters (cursor optional), for links and pagination. */
 export function runsHref(filters: RunFilters, cursor?: string | null): string {
   const q = new URLSearchParams();
+  if (filters.view === "waiting") q.set("view", "waiting");
+  if (filters.outcome) q.set("outcome", filters.outcome);
+  if (filters.search) q.set("search", filters.search);
   if (filters.status) q.set("status", filters.status);
   if (filters.skill) q.set("skill", filters.skill);
   if (filters.from) q.set("from", filters.from);

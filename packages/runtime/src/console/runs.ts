@@ -1,9 +1,13 @@
 /** The console's run browser: filtered keyset listing and one run in detail. */
 import { RuntimeError } from "../errors.js";
+import { DEFAULT_GATE_POLICY } from "../policy/gate-resolution.js";
 import { readCheckpoint } from "../run/checkpoint.js";
-import type { RunRequest } from "../run/envelope.js";
-import type { ApprovalDecisionRecord, ConsoleStore } from "../store/console-store.js";
+import { outcomeIsOpen } from "../run/envelope.js";
+import type { DetailedOutcome, RunRequest } from "../run/envelope.js";
+import type { ApprovalDecisionRecord, ConsoleStore, RunFilter } from "../store/console-store.js";
 import type { RunRecord, StateStore } from "../store/types.js";
+import type { Operator } from "./operators.js";
+import { roleAtLeast } from "./operators.js";
 import type { ConsoleInputs } from "./validate.js";
 
 /** One row of the run list. */
@@ -20,6 +24,29 @@ export interface RunSummary {
   updatedAt: string;
   /** What a paused run waits for. */
   waitingFor: "approval" | "agent" | null;
+  /** What the run means: status, disposition and pending requests read together. */
+  outcome: DetailedOutcome;
+  /** Creation to seal for a finished run; null while it runs or waits. */
+  durationMs: number | null;
+}
+
+/** One row of the run list: the summary and who started it in the console. */
+export interface RunListItem extends RunSummary {
+  /** The operator who started the run in the console; null when it started elsewhere (CLI, MCP). */
+  initiator: string | null;
+}
+
+/** One page of the run list, newest first. */
+export interface RunListPage {
+  items: RunListItem[];
+  /** Older runs; null on the last page. */
+  nextCursor: string | null;
+  /** Newer runs; null on the first page. */
+  prevCursor: string | null;
+  /** Runs matching the filters (all pages). */
+  total: number;
+  /** True when counting stopped at `total` and more runs match ("1,000+"). */
+  totalCapped: boolean;
 }
 
 /** One authenticated decision as the console shows it. */
@@ -81,6 +108,11 @@ const parse = (text: string | null): unknown =>
 
 /** Projects a run row for the list. */
 export function runSummary(run: RunRecord): RunSummary {
+  // The store derived it when status, disposition or requests last changed (the list filters
+  // by the same column, so a row's badge and the filter that finds it never disagree).
+  const outcome = run.outcome;
+  // The seal is the run's last write: its updated_at is when it finished.
+  const sealedMs = Date.parse(run.updatedAt);
   return {
     id: run.id,
     skill: run.skillName,
@@ -94,6 +126,11 @@ export function runSummary(run: RunRecord): RunSummary {
     updatedAt: run.updatedAt,
     waitingFor:
       run.status === "needs_approval" ? "approval" : run.status === "needs_agent" ? "agent" : null,
+    outcome,
+    durationMs:
+      outcomeIsOpen(outcome) || Number.isNaN(sealedMs)
+        ? null
+        : Math.max(0, sealedMs - run.createdMs),
   };
 }
 
@@ -122,8 +159,13 @@ function millis(text: string | undefined, path: string): number | undefined {
 /** Run browser services. */
 export function runServices(deps: { state: () => StateStore; store: () => ConsoleStore }) {
   return {
-    /** Newest first, keyset-paginated (opaque cursor), filtered. */
-    list(input: ConsoleInputs["runs-list"]): { items: RunSummary[]; nextCursor: string | null } {
+    /**
+     * Newest first, keyset pages both ways (opaque cursors), filtered, with the count of
+     * matching runs. `waitingForMe` keeps the runs paused for something `operator` can still
+     * do (an approval gate they may decide and have not, or an agent or input request); a
+     * viewer can do neither, so nothing waits for them.
+     */
+    list(input: ConsoleInputs["runs-list"], operator?: Pick<Operator, "id" | "role">): RunListPage {
       let status = input.status;
       if (input.waitingForApproval === true) {
         if (status !== undefined && status !== "needs_approval") {
@@ -137,15 +179,46 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
       }
       const fromMs = millis(input.from, "from");
       const toMs = millis(input.to, "to");
-      const page = deps.store().listRunsFiltered({
+      let awaiting: RunFilter["awaiting"];
+      if (input.waitingForMe === true) {
+        if (operator === undefined) {
+          throw new RuntimeError("INPUT_INVALID", "waitingForMe: needs a signed-in operator", {
+            path: "waitingForMe",
+          });
+        }
+        if (!roleAtLeast(operator.role, "approver")) {
+          return { items: [], nextCursor: null, prevCursor: null, total: 0, totalCapped: false };
+        }
+        awaiting = {
+          operatorId: operator.id,
+          defaultForbidInitiator: DEFAULT_GATE_POLICY.forbidInitiator,
+        };
+      }
+      const store = deps.store();
+      const page = store.listRunsFiltered({
         limit: input.limit ?? 50,
         ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
         ...(status !== undefined ? { status } : {}),
+        ...(input.outcome !== undefined ? { outcome: input.outcome } : {}),
         ...(input.skill !== undefined ? { skillName: input.skill } : {}),
+        ...(input.skillSearch !== undefined ? { skillSearch: input.skillSearch } : {}),
         ...(fromMs !== undefined ? { fromMs } : {}),
         ...(toMs !== undefined ? { toMs } : {}),
+        ...(awaiting !== undefined ? { awaiting } : {}),
       });
-      return { items: page.runs.map(runSummary), nextCursor: page.nextCursor };
+      const initiators = new Map(
+        store.listInitiators(page.runs.map((r) => r.id)).map((i) => [i.runId, i.username]),
+      );
+      return {
+        items: page.runs.map((run) => ({
+          ...runSummary(run),
+          initiator: initiators.get(run.id) ?? null,
+        })),
+        nextCursor: page.nextCursor,
+        prevCursor: page.prevCursor,
+        total: page.total,
+        totalCapped: page.totalCapped,
+      };
     },
 
     /**

@@ -23,6 +23,7 @@ import { validateConsoleRunsStart } from "../generated/validate-console-runs-sta
 import { validateConsoleSkillsSearch } from "../generated/validate-console-skills-search.js";
 import { validateConsoleSkillRef } from "../generated/validate-console-skill-ref.js";
 import { validateConsoleDataTail } from "../generated/validate-console-data-tail.js";
+import type { DetailedOutcome } from "../run/envelope.js";
 import type { OperatorRole } from "../store/console-store.js";
 import type { RunStatus } from "../store/types.js";
 
@@ -39,10 +40,13 @@ export interface ConsoleInputs {
     limit?: number;
     cursor?: string | null;
     status?: RunStatus;
+    outcome?: DetailedOutcome;
     skill?: string;
+    skillSearch?: string;
     from?: string;
     to?: string;
     waitingForApproval?: boolean;
+    waitingForMe?: boolean;
   };
   "run-ref": { runId: string };
   "runs-start": {

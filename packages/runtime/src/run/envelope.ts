@@ -77,6 +77,76 @@ export function deriveOutcome(status: RunStatus, closure: RunClosure | null): Ru
   return "deferred";
 }
 
+/**
+ * What a run record means to a person: its status, seal disposition and pending requests read
+ * together (a `sealed` run can have been declined, blocked or cancelled). A closed set, the
+ * contract `schemas/console/run-outcome.schema.json`; the dispositions keep their seal names
+ * (`killed` is shown as "cancelled").
+ */
+export const DETAILED_OUTCOMES = [
+  "running",
+  "completed",
+  "paused_for_agent",
+  "paused_for_approval",
+  "paused_for_input",
+  "blocked",
+  "declined",
+  "failed",
+  "killed",
+  "timed_out",
+  "superseded",
+] as const;
+
+/** One of DETAILED_OUTCOMES. */
+export type DetailedOutcome = (typeof DETAILED_OUTCOMES)[number];
+
+/** Seal dispositions that are their own outcome whatever the finished status (sealed, failure). */
+export const NAMED_END_DISPOSITIONS = [
+  "blocked",
+  "declined",
+  "killed",
+  "timed_out",
+  "superseded",
+] as const satisfies readonly Disposition[];
+
+/** The parts of a run record its outcome is read from. */
+export interface OutcomeFacts {
+  /** The run record's status (`running`, `sealed`, `needs_agent`, `needs_approval`, `failure`). */
+  status: string;
+  disposition: string | null;
+  /** Kinds of the pending requests (`agent_act`, `input`, `approval`), in any order. */
+  requestKinds: readonly string[];
+}
+
+/**
+ * The outcome of a run record. Only a `sealed` run whose seal is `closed` is completed; a
+ * finished run with any other disposition named in NAMED_END_DISPOSITIONS has that outcome,
+ * and every other finished run (disposition `failed`, missing or unknown) is failed, so a
+ * record this release cannot read is never shown as a success. A run waiting for an agent and
+ * for input shows the agent; one waiting only for input (answers to questions, or the
+ * `interrupted` request of a recovered start) is paused for input.
+ */
+export function deriveDetailedOutcome(facts: OutcomeFacts): DetailedOutcome {
+  switch (facts.status) {
+    case "running":
+      return "running";
+    case "needs_approval":
+      return "paused_for_approval";
+    case "needs_agent":
+      return !facts.requestKinds.includes("agent_act") && facts.requestKinds.includes("input")
+        ? "paused_for_input"
+        : "paused_for_agent";
+  }
+  if (facts.status === "sealed" && facts.disposition === "closed") return "completed";
+  const named = NAMED_END_DISPOSITIONS.find((d) => d === facts.disposition);
+  return named ?? "failed";
+}
+
+/** Whether a run with this outcome can still change (it runs or waits for someone). */
+export function outcomeIsOpen(outcome: DetailedOutcome): boolean {
+  return outcome === "running" || outcome.startsWith("paused_for_");
+}
+
 /** `needs_approval` when every pending request is an approval, else `needs_agent` (§5.1). */
 export function pendingStatus(requests: readonly RunRequest[]): "needs_agent" | "needs_approval" {
   return requests.length > 0 && requests.every((r) => r.kind === "approval")

@@ -3,12 +3,12 @@
  * decisions) and the filtered run listing. Like `state-store.ts`, the only code that talks
  * to them; callers see plain records and RuntimeError.
  */
-import { and, asc, count, desc, eq, gte, isNull, lt, ne, sql } from "drizzle-orm";
-import type { SQL } from "drizzle-orm";
+import { and, asc, count, eq, gte, inArray, isNull, lt, ne, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { RuntimeError } from "../errors.js";
-import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
+import { listRunsFiltered } from "./run-listing.js";
+import type { FilteredRunPage, RunFilter } from "./run-listing.js";
 import {
   apiTokens,
   approvalDecisions,
@@ -23,7 +23,7 @@ import type { OPERATOR_ROLES } from "./schema.js";
 import { writtenRow } from "./statements.js";
 import { sqliteFailure } from "./store-errors.js";
 import { MAX_PAGE_SIZE } from "./types.js";
-import type { ReceiptIndexRecord, RunPage, RunRecord, RunStatus, StoreExtension } from "./types.js";
+import type { ReceiptIndexRecord, RunRecord, StoreExtension } from "./types.js";
 
 /** viewer < approver < admin. */
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
@@ -40,17 +40,7 @@ export type GatePolicyRecord = typeof gatePolicies.$inferSelect;
 /** One row of `run_initiators`. */
 export type RunInitiatorRecord = typeof runInitiators.$inferSelect;
 
-/** Filters of the console's run listing. */
-export interface RunFilter {
-  limit: number;
-  cursor?: string | null;
-  status?: RunStatus;
-  skillName?: string;
-  /** Inclusive lower bound on `created_ms`. */
-  fromMs?: number;
-  /** Exclusive upper bound on `created_ms`. */
-  toMs?: number;
-}
+export type { AwaitingFilter, FilteredRunPage, RunFilter } from "./run-listing.js";
 
 /** The console's tables. Every method is synchronous. */
 export interface ConsoleStore {
@@ -80,6 +70,8 @@ export interface ConsoleStore {
   revokeSession(id: string, at: string): void;
   recordInitiator(row: RunInitiatorRecord): void;
   getInitiator(runId: string): RunInitiatorRecord | undefined;
+  /** The initiators recorded for these runs (runs without one are left out). */
+  listInitiators(runIds: readonly string[]): RunInitiatorRecord[];
   upsertGatePolicy(row: GatePolicyRecord): GatePolicyRecord;
   /** The most specific policy for (skill, gate): exact, skill+*, *+gate, *+*. */
   findGatePolicy(skillName: string, gateId: string): GatePolicyRecord | undefined;
@@ -92,8 +84,11 @@ export interface ConsoleStore {
   listDecisions(runId: string, gateId?: string, pauseReceiptId?: string): ApprovalDecisionRecord[];
   /** Receipts indexed for a run (steps, pauses and the run's own), oldest first. */
   listRunReceipts(runId: string): ReceiptIndexRecord[];
-  /** Runs newest first with the console filters, keyset-paginated like `listRuns`. */
-  listRunsFiltered(filter: RunFilter): RunPage;
+  /**
+   * Runs newest first with the console filters, keyset pages both ways and the count of
+   * matching runs (run-listing.ts).
+   */
+  listRunsFiltered(filter: RunFilter): FilteredRunPage;
   /**
    * Runs whose `updated_at` is at or after `since` (ISO time), oldest change first, at most
    * `limit` (the live-update feed; served by the `runs_updated_at_idx` index).
@@ -281,6 +276,16 @@ export function createConsoleStore(
         db.select().from(runInitiators).where(eq(runInitiators.runId, runId)).get(),
       );
     },
+    listInitiators(runIds) {
+      if (runIds.length === 0) return [];
+      return guard("read initiators", () =>
+        db
+          .select()
+          .from(runInitiators)
+          .where(inArray(runInitiators.runId, [...runIds]))
+          .all(),
+      );
+    },
     upsertGatePolicy(row) {
       return guard("write gate policy", () =>
         writtenRow(
@@ -364,42 +369,7 @@ export function createConsoleStore(
       );
     },
     listRunsFiltered(filter) {
-      if (!Number.isInteger(filter.limit) || filter.limit < 1 || filter.limit > MAX_PAGE_SIZE) {
-        throw new RuntimeError("USAGE", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
-          path: "limit",
-        });
-      }
-      const after =
-        filter.cursor === undefined || filter.cursor === null
-          ? undefined
-          : decodeRunCursor(filter.cursor);
-      const where: SQL[] = [];
-      if (filter.status !== undefined) where.push(eq(runs.status, filter.status));
-      if (filter.skillName !== undefined) where.push(eq(runs.skillName, filter.skillName));
-      if (filter.fromMs !== undefined) where.push(gte(runs.createdMs, filter.fromMs));
-      if (filter.toMs !== undefined) where.push(lt(runs.createdMs, filter.toMs));
-      // Row-value comparison seeks straight into the (…, created_ms, id) indexes.
-      if (after !== undefined) {
-        where.push(sql`(${runs.createdMs}, ${runs.id}) < (${after.createdMs}, ${after.id})`);
-      }
-      const rows = guard("list runs", () =>
-        db
-          .select()
-          .from(runs)
-          .where(and(...where))
-          .orderBy(desc(runs.createdMs), desc(runs.id))
-          .limit(filter.limit + 1)
-          .all(),
-      );
-      const page = rows.slice(0, filter.limit);
-      const last = page[page.length - 1];
-      return {
-        runs: page,
-        nextCursor:
-          rows.length > filter.limit && last !== undefined
-            ? encodeRunCursor({ createdMs: last.createdMs, id: last.id })
-            : null,
-      };
+      return guard("list runs", () => listRunsFiltered(db, filter));
     },
   };
 }

@@ -4,32 +4,18 @@
  * twice in a run (one release completed, one cut off before its decisions were marked), is
  * migrated and each decision ends up on its own pause.
  */
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { appendRunEvent } from "../run/ledger.js";
 import { consoleStoreExtension } from "./console-store.js";
-import { resolveMigrationsDir } from "./migrations.js";
 import { openStateStore } from "./open.js";
-import { fakeClock, sampleRun, tempDir } from "./test-support/fixtures.js";
+import { fakeClock, insertLegacyRun, migrationsUpTo, tempDir } from "./test-support/fixtures.js";
 import type { TempDir } from "./test-support/fixtures.js";
 import type { StateStore } from "./types.js";
 
 let tmp: TempDir;
 afterEach(() => tmp.cleanup());
-
-/** A copy of the committed migrations that stops after `lastTag`. */
-function migrationsUpTo(dir: string, lastTag: string): string {
-  cpSync(resolveMigrationsDir(), dir, { recursive: true });
-  const path = join(dir, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(path, "utf8")) as { entries: Array<{ tag: string }> };
-  const last = journal.entries.findIndex((e) => e.tag === lastTag);
-  expect(last).toBeGreaterThanOrEqual(0);
-  journal.entries = journal.entries.slice(0, last + 1);
-  writeFileSync(path, JSON.stringify(journal));
-  return dir;
-}
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
@@ -69,8 +55,10 @@ describe("migration 0005 (decisions tied to their pause)", () => {
     const before = openStateStore({ path: tmp.dbPath, migrationsDir: old, clock: clock.now });
     const run = "run_default_00000000000000a1";
     const other = "run_default_00000000000000b2";
-    before.createRun(sampleRun(run));
-    before.createRun(sampleRun(other));
+    // Rows as a store at 0004 wrote them (this release's store writes later columns).
+    const legacy = before.attach(({ sqlite }) => sqlite);
+    insertLegacyRun(legacy, run);
+    insertLegacyRun(legacy, other);
     // run: gate g pauses (P1), is released into a question (Q), pauses again (P2).
     pause(before, run, receipt(1), ["g"]);
     clock.set(T0 + 20_000);

@@ -36,6 +36,7 @@ export const RUNS: TableLayout<typeof runs.$inferSelect> = {
     ["createdAt", "created_at", "text"],
     ["updatedAt", "updated_at", "text"],
     ["createdMs", "created_ms", "integer"],
+    ["outcome", "outcome", "text"],
   ],
 };
 

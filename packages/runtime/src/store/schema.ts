@@ -16,6 +16,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import { DETAILED_OUTCOMES } from "../run/envelope.js";
 
 /** Every status a run can be in; `running` until it seals, pauses or fails. */
 export const RUN_STATUSES = [
@@ -52,6 +53,12 @@ export const runs = sqliteTable(
     updatedAt: text("updated_at").notNull(),
     /** Milliseconds since the epoch of `created_at`; the keyset-pagination key with `id`. */
     createdMs: integer("created_ms").notNull(),
+    /**
+     * What status, disposition and pending requests mean together (`deriveDetailedOutcome`,
+     * run/envelope.ts), written by the state store with every change of those three, so the
+     * console filters and counts by outcome from an index.
+     */
+    outcome: text("outcome", { enum: DETAILED_OUTCOMES }).notNull().default("running"),
   },
   (t) => [
     index("runs_created_ms_id_idx").on(t.createdMs, t.id),
@@ -59,6 +66,10 @@ export const runs = sqliteTable(
     index("runs_skill_name_idx").on(t.skillName, t.createdMs, t.id),
     /** The console's live-update feed (runs changed since a time). */
     index("runs_updated_at_idx").on(t.updatedAt, t.id),
+    /** The console's outcome filter and its count, newest first. */
+    index("runs_outcome_idx").on(t.outcome, t.createdMs, t.id),
+    /** Skill (exact, or the names a skill search matched) with or without an outcome. */
+    index("runs_skill_outcome_idx").on(t.skillName, t.outcome, t.createdMs, t.id),
     check(
       "runs_status_check",
       sql`${t.status} in ('running', 'sealed', 'needs_agent', 'needs_approval', 'failure')`,

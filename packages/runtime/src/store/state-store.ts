@@ -18,6 +18,7 @@ import type {
   StoreExtension,
 } from "./types.js";
 import { isoTimestamp } from "../time.js";
+import { deriveDetailedOutcome } from "../run/envelope.js";
 
 export { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 export type * from "./types.js";
@@ -58,6 +59,22 @@ function toLedgerRecord(row: {
 }): LedgerEntryRecord {
   const { entryJson, ...rest } = row;
   return { ...rest, entry: JSON.parse(entryJson) as unknown };
+}
+
+/** The outcome column's value for a run's status, disposition and pending requests. */
+function outcomeOf(status: string, disposition: string | null, requestsJson: string | null) {
+  let kinds: string[] = [];
+  if (requestsJson !== null) {
+    try {
+      const requests = JSON.parse(requestsJson) as unknown;
+      if (Array.isArray(requests)) {
+        kinds = requests.map((r) => String((r as { kind?: unknown } | null)?.kind));
+      }
+    } catch {
+      kinds = []; // not JSON: no readable requests, as the migration's backfill reads it
+    }
+  }
+  return deriveDetailedOutcome({ status, disposition, requestKinds: kinds });
 }
 
 /** Builds the store over an open, migrated connection (see `openStateStore`). */
@@ -119,6 +136,7 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
     "createdAt",
     "updatedAt",
     "createdMs",
+    "outcome",
   ] as const;
   const INDEX_KEYS = [
     "receiptId",
@@ -198,7 +216,9 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
             createdAt: at,
             updatedAt: at,
             createdMs: now.getTime(),
+            outcome: "running",
           };
+          values.outcome = outcomeOf(values.status, values.disposition, values.requestsJson);
           const row = writtenRow(
             prepared(`${runCodec.insert(RUN_KEYS)} RETURNING ${runCodec.columnList}`).all(
               bind(runCodec, RUN_KEYS, values),
@@ -229,13 +249,36 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         }),
         updatedAt: isoTimestamp(clock()),
       };
-      const keys = Object.keys(set) as Array<(typeof RUN_KEYS)[number]>;
-      const row = guard("update run", () => {
-        const assignments = keys.map((k) => `${runCodec.column(k)} = ?`).join(", ");
-        return prepared(
-          `UPDATE ${runCodec.name} SET ${assignments} WHERE ${runCodec.column("id")} = ? RETURNING ${runCodec.columnList}`,
-        ).all([...bind(runCodec, keys, set), id])[0] as Record<string, unknown> | undefined;
-      });
+      const touchesOutcome =
+        patch.status !== undefined ||
+        patch.disposition !== undefined ||
+        patch.requestsJson !== undefined;
+      const row = guard("update run", () =>
+        // The outcome reads the fields the patch leaves alone too: read and write in one
+        // transaction (a savepoint inside the caller's), so no other writer comes between.
+        sqlite
+          .transaction(() => {
+            if (touchesOutcome) {
+              const current = prepared(
+                `SELECT ${runCodec.column("status")}, ${runCodec.column("disposition")}, ${runCodec.column("requestsJson")} FROM ${runCodec.name} WHERE ${runCodec.column("id")} = ?`,
+              ).get(id) as
+                | { status: string; disposition: string | null; requests_json: string | null }
+                | undefined;
+              if (current === undefined) return undefined;
+              set.outcome = outcomeOf(
+                patch.status ?? current.status,
+                patch.disposition !== undefined ? patch.disposition : current.disposition,
+                patch.requestsJson !== undefined ? patch.requestsJson : current.requests_json,
+              );
+            }
+            const keys = Object.keys(set) as Array<(typeof RUN_KEYS)[number]>;
+            const assignments = keys.map((k) => `${runCodec.column(k)} = ?`).join(", ");
+            return prepared(
+              `UPDATE ${runCodec.name} SET ${assignments} WHERE ${runCodec.column("id")} = ? RETURNING ${runCodec.columnList}`,
+            ).all([...bind(runCodec, keys, set), id])[0] as Record<string, unknown> | undefined;
+          })
+          .immediate(),
+      );
       if (row === undefined) throw notFound(id);
       return runCodec.decode(row);
     },
@@ -252,6 +295,11 @@ export function createStateStore(sqlite: BetterSqlite3.Database, deps: StateStor
         options.cursor === undefined || options.cursor === null
           ? undefined
           : decodeRunCursor(options.cursor);
+      if (after?.direction === "newer") {
+        throw new RuntimeError("USAGE", "listRuns pages only towards older runs (nextCursor)", {
+          path: "cursor",
+        });
+      }
       const c = (k: (typeof RUN_KEYS)[number]) => runCodec.column(k);
       const where: string[] = [];
       const params: unknown[] = [];

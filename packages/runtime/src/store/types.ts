@@ -36,10 +36,13 @@ export interface LedgerEntryRecord {
   createdAt: string;
 }
 
-/** Fields of a new run; timestamps come from the store's clock, status defaults to running. */
+/**
+ * Fields of a new run; timestamps come from the store's clock, status defaults to running, and
+ * the outcome is derived by the store.
+ */
 export type NewRun = Omit<
   typeof runs.$inferInsert,
-  "status" | "createdAt" | "updatedAt" | "createdMs"
+  "status" | "createdAt" | "updatedAt" | "createdMs" | "outcome"
 > & { status?: RunStatus };
 
 /** Mutable fields of a run; `undefined` leaves a field alone, `null` clears it. */

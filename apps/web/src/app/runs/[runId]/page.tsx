@@ -4,6 +4,7 @@ import { AnswerForm } from "@/components/AnswerForm";
 import { ApiError } from "@/components/ApiError";
 import { Digest } from "@/components/Digest";
 import { DispatchAttempts } from "@/components/DispatchAttempts";
+import { OutcomeBadge } from "@/components/OutcomeBadge";
 import { RunLive } from "@/components/RunLive";
 import { StatusBadge } from "@/components/StatusBadge";
 import { adapterAnswerTemplate, adapterQuestions } from "@/lib/adapter-gate";
@@ -57,6 +58,7 @@ export default async function RunPage({ params }: { params: Params }) {
         <h1>
           Run <span className="mono">{run.id}</span>
         </h1>
+        <OutcomeBadge outcome={run.outcome} testId="run-outcome" />
         <RunLive
           runId={run.id}
           status={run.status}
