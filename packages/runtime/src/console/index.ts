@@ -22,7 +22,13 @@ export type { ApprovalServices, DecideResult, GatePolicy, PendingApproval } from
 export type { DagEdge, DagNode, EvidenceBundle, EvidenceServices } from "./evidence.js";
 export type { ApiTokenView, Operator, OperatorServices } from "./operators.js";
 export { roleAtLeast } from "./operators.js";
-export type { DecisionView, RunDetail, RunServices, RunSummary } from "./runs.js";
+export type {
+  DecisionView,
+  PendingRequestView,
+  RunDetail,
+  RunServices,
+  RunSummary,
+} from "./runs.js";
 export { INTERRUPTED_REQUEST } from "./recovery.js";
 export type { HostJob, RecoveryOutcome, RecoveryServices } from "./recovery.js";
 export { consoleInput } from "./validate.js";
