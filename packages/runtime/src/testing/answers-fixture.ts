@@ -15,7 +15,7 @@ export const ANSWERS_REVIEW_SKILL = [
   "description: Ask a reviewer whether a change ships, and record the decision.",
   "---",
   "",
-  "Review the change named in the inputs.",
+  "Review the change named in `subject` and decide whether it ships.",
   "",
 ].join("\n");
 
