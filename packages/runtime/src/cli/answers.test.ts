@@ -97,6 +97,38 @@ describe("answers that break the declared output contract", () => {
     await refuseThenSeal(env.run_id);
   }, 60_000);
 
+  it("are refused for a top-level agent-task runner too, named after its task", async () => {
+    ws.write("skills/triage/SKILL.md", "---\nname: triage\n---\nTriage the report.\n");
+    ws.write(
+      "skills/triage/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: agent-task",
+        "    agent: triager",
+        "    task: triage",
+        "    outputs:",
+        "      severity: {type: integer, description: 1 (low) to 4 (critical).}",
+        "",
+      ].join("\n"),
+    );
+    const paused = await runx(ws, ["skill", "skills/triage", "--json"]);
+    expect(paused.code).toBe(2);
+    const { run_id } = paused.json<Envelope>();
+    const request = "agent_task.triage.output";
+    const before = await pausedState(run_id);
+    const refused = await runx(ws, ["resume", run_id, "-"], {
+      stdin: JSON.stringify({ answers: { [request]: { severity: "high" } } }),
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('runx: answer for triage: field "severity" must be an integer\n');
+    expect(await pausedState(run_id)).toEqual(before);
+    const sealed = await runx(ws, ["resume", run_id, "-", "--json"], {
+      stdin: JSON.stringify({ answers: { [request]: { severity: 3 } } }),
+    });
+    expect(sealed.json<Envelope>()).toMatchObject({ status: "sealed", result: { severity: 3 } });
+  });
+
   it("are refused for a run an MCP client started, which stays paused for a valid answer", async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
