@@ -345,12 +345,10 @@ it("pauses needs_agent on an adapter's question; the answer builds a new packet"
     const row = attemptsRegion(page).getByTestId("dispatch-attempt").first();
     const cells = (await row.getByRole("cell").allInnerTexts()).map((t) => t.trim());
     expect(cells.slice(3, 5)).toEqual(["blocked", "needs input: q_scope"]);
-    const answer = page.getByLabel("Answer JSON");
-    expect(JSON.parse(await answer.inputValue())).toEqual({
-      "adapter.dispatch.input": { q_scope: null },
-    });
+    // The answer form is generated from the questions: one field per question_id.
+    const answer = page.getByRole("form", { name: "Answer agent requests" }).getByLabel("q_scope");
     await j.shot(page, "question");
-    await answer.fill(JSON.stringify({ "adapter.dispatch.input": { q_scope: "lib" } }));
+    await answer.fill("lib");
     await page.getByRole("button", { name: "Submit answer" }).click();
     await waitForRunStatus(page, "sealed");
     const state = await apiQuery<{ attempts: AttemptView[] }>(

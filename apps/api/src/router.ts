@@ -113,10 +113,15 @@ const runs = router({
       ...(input.runner !== undefined ? { runner: input.runner } : {}),
     });
   }),
-  /** Answers agent/input requests with pasted JSON (approval gates are refused here). */
-  answer: approver
-    .input(contract("runs-answer"))
-    .mutation(({ ctx, input }) => ctx.executor.answer(input)),
+  /**
+   * Answers agent/input requests (approval gates are refused here). The runtime admits the
+   * answers first, as a resume would, so a refused answer never reaches the worker pool and
+   * the run stays paused as it was.
+   */
+  answer: approver.input(contract("runs-answer")).mutation(({ ctx, input }) => {
+    ctx.runtime.console.runs.checkAnswers(input);
+    return ctx.executor.answer(input);
+  }),
   /**
    * Continues a paused run that needs no new human input: a run a restart interrupted
    * (its `interrupted` request), or a gate with decisions on the run's current pause (a

@@ -62,6 +62,13 @@ const t = initTRPC.context<ApiContext>().create({
         stack: undefined,
         runtimeCode: isRuntimeError(cause) ? cause.code : null,
         path: isRuntimeError(cause) ? (cause.details.path ?? null) : null,
+        // A refused answer names its request and field, so a form can point at the field.
+        ...(isRuntimeError(cause) && typeof cause.details.request_id === "string"
+          ? {
+              requestId: cause.details.request_id,
+              field: typeof cause.details.field === "string" ? cause.details.field : null,
+            }
+          : {}),
         // Throttled sign-ins: the server turns it into Retry-After (server.ts responseMeta).
         ...(isRuntimeError(cause) && typeof cause.details.retryAfterSeconds === "number"
           ? { retryAfterSeconds: cause.details.retryAfterSeconds }

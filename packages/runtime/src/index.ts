@@ -73,6 +73,7 @@ export type {
   GatePolicy,
   Operator,
   PendingApproval,
+  PendingRequestView,
   RunDetail,
   RunListItem,
   RunListPage,
@@ -85,6 +86,7 @@ export type {
 export { consoleInput, roleAtLeast } from "./console/index.js";
 export { INTERRUPTED_REQUEST } from "./console/index.js";
 export type { OperatorRole } from "./store/console-store.js";
+export type { AnswerContract } from "./run/answer-contract.js";
 export type { SkillListItem } from "./services/list-skills.js";
 export type {
   InstallResult,

@@ -4,6 +4,7 @@ import { cookies } from "next/headers";
 import Link from "next/link";
 import "./globals.css";
 import "./styles/outcomes.css";
+import "./styles/answers.css";
 import { ThemeToggle } from "@/components/ThemeToggle";
 import { SignOutButton } from "@/components/SignOutButton";
 import { serverApi } from "@/lib/server-api";

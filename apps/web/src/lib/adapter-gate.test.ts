@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  adapterAnswerTemplate,
-  adapterGateRows,
-  adapterQuestions,
-  bytesText,
-} from "./adapter-gate";
+import { adapterGateRows, adapterQuestions, bytesText } from "./adapter-gate";
 import { attemptNote } from "./dispatch-view";
 
 const BINDING = {
@@ -98,18 +93,6 @@ describe("adapter questions", () => {
       ],
     });
     expect(adapterQuestions({ type: "agent_task" })).toBeNull();
-  });
-
-  it("starts the answer JSON keyed by request id and question id", () => {
-    const asked = adapterQuestions(invocation)!;
-    expect(
-      JSON.parse(
-        adapterAnswerTemplate([
-          { id: "adapter.dispatch.input", questions: asked.questions },
-          { id: "other", questions: null },
-        ]),
-      ),
-    ).toEqual({ "adapter.dispatch.input": { q_scope: null }, other: {} });
   });
 
   it("notes an attempt that asked for input instead of a failure code", () => {

@@ -2,7 +2,7 @@
  * What the console shows about an adapter dispatch before a human acts on it (open-scaffold
  * §5.12 J.56, H.50): the approval card's rows for an `adapter_dispatch` gate (everything the
  * approval binds, plus who granted spawn authority), and the questions an adapter asked
- * (`question_id`, prompt, answer schema) with an answer template keyed by question id.
+ * (`question_id`, prompt, answer schema); the answer form comes from the request's contract.
  */
 import type { SummaryRow } from "./summary";
 
@@ -134,22 +134,4 @@ export function adapterQuestions(invocation: unknown): {
     dispatchReceiptId: str(invocation.dispatch_receipt_id),
     questions: questions.filter((q) => q.question_id !== ""),
   };
-}
-
-/** The answer JSON the form starts with: each request id → its question ids → null. */
-export function adapterAnswerTemplate(
-  requests: ReadonlyArray<{ id: string; questions: readonly AdapterQuestion[] | null }>,
-): string {
-  return JSON.stringify(
-    Object.fromEntries(
-      requests.map((r) => [
-        r.id,
-        r.questions === null
-          ? {}
-          : Object.fromEntries(r.questions.map((q) => [q.question_id, null])),
-      ]),
-    ),
-    null,
-    2,
-  );
 }

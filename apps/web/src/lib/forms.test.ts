@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parseAnswers } from "./answers";
 import { listInput, readFilters, runsHref, toRfc3339 } from "./runs-filter";
 import { approvalLines, verificationText } from "./receipt-view";
 import { buildInputs, defaultRunner, fieldsOf } from "./skill-form";
@@ -32,18 +31,6 @@ describe("start-run form model", () => {
       ok: true,
       inputs: { o: { a: 1 } },
     });
-  });
-});
-
-describe("answers", () => {
-  it("accepts the keyed map, or a bare answer for a single request", () => {
-    expect(parseAnswers('{"r1": {"x": 1}}', ["r1", "r2"])).toEqual({
-      ok: true,
-      answers: { r1: { x: 1 } },
-    });
-    expect(parseAnswers('{"x": 1}', ["r1"])).toEqual({ ok: true, answers: { r1: { x: 1 } } });
-    expect(parseAnswers('{"x": 1}', ["r1", "r2"]).ok).toBe(false);
-    expect(parseAnswers("{nope", ["r1"]).ok).toBe(false);
   });
 });
 

@@ -24,6 +24,7 @@ export type { ApiTokenView, Operator, OperatorServices } from "./operators.js";
 export { roleAtLeast } from "./operators.js";
 export type {
   DecisionView,
+  PendingRequestView,
   RunDetail,
   RunListItem,
   RunListPage,

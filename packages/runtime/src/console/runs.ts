@@ -1,9 +1,12 @@
 /** The console's run browser: filtered keyset listing and one run in detail. */
 import { RuntimeError } from "../errors.js";
 import { DEFAULT_GATE_POLICY } from "../policy/gate-resolution.js";
+import { answerContract } from "../run/answer-contract.js";
+import type { AnswerContract } from "../run/answer-contract.js";
 import { readCheckpoint } from "../run/checkpoint.js";
 import { outcomeIsOpen } from "../run/envelope.js";
 import type { DetailedOutcome, RunRequest } from "../run/envelope.js";
+import { admitResume } from "../run/resume-admission.js";
 import type { ApprovalDecisionRecord, ConsoleStore, RunFilter } from "../store/console-store.js";
 import type { RunRecord, StateStore } from "../store/types.js";
 import type { Operator } from "./operators.js";
@@ -67,6 +70,11 @@ export interface DecisionView {
   pauseReceiptId: string;
 }
 
+/** A pending agent or input request and what its answer must look like. */
+export type PendingRequestView = Exclude<RunRequest, { kind: "approval" }> & {
+  contract: AnswerContract;
+};
+
 /** A run in detail. */
 export interface RunDetail {
   run: RunSummary & {
@@ -91,8 +99,11 @@ export interface RunDetail {
   }>;
   /** Pending human gates (resolved only through approvals.decide). */
   pendingApprovals: Array<Extract<RunRequest, { kind: "approval" }>>;
-  /** Pending agent/input requests (answered through runs.answer, never approvals). */
-  pendingRequests: Array<Exclude<RunRequest, { kind: "approval" }>>;
+  /**
+   * Pending agent/input requests (answered through runs.answer, never approvals), each with
+   * the contract its answer must satisfy (the console's view; the run envelope is unchanged).
+   */
+  pendingRequests: PendingRequestView[];
   receipts: Array<{
     receiptId: string;
     skill: string;
@@ -229,6 +240,15 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
       return deps.store().listRunsUpdatedSince(since, limit).map(runSummary);
     },
 
+    /**
+     * Refuses answers the paused run would refuse on resume (not paused, unknown or approval
+     * ids, an answer that breaks its request's contract), before any job is queued. Reads
+     * only: a refused answer leaves the run exactly as it was.
+     */
+    checkAnswers(input: ConsoleInputs["runs-answer"]): void {
+      admitResume(deps.state(), input.runId, { answers: input.answers });
+    },
+
     /** One run: step timeline, redacted inputs/outputs, receipts, pending requests, decisions. */
     detail(runId: string): RunDetail {
       const state = deps.state();
@@ -268,9 +288,10 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
         pendingApprovals: requests.filter(
           (r): r is Extract<RunRequest, { kind: "approval" }> => r.kind === "approval",
         ),
-        pendingRequests: requests.filter(
-          (r): r is Exclude<RunRequest, { kind: "approval" }> => r.kind !== "approval",
-        ),
+        pendingRequests: requests.flatMap((r): PendingRequestView[] => {
+          const contract = answerContract(r);
+          return r.kind === "approval" || contract === null ? [] : [{ ...r, contract }];
+        }),
         receipts: deps
           .store()
           .listRunReceipts(runId)

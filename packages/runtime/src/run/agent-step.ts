@@ -6,10 +6,9 @@
  * OpenAI-compatible endpoint, offered only the runner's allowed native tools.
  */
 import { resolveContextSkills } from "../agents/context-skills.js";
-import { agentActForRunner, validateAgentAnswer } from "../agents/request.js";
+import { agentActForRunner } from "../agents/request.js";
 import type { AgentActRequest } from "../agents/request.js";
 import { runManagedAgent } from "../agents/managed-agent.js";
-import { RuntimeError } from "../errors.js";
 import type { AgentTaskRunner, RunnerDefinition } from "../parser/runner-types.js";
 import type { JsonObject } from "../parser/json.js";
 import { hashCanonical } from "../receipts/index.js";
@@ -132,28 +131,6 @@ export async function runAgentTask(
         },
     start.previous,
   );
-}
-
-/** Checks a caller's answer against the runner's declared outputs before the run is taken. */
-export function checkAgentAnswers(
-  runner: RunnerDefinition,
-  skillName: string,
-  checkpoint: Checkpoint,
-  answers: ResumeAnswers,
-): void {
-  const outputs = asAgentTask(runner, skillName).outputs;
-  for (const request of checkpoint.requests) {
-    const answer = answers.answers[request.id];
-    if (request.kind !== "agent_act" || answer === undefined) continue;
-    const check = validateAgentAnswer(outputs, answer);
-    if (!check.ok) {
-      throw new RuntimeError(
-        "ANSWERS_INVALID",
-        `answer ${request.id} does not match the declared outputs at ${check.path}: ${check.message}`,
-        { path: `answers.${request.id}${check.path === "$" ? "" : check.path.replace(/^\$/, "")}` },
-      );
-    }
-  }
 }
 
 /** Continues an agent pause: a supplied answer seals; an approval re-runs the managed act. */

@@ -22,7 +22,6 @@ import type { GraphRunner } from "../parser/runner-types.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Receipt, Reference, SyncPoint } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
-import { isAdapterQuestions, packetAnswers } from "./adapter-answers.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
 import {
@@ -390,24 +389,6 @@ async function sealGraph(
     closure: { disposition, reason_code: reasonCode, summary },
     result,
   });
-}
-
-/** Agent answers for paused graph steps must be JSON objects (checked before the run is taken). */
-export function checkGraphAnswers(checkpoint: Checkpoint, answers: ResumeAnswers): void {
-  const state = checkpoint.graph_state as GraphState;
-  for (const step of state.steps) {
-    for (const request of step.requests ?? []) {
-      const answer = answers.answers[request.id];
-      if (request.kind !== "agent_act" || answer === undefined) continue;
-      if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
-        throw new RuntimeError("ANSWERS_INVALID", `answer ${request.id} must be a JSON object`, {
-          path: `answers.${request.id}`,
-        });
-      }
-      // Answers to an adapter's questions: one per question_id, of the declared type.
-      if (isAdapterQuestions(request)) packetAnswers(request, answer);
-    }
-  }
 }
 
 /** Continues a paused graph: human decisions through the machine, agent answers as step results. */

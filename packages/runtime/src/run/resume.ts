@@ -8,13 +8,12 @@ import { RuntimeError } from "../errors.js";
 import type { SuppliedInput } from "../parser/inputs.js";
 import { assertGateResolvableHere } from "../policy/gate-resolution.js";
 import { createTaintSet } from "../redaction.js";
-import { checkAgainstRequests, parseResumeDocument } from "./answers.js";
-import { readCheckpoint } from "./checkpoint.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
-import { checkAgentAnswers, resumeAgentTask } from "./agent-step.js";
-import { checkGraphAnswers, resumeGraphRun } from "./graph-run.js";
+import { resumeAgentTask } from "./agent-step.js";
+import { resumeGraphRun } from "./graph-run.js";
 import { prepareRun } from "./prepare.js";
+import { admitResume } from "./resume-admission.js";
 import {
   admitPolicy,
   continueWithInputs,
@@ -42,23 +41,8 @@ export async function resumeRun(
   signal: AbortSignal,
 ): Promise<SkillRunEnvelope> {
   const state = deps.state();
-  const run = state.getRun(request.runId);
-  if (run.status === "sealed" || run.status === "failure") {
-    throw new RuntimeError(
-      "RESUME_REFUSED",
-      `run ${run.id} is ${run.status === "sealed" ? "sealed" : "finished"}; a sealed run is terminal (inspect it with runx history --detail ${run.id})`,
-      { run_id: run.id, status: run.status },
-    );
-  }
-  if (run.status === "running") {
-    throw new RuntimeError("RESUME_REFUSED", `run ${run.id} is already running`, {
-      run_id: run.id,
-      status: run.status,
-    });
-  }
-  const checkpoint = readCheckpoint(state, run.id);
-  const answers = parseResumeDocument(request.document);
-  checkAgainstRequests(answers, checkpoint.requests);
+  // The same admission as the console's answer check: a refusal here leaves the run paused.
+  const { run, checkpoint, answers } = admitResume(state, request.runId, request.document);
   // A console gate policy binds every entry point: a resume document's decision is refused
   // for a gate the console governs unless it is the console's own attested release.
   await assertGateResolvableHere(
@@ -93,10 +77,7 @@ export async function resumeRun(
   });
   bound("package digest", checkpoint.package_digest, prep.packageDigest);
   bound("execution-closure digest", checkpoint.execution_closure_digest, prep.closureDigest);
-  // Answers are checked before the run is taken: a bad answer leaves the run paused.
-  if (checkpoint.kind === "agent")
-    checkAgentAnswers(prep.runner, prep.pkg.name, checkpoint, answers);
-  if (checkpoint.kind === "graph") checkGraphAnswers(checkpoint, answers);
+  // A dispatch pause also needs its answer or decision now (it does not pause again).
   if (checkpoint.kind === "adapter")
     (await import("./adapter-step.js")).checkAdapterAnswers(checkpoint, answers);
 

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { AgentRequest } from "@/components/AgentRequest";
 import { AnswerForm } from "@/components/AnswerForm";
 import { ApiError } from "@/components/ApiError";
 import { Digest } from "@/components/Digest";
@@ -7,7 +8,7 @@ import { DispatchAttempts } from "@/components/DispatchAttempts";
 import { OutcomeBadge } from "@/components/OutcomeBadge";
 import { RunLive } from "@/components/RunLive";
 import { StatusBadge } from "@/components/StatusBadge";
-import { adapterAnswerTemplate, adapterQuestions } from "@/lib/adapter-gate";
+import { adapterQuestions } from "@/lib/adapter-gate";
 import { dispatchKey } from "@/lib/dispatch-view";
 import { duration, formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
@@ -156,24 +157,16 @@ export default async function RunPage({ params }: { params: Params }) {
                 ) : adapterQuestions(request.invocation) !== null ? (
                   <AdapterQuestions asked={adapterQuestions(request.invocation)!} />
                 ) : (
-                  <pre className="json">{prettyJson(request.invocation)}</pre>
+                  <AgentRequest
+                    label={request.contract.label}
+                    prompt={request.contract.prompt}
+                    invocation={request.invocation}
+                  />
                 )}
               </li>
             ))}
           </ul>
-          <AnswerForm
-            runId={run.id}
-            requestIds={pendingRequests.map((r) => r.id)}
-            template={adapterAnswerTemplate(
-              pendingRequests.map((r) => ({
-                id: r.id,
-                questions:
-                  r.kind === "agent_act"
-                    ? (adapterQuestions(r.invocation)?.questions ?? null)
-                    : null,
-              })),
-            )}
-          />
+          <AnswerForm runId={run.id} requests={pendingRequests} />
         </section>
       )}
 
