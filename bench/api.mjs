@@ -2,9 +2,14 @@
 // its worker pool) over a scratch workspace whose state store is seeded with --runs runs
 // (default 100,000). Prints p50/p95 of:
 //   runs.list first page and a deep page   server time (the procedure's work, in-process, through
-//                                          the same runtime call) and the HTTP round trip to the
+//                                          the same runtime call, with the total count of matching
+//                                          runs every page carries) and the HTTP round trip to the
 //                                          real server; baseline: the bare keyset SELECT on the
 //                                          same index, same database.          target p95 <= 50 ms
+//   runs.list filters                      server time of the previous page, each outcome filter,
+//                                          a skill search, search + outcome, status + skill and
+//                                          "waiting for me" (its count stops at 1,000).
+//                                                                              target p95 <= 50 ms
 //   approve-to-sealed                      approvals.decide over HTTP until the run is sealed (the
 //                                          continuation runs in the API's worker pool); baseline:
 //                                          the same decide + release in-process.  target <= 1 s
@@ -31,7 +36,9 @@ const APPROVALS = Number(arg("--approvals", "20"));
 const JSON_OUT = argv.includes("--json");
 const PAGE = 50;
 
-const { createRuntime } = await import(join(repo, "packages/runtime/dist/index.js"));
+const { createRuntime, deriveDetailedOutcome } = await import(
+  join(repo, "packages/runtime/dist/index.js")
+);
 const Database = createRequire(join(repo, "packages/runtime/package.json"))("better-sqlite3");
 
 const root = mkdtempSync(join(tmpdir(), "runx-bench-api-"));
@@ -92,32 +99,71 @@ try {
   const aliceToken = runtime.console.operators.createToken(alice.id, "bench").token;
   const bobToken = runtime.console.operators.createToken(bob.id, "bench").token;
 
-  // Seed the run table (one transaction; statuses and skills spread like a busy project).
+  // Seed the run table (one transaction; statuses, dispositions and skills spread like a busy
+  // project): paused runs carry their requests, a third of the runs were started by alice in
+  // the console, and the outcome column is what the state store would have written.
   const db = new Database(runtime.paths.stateDb);
   const seedStart = performance.now();
   const insert = db.prepare(
     `insert into runs (id, skill_name, runner, skill_ref, package_dir, package_digest, status,
-       inputs_digest, created_at, updated_at, created_ms)
-     values (?, ?, 'default', ?, ?, ?, ?, ?, ?, ?, ?)`,
+       disposition, receipt_id, requests_json, inputs_digest, created_at, updated_at, created_ms,
+       outcome)
+     values (?, ?, 'default', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const initiate = db.prepare(
+    `insert into run_initiators (run_id, operator_id, username, created_at, allow_spawn)
+     values (?, ?, 'alice', ?, 0)`,
   );
   const statuses = ["sealed", "sealed", "sealed", "failure", "needs_agent", "needs_approval"];
+  const sealedAs = ["closed", "closed", "closed", "failed", "declined", "killed", "timed_out"];
+  const approval = JSON.stringify([
+    { id: "release", kind: "approval", gate: { id: "release", reason: "Release the echo." } },
+  ]);
+  const asks = [
+    JSON.stringify([{ id: "assess", kind: "agent_act", invocation: { task: "assess" } }]),
+    JSON.stringify([{ id: "q", kind: "input", questions: [] }]),
+  ];
   const base = Date.parse("2025-01-01T00:00:00Z");
   db.transaction(() => {
     for (let i = 0; i < RUNS; i++) {
       const skill = `skill-${i % 40}`;
       const at = new Date(base + i * 1000).toISOString();
+      const id = `run_seed_${i.toString(16).padStart(16, "0")}`;
+      const status = statuses[i % statuses.length];
+      const disposition =
+        status === "sealed"
+          ? sealedAs[Math.floor(i / statuses.length) % sealedAs.length]
+          : status === "failure"
+            ? "blocked"
+            : "deferred";
+      const requests =
+        status === "needs_approval"
+          ? approval
+          : status === "needs_agent"
+            ? asks[Math.floor(i / statuses.length) % 2]
+            : null;
+      const outcome = deriveDetailedOutcome({
+        status,
+        disposition,
+        requestKinds: requests === null ? [] : JSON.parse(requests).map((r) => r.kind),
+      });
       insert.run(
-        `run_seed_${i.toString(16).padStart(16, "0")}`,
+        id,
         skill,
         `skills/${skill}`,
         `skills/${skill}`,
         `sha256:${"a".repeat(64)}`,
-        statuses[i % statuses.length],
+        status,
+        disposition,
+        `sha256:${i.toString(16).padStart(64, "0")}`,
+        requests,
         `sha256:${"b".repeat(64)}`,
         at,
         at,
         base + i * 1000,
+        outcome,
       );
+      if (i % 3 === 0) initiate.run(id, alice.id, at);
     }
   })();
   db.pragma("optimize");
@@ -161,6 +207,30 @@ try {
   results.list_server_deep_filtered = measureSync(() =>
     runtime.console.runs.list({ limit: PAGE, status: "needs_agent", skill: "skill-4" }),
   );
+  const deepPage = runtime.console.runs.list({ limit: PAGE, cursor: deepCursor });
+  results.list_server_prev = measureSync(() =>
+    runtime.console.runs.list({ limit: PAGE, cursor: deepPage.prevCursor }),
+  );
+  results.filters = {};
+  const filters = {
+    "outcome completed": { outcome: "completed" },
+    "outcome failed": { outcome: "failed" },
+    "outcome declined": { outcome: "declined" },
+    "outcome blocked": { outcome: "blocked" },
+    "outcome paused_for_input": { outcome: "paused_for_input" },
+    "outcome timed_out, deep": { outcome: "timed_out", cursor: deepCursor },
+    "skill search 'KILL-1'": { skillSearch: "KILL-1" },
+    "skill search + outcome declined": { skillSearch: "skill-2", outcome: "declined" },
+    "skill search, no match": { skillSearch: "nothing-like-it" },
+    "waiting for me (bob)": { waitingForMe: true },
+  };
+  for (const [label, filter] of Object.entries(filters)) {
+    const page = runtime.console.runs.list({ limit: PAGE, ...filter }, bob);
+    results.filters[label] = {
+      ...measureSync(() => runtime.console.runs.list({ limit: PAGE, ...filter }, bob)),
+      total: `${page.total}${page.totalCapped ? "+" : ""}`,
+    };
+  }
 
   // The real server.
   const api = spawn(process.execPath, [join(repo, "apps/api/dist/main.js")], {
@@ -209,6 +279,9 @@ try {
     );
     results.list_http_deep = await measureHttp(() =>
       call(aliceToken, "runs.list", { limit: PAGE, cursor: deepCursor }),
+    );
+    results.list_http_outcome = await measureHttp(() =>
+      call(bobToken, "runs.list", { limit: PAGE, outcome: "declined" }),
     );
 
     // Approve-to-sealed through the API: alice starts, bob approves; the decide response
@@ -274,7 +347,7 @@ if (JSON_OUT) {
   process.stdout.write(`${JSON.stringify(results)}\n`);
 } else {
   const row = (label, s, target) =>
-    `${label.padEnd(44)} p50 ${String(s.p50).padStart(8)} ms   p95 ${String(s.p95).padStart(8)} ms${target ? `   (target p95 <= ${target} ms: ${s.p95 <= target ? "met" : "MISSED"})` : ""}`;
+    `${label.padEnd(58)} p50 ${String(s.p50).padStart(8)} ms   p95 ${String(s.p95).padStart(8)} ms${target ? `   (target p95 <= ${target} ms: ${s.p95 <= target ? "met" : "MISSED"})` : ""}`;
   console.log(`seeded ${results.seed.runs} runs in ${results.seed.ms} ms; page size ${PAGE}`);
   console.log(row("runs.list first page   baseline SELECT", results.list_baseline_first));
   console.log(row("runs.list first page   server", results.list_server_first, 50));
@@ -283,6 +356,11 @@ if (JSON_OUT) {
   console.log(row("runs.list deep page    server", results.list_server_deep, 50));
   console.log(row("runs.list deep page    HTTP round trip", results.list_http_deep, 50));
   console.log(row("runs.list status+skill filter  server", results.list_server_deep_filtered, 50));
+  console.log(row("runs.list previous page (from deep)  server", results.list_server_prev, 50));
+  for (const [label, s] of Object.entries(results.filters)) {
+    console.log(`${row(`runs.list ${label}`, s, 50)}   (${s.total} runs)`);
+  }
+  console.log(row("runs.list outcome declined  HTTP round trip", results.list_http_outcome, 50));
   console.log(
     row("approve-to-sealed      baseline in-process", results.approve_to_sealed_baseline),
   );
