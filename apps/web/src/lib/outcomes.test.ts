@@ -38,5 +38,11 @@ describe("run outcomes in the console", () => {
     });
     expect(runsHref(f, "c2")).toBe("/runs?view=waiting&outcome=declined&search=gat&cursor=c2");
     expect(readFilters({ view: "nonsense" }).view).toBe("all");
+    expect(listInput(readFilters({ limit: "10" })).limit).toBe(10);
+    expect(readFilters({ limit: "0" }).limit).toBeUndefined();
+    expect(readFilters({ limit: "5000" }).limit).toBeUndefined();
+    expect(runsHref(readFilters({ limit: "10", outcome: "failed" }))).toBe(
+      "/runs?outcome=failed&limit=10",
+    );
   });
 });

@@ -39,6 +39,17 @@ export interface RunFilters {
   to: string | undefined;
   waiting: boolean;
   cursor: string | undefined;
+  /** Runs per page (1–200); undefined: 50. */
+  limit?: number | undefined;
+}
+
+/** The page sizes the list offers. */
+export const PAGE_SIZES = [10, 25, 50, 100] as const;
+
+function pageSize(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,3}$/.test(value)) return undefined;
+  const n = Number(value);
+  return n >= 1 && n <= 200 ? n : undefined;
 }
 
 /** Reads the filters of a `/runs` URL. */
@@ -53,6 +64,7 @@ export function readFilters(params: SearchParams): RunFilters {
     to: first(params.to),
     waiting: first(params.waiting) === "1",
     cursor: first(params.cursor),
+    limit: pageSize(first(params.limit)),
   };
 }
 
@@ -60,7 +72,7 @@ export function readFilters(params: SearchParams): RunFilters {
  * The runs.list input for these filters (unknown statuses and outcomes go through so the API
  * names them).
  */
-export function listInput(filters: RunFilters, limit = 50): RunsListInput {
+export function listInput(filters: RunFilters, limit = filters.limit ?? 50): RunsListInput {
   const input: RunsListInput = { limit };
   if (filters.view === "waiting") input.waitingForMe = true;
   if (filters.outcome !== undefined) input.outcome = filters.outcome as Outcome;
@@ -100,6 +112,7 @@ export function runsHref(filters: RunFilters, cursor?: string | null): string {
   if (filters.from) q.set("from", filters.from);
   if (filters.to) q.set("to", filters.to);
   if (filters.waiting) q.set("waiting", "1");
+  if (filters.limit !== undefined) q.set("limit", String(filters.limit));
   if (cursor) q.set("cursor", cursor);
   const s = q.toString();
   return s ? `/runs?${s}` : "/runs";

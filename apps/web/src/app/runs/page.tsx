@@ -6,7 +6,14 @@ import { RUN_STATUSES } from "@/lib/api-types";
 import type { RunList } from "@/lib/api-types";
 import { formatTime } from "@/lib/format";
 import { OUTCOME_GROUPS, OUTCOME_VIEWS, durationText, runCount } from "@/lib/outcomes";
-import { isFiltered, listInput, readFilters, runsHref, toLocalInput } from "@/lib/runs-filter";
+import {
+  PAGE_SIZES,
+  isFiltered,
+  listInput,
+  readFilters,
+  runsHref,
+  toLocalInput,
+} from "@/lib/runs-filter";
 import type { RunFilters, SearchParams } from "@/lib/runs-filter";
 import { load } from "@/lib/server-api";
 
@@ -87,6 +94,18 @@ function Filters({ filters }: { filters: RunFilters }) {
         <label htmlFor="f-to">To (UTC)</label>
         <input id="f-to" name="to" type="datetime-local" defaultValue={toLocalInput(filters.to)} />
       </div>
+      <div className="field">
+        <label htmlFor="f-limit">Per page</label>
+        <select id="f-limit" name="limit" defaultValue={String(filters.limit ?? 50)}>
+          {[...new Set([...PAGE_SIZES, filters.limit ?? 50])]
+            .sort((a, b) => a - b)
+            .map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+        </select>
+      </div>
       <div className="field actions">
         <button type="submit" className="button primary">
           Apply filters
@@ -103,6 +122,7 @@ function Filters({ filters }: { filters: RunFilters }) {
               to: undefined,
               waiting: false,
               cursor: undefined,
+              limit: filters.limit,
             })}
             className="button ghost"
           >
