@@ -8,6 +8,7 @@
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeViolations, seriousViolations } from "./harness/a11y.js";
 import { launchChromium } from "./harness/chromium.js";
 import {
   apiQuery,
@@ -59,6 +60,8 @@ it("refuses the raw {} with the field named, keeps the run paused, then seals th
     const form = page.getByRole("form", { name: "Answer agent requests" });
     await expect(form.getByLabel("decision").evaluate((el) => el.tagName)).resolves.toBe("SELECT");
     await j.shot(page, "paused");
+    const paused = await seriousViolations(page);
+    expect(paused, describeViolations("the paused run page", paused)).toEqual([]);
     const before = await apiQuery<Detail>(session, "runs.get", { runId });
 
     // Advanced mode: the raw JSON starts as {} for the request and is refused as it is.
@@ -73,6 +76,8 @@ it("refuses the raw {} with the field named, keeps the run paused, then seals th
     expect(described.split(" ")).toContain(await alert.getAttribute("id"));
     await expect(json.evaluate((el) => el === document.activeElement)).resolves.toBe(true);
     await j.shot(page, "raw-refused");
+    const refusedPage = await seriousViolations(page);
+    expect(refusedPage, describeViolations("the refused raw answer", refusedPage)).toEqual([]);
 
     // The API applies the same rule to the same answer: 400, the field named, nothing queued.
     const refused = await mutate(
@@ -108,6 +113,8 @@ it("refuses the raw {} with the field named, keeps the run paused, then seals th
     await expect(decision.getAttribute("aria-invalid")).resolves.toBe("true");
     await expect(decision.evaluate((el) => el === document.activeElement)).resolves.toBe(true);
     await j.shot(page, "form-refused");
+    const formRefused = await seriousViolations(page);
+    expect(formRefused, describeViolations("the refused form", formRefused)).toEqual([]);
 
     await decision.selectOption({ label: "approve" });
     await form.getByLabel("note").fill("ships after the review");
