@@ -209,6 +209,11 @@ describe("a gate that pauses again in the same run", () => {
     await answerQuestions();
     const [pending] = await approvals.pending();
     expect(pending).toMatchObject({ runId, gateId, decisions: [] });
+    // The dispatch's preview is its binding: which packet goes to which adapter.
+    expect(pending!.preview).toMatchObject({
+      kind: "adapter_dispatch",
+      headline: expect.stringMatching(/^dispatch of packet \S+ to adapter fake-local$/),
+    });
     // The first pause's two approvals were spent by its release: one new approval is 1 of 2.
     const third = await approvals.decide(
       { runId, gateId, decision: "approve", reason: "3" },
