@@ -86,6 +86,10 @@ describe("gate decisions", () => {
       inputs: { message: { value: "hi" } },
       secretEnv: [],
     });
+    // The inbox says so before anyone tries.
+    const [pending] = await fx.runtime.console.approvals.pending();
+    expect(pending).toMatchObject({ initiator: null, approversAvailable: 0 });
+    expect(pending!.initiatorUnknown).toContain("was not started in the console");
     await expect(
       fx.runtime.console.approvals.decide(
         { runId: env.run_id, gateId: "release", decision: "approve", reason: "ok" },

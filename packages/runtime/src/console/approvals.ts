@@ -74,6 +74,11 @@ export interface PendingApproval {
    * approvals still missing means the gate cannot be approved until an operator is added.
    */
   approversAvailable: number;
+  /**
+   * Why no approval of this gate can count, or null: a run not started in the console under a
+   * policy that excludes the initiator (adding approvers does not help; see `decide`).
+   */
+  initiatorUnknown: string | null;
 }
 
 /** What a decision did. */
@@ -380,6 +385,7 @@ export function approvalServices(deps: {
               spawnGrantedBy: started?.allowSpawn === true ? started.username : null,
               decisions: decided.map(decisionView),
               approversAvailable: approversAvailable(run, gate.id, decided),
+              initiatorUnknown: initiatorUnknown(run, gate.id),
             });
           }
         }
