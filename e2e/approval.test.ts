@@ -97,6 +97,8 @@ it("approves a gated run from the inbox; the run seals and the DAG names the app
 
     await article.getByLabel("Reason").fill(reason);
     await article.getByRole("button", { name: "Approve" }).click();
+    // The confirmation names the effect before anything is released.
+    await article.getByRole("button", { name: "Yes, approve" }).click();
     await decided(article);
     await j.shot(page, "decided");
 
@@ -166,6 +168,7 @@ it("denies a gated run from the inbox; the run closes declined and the echo neve
     await article.getByLabel("Reason").fill(reason);
     await j.shot(page, "inbox");
     await article.getByRole("button", { name: "Deny" }).click();
+    await article.getByRole("button", { name: "Yes, deny" }).click();
     await decided(article);
     await j.shot(page, "decided");
 

@@ -264,6 +264,7 @@ it("grants spawn from the start form; the approval card shows what it binds; log
     await j.shot(decider, "approval-card");
     await card.getByLabel("Reason").fill("read only, nothing leaves the workspace");
     await card.getByRole("button", { name: "Approve" }).click();
+    await card.getByRole("button", { name: "Yes, approve" }).click();
     // Decided: the card leaves the inbox once the run resumes.
     await eventually("the decided card to leave the inbox", async () =>
       (await card.count()) === 0 ||

@@ -87,6 +87,7 @@ export const ERROR_CODES = [
   "RATE_LIMITED",
   "APPROVAL_NOT_FOUND",
   "APPROVAL_STALE",
+  "APPROVAL_UNVERIFIED",
   // graphs
   "GRAPH_INVALID",
   "GRAPH_REFERENCE_MISSING",
@@ -234,6 +235,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   RATE_LIMITED: "auth_error",
   APPROVAL_NOT_FOUND: "resume_error",
   APPROVAL_STALE: "resume_error",
+  APPROVAL_UNVERIFIED: "resume_error",
   GRAPH_INVALID: "skill_error",
   GRAPH_REFERENCE_MISSING: "skill_error",
   GRAPH_STATE_INVALID: "resume_error",
@@ -321,6 +323,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   RATE_LIMITED: 1,
   APPROVAL_NOT_FOUND: 1,
   APPROVAL_STALE: 1,
+  APPROVAL_UNVERIFIED: 1,
   GRAPH_INVALID: 1,
   GRAPH_REFERENCE_MISSING: 1,
   GRAPH_STATE_INVALID: 1,

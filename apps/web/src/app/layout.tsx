@@ -5,6 +5,7 @@ import Link from "next/link";
 import "./globals.css";
 import "./styles/outcomes.css";
 import "./styles/answers.css";
+import "./styles/approvals.css";
 import { ThemeToggle } from "@/components/ThemeToggle";
 import { SignOutButton } from "@/components/SignOutButton";
 import { serverApi } from "@/lib/server-api";

@@ -83,6 +83,14 @@ describe("approval summary and receipt reading", () => {
     expect(summaryRows(null)).toEqual([]);
   });
 
+  it("reads a typed amount and an empty scope list in words", () => {
+    const rows = summaryRows({ scopes: [], amount: { units: 1250, unit: "usd_cents" } });
+    expect(rows.map((r) => [r.label, r.value])).toEqual([
+      ["Scopes", "none"],
+      ["Amount", "1250 usd_cents"],
+    ]);
+  });
+
   it("reads signed approvals and names the failed check", () => {
     const receipt = {
       authority: {

@@ -25,8 +25,14 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 /** Renders one summary value as text. */
 export function summaryText(value: unknown, key = ""): string {
   if (value === null || value === undefined) return "—";
-  if (Array.isArray(value)) return value.map((v) => summaryText(v)).join(", ");
+  if (Array.isArray(value)) {
+    return value.length === 0 ? "none" : value.map((v) => summaryText(v)).join(", ");
+  }
   if (isRecord(value)) {
+    // A typed amount as provider.mutate binds it: {units, unit}.
+    if (typeof value.units === "number" && typeof value.unit === "string") {
+      return `${value.units} ${value.unit}`;
+    }
     // Money: {value|amount|minor, currency}
     const amount = value.value ?? value.amount ?? value.minor ?? value.amount_minor;
     const currency = value.currency;

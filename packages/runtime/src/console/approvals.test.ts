@@ -86,6 +86,10 @@ describe("gate decisions", () => {
       inputs: { message: { value: "hi" } },
       secretEnv: [],
     });
+    // The inbox says so before anyone tries.
+    const [pending] = await fx.runtime.console.approvals.pending();
+    expect(pending).toMatchObject({ initiator: null, approversAvailable: 0 });
+    expect(pending!.initiatorUnknown).toContain("was not started in the console");
     await expect(
       fx.runtime.console.approvals.decide(
         { runId: env.run_id, gateId: "release", decision: "approve", reason: "ok" },
@@ -209,6 +213,11 @@ describe("a gate that pauses again in the same run", () => {
     await answerQuestions();
     const [pending] = await approvals.pending();
     expect(pending).toMatchObject({ runId, gateId, decisions: [] });
+    // The dispatch's preview is its binding: which packet goes to which adapter.
+    expect(pending!.preview).toMatchObject({
+      kind: "adapter_dispatch",
+      headline: expect.stringMatching(/^dispatch of packet \S+ to adapter fake-local$/),
+    });
     // The first pause's two approvals were spent by its release: one new approval is 1 of 2.
     const third = await approvals.decide(
       { runId, gateId, decision: "approve", reason: "3" },

@@ -17,7 +17,7 @@ import { hashCanonical } from "../receipts/index.js";
 import type { AuthorityTerm } from "../receipts/index.js";
 import { readCheckpoint } from "../run/checkpoint.js";
 import type { Checkpoint } from "../run/checkpoint.js";
-import type { RunSkillDeps } from "../run/context.js";
+import type { Prepared, RunSkillDeps } from "../run/context.js";
 import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
 import { prepareRun } from "../run/prepare.js";
 import type { ApprovalDecisionRecord, ConsoleStore } from "../store/console-store.js";
@@ -27,6 +27,8 @@ import { roleAtLeast } from "./operators.js";
 import { decisionView } from "./runs.js";
 import type { DecisionView } from "./runs.js";
 import type { ConsoleInputs } from "./validate.js";
+import type { EffectPreview } from "./effect-preview.js";
+import { gatePreview } from "./gate-preview.js";
 
 export { DEFAULT_GATE_POLICY } from "../policy/gate-resolution.js";
 export type { GatePolicy } from "../policy/gate-resolution.js";
@@ -40,6 +42,16 @@ export interface PendingApproval {
   gateType: string | null;
   /** The runtime-built effect summary (provider, operation, target, scopes, payload/plan digests, amount). */
   summary: unknown;
+  /**
+   * What approving releases, recovered from the paused run and checked against the gate's
+   * digests (console/gate-preview.ts); null when it cannot be shown, and then approving is
+   * refused (APPROVAL_UNVERIFIED).
+   */
+  preview: EffectPreview | null;
+  /** Why there is no preview (null when there is one). */
+  previewUnavailable: string | null;
+  /** When the run started. */
+  startedAt: string;
   requestedAt: string;
   boundPackageDigest: string;
   boundExecutionClosureDigest: string;
@@ -56,6 +68,17 @@ export interface PendingApproval {
    */
   spawnGrantedBy: string | null;
   decisions: DecisionView[];
+  /**
+   * Enabled operators (approver or admin) whose approval would still count on this pause: not
+   * the initiator when the policy excludes them, not one who already decided. Fewer than the
+   * approvals still missing means the gate cannot be approved until an operator is added.
+   */
+  approversAvailable: number;
+  /**
+   * Why no approval of this gate can count, or null: a run not started in the console under a
+   * policy that excludes the initiator (adding approvers does not help; see `decide`).
+   */
+  initiatorUnknown: string | null;
 }
 
 /** What a decision did. */
@@ -189,7 +212,12 @@ export function approvalServices(deps: {
   const currentBindings = async (
     run: RunRecord,
     checkpoint: Checkpoint,
-  ): Promise<{ pkg: string | null; closure: string | null; staleReason: string | null }> => {
+  ): Promise<{
+    pkg: string | null;
+    closure: string | null;
+    staleReason: string | null;
+    prep: Prepared | null;
+  }> => {
     try {
       const prep = await prepareRun(deps.runDeps, {
         ref: checkpoint.skill_ref,
@@ -205,9 +233,15 @@ export function approvalServices(deps: {
         pkg: prep.packageDigest,
         closure: prep.closureDigest,
         staleReason: reasons.length === 0 ? null : `${reasons.join("; ")}: re-approval needed`,
+        prep,
       };
     } catch {
-      return { pkg: null, closure: null, staleReason: "the package can no longer be resolved" };
+      return {
+        pkg: null,
+        closure: null,
+        staleReason: "the package can no longer be resolved",
+        prep: null,
+      };
     }
   };
 
@@ -276,6 +310,28 @@ export function approvalServices(deps: {
     return { approvals, denials, denied: denials.length > 0 };
   };
 
+  /** See `PendingApproval.approversAvailable`. */
+  const approversAvailable = (
+    run: RunRecord,
+    gateId: string,
+    decided: readonly ApprovalDecisionRecord[],
+  ): number => {
+    if (initiatorUnknown(run, gateId) !== null) return 0;
+    const policy = policyFor(run.skillName, gateId);
+    const initiatorId = deps.store().getInitiator(run.id)?.operatorId ?? null;
+    const voted = new Set(decided.map((d) => d.operatorId));
+    return deps
+      .store()
+      .listOperators()
+      .filter(
+        (op) =>
+          !op.disabled &&
+          roleAtLeast(op.role, "approver") &&
+          !voted.has(op.id) &&
+          !(policy.forbidInitiator && op.id === initiatorId),
+      ).length;
+  };
+
   return {
     policyFor,
 
@@ -302,6 +358,11 @@ export function approvalServices(deps: {
           const started = deps.store().getInitiator(run.id);
           const initiator = started?.username ?? null;
           for (const gate of gates) {
+            const shown = await gatePreview(deps.runDeps, checkpoint, now.prep, gate);
+            // This pause's decisions (an earlier pause of the same gate was released).
+            const decided = deps
+              .store()
+              .listDecisions(run.id, gate.id, checkpoint.paused_receipt.id);
             out.push({
               runId: run.id,
               skill: run.skillName,
@@ -309,6 +370,9 @@ export function approvalServices(deps: {
               reason: gate.gate.reason,
               gateType: gate.gate.type ?? null,
               summary: gate.gate.summary ?? null,
+              preview: shown.preview,
+              previewUnavailable: shown.unavailable,
+              startedAt: run.createdAt,
               requestedAt: run.updatedAt,
               boundPackageDigest: checkpoint.package_digest,
               boundExecutionClosureDigest: checkpoint.execution_closure_digest,
@@ -319,11 +383,9 @@ export function approvalServices(deps: {
               policy: policyFor(run.skillName, gate.id),
               initiator,
               spawnGrantedBy: started?.allowSpawn === true ? started.username : null,
-              // This pause's decisions (an earlier pause of the same gate was released).
-              decisions: deps
-                .store()
-                .listDecisions(run.id, gate.id, checkpoint.paused_receipt.id)
-                .map(decisionView),
+              decisions: decided.map(decisionView),
+              approversAvailable: approversAvailable(run, gate.id, decided),
+              initiatorUnknown: initiatorUnknown(run, gate.id),
             });
           }
         }
@@ -335,6 +397,9 @@ export function approvalServices(deps: {
      * Records one authenticated decision. Refused for a viewer (FORBIDDEN), an unknown gate
      * (APPROVAL_NOT_FOUND), a stale binding (APPROVAL_STALE), the run's own initiator when
      * policy forbids it, or a second vote by the same operator on the same pause (POLICY_DENIED).
+     * An approval is also refused when what the gate releases cannot be shown and checked
+     * against its digests (APPROVAL_UNVERIFIED): nobody approves an effect they could not read.
+     * A denial needs no preview (it releases nothing).
      */
     async decide(
       input: ConsoleInputs["approvals-decide"],
@@ -349,7 +414,7 @@ export function approvalServices(deps: {
           },
         );
       }
-      const { run, checkpoint } = findGate(input.runId, input.gateId);
+      const { run, request, checkpoint } = findGate(input.runId, input.gateId);
       const now = await currentBindings(run, checkpoint);
       if (now.staleReason !== null) {
         throw new RuntimeError("APPROVAL_STALE", `gate ${input.gateId}: ${now.staleReason}`, {
@@ -358,6 +423,16 @@ export function approvalServices(deps: {
           boundPackageDigest: checkpoint.package_digest,
           currentPackageDigest: now.pkg,
         });
+      }
+      if (input.decision === "approve") {
+        const shown = await gatePreview(deps.runDeps, checkpoint, now.prep, request);
+        if (shown.preview === null) {
+          throw new RuntimeError(
+            "APPROVAL_UNVERIFIED",
+            `gate ${input.gateId}: what it releases cannot be shown (${shown.unavailable}), so it cannot be approved; deny it, or start the run again`,
+            { runId: run.id, gateId: input.gateId, reason: shown.unavailable },
+          );
+        }
       }
       const policy = policyFor(run.skillName, input.gateId);
       const initiator = deps.store().getInitiator(run.id);

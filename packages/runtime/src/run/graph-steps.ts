@@ -289,7 +289,7 @@ function agentPause(
  * is context for the step, not a tool argument, so it is not passed to the tool's closed
  * input contract. Declared inputs always pass (the tool refuses unknown ones).
  */
-function toolInput(
+export function toolInput(
   catalog: ToolCatalog,
   step: GraphStep & { kind: "tool" },
   resolved: JsonObject,

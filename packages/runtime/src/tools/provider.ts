@@ -34,7 +34,7 @@ import type {
 import { withNamedOutput } from "./packet.js";
 
 /** Key names a provider result may not carry into persisted state (spec §10.3). */
-const SECRET_FIELD_NAMES = new Set([
+export const SECRET_FIELD_NAMES: ReadonlySet<string> = new Set([
   "access_token",
   "refresh_token",
   "api_key",
@@ -59,8 +59,56 @@ interface ProviderCall {
   payloadDigest: string;
 }
 
+/** The operation payload of a provider call's input (`input`; an empty object when absent). */
+export function payloadOf(input: JsonRecord): JsonRecord {
+  return isRecord(input.input) ? input.input : {};
+}
+
+/** The plan one `provider.mutate` input is bound to, with its typed amount and approval. */
+export interface MutationPlan {
+  plan: JsonRecord;
+  /** `hashCanonical(plan)`: the approval gate is named after it (`providerGateId`). */
+  digest: string;
+  amount?: { units: number; unit: string };
+  approval?: { reason: string; type?: string };
+}
+
+/**
+ * The plan of a mutation: provider, operation, target, the step's scopes, the payload digest,
+ * and (when present) the typed amount and the approval request. The console checks a paused
+ * gate's payload with this same function, so what an approver sees is what the gate binds.
+ */
+export function mutationPlan(
+  input: JsonRecord,
+  call: { provider: string; scopes: readonly string[]; payloadDigest: string },
+): MutationPlan {
+  const amount = isRecord(input.amount)
+    ? { units: Number(input.amount.units), unit: text(input.amount.unit) }
+    : undefined;
+  let approval: { reason: string; type?: string } | undefined;
+  if (isRecord(input.approval)) {
+    approval = { reason: text(input.approval.reason) };
+    if (text(input.approval.type) !== "") approval.type = text(input.approval.type);
+  }
+  const plan: JsonRecord = {
+    provider: call.provider,
+    operation: text(input.operation),
+    target: text(input.target),
+    scopes: [...call.scopes],
+    payload_digest: call.payloadDigest,
+  };
+  if (amount !== undefined) plan.amount = amount;
+  if (approval !== undefined) plan.approval = { ...approval };
+  return {
+    plan,
+    digest: hashCanonical(plan),
+    ...(amount !== undefined ? { amount } : {}),
+    ...(approval !== undefined ? { approval } : {}),
+  };
+}
+
 function admitCall(input: JsonRecord, ctx: ToolContext): ProviderCall {
-  const payload = isRecord(input.input) ? input.input : {};
+  const payload = payloadOf(input);
   if (ctx.taint.taints(canonicalJson(payload))) {
     throw new RuntimeError("INPUT_INVALID", "input carries delivered credential material", {
       path: "input",
@@ -232,24 +280,15 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
       );
     }
     const call = admitCall(input, ctx);
-    const amount = isRecord(input.amount)
-      ? { units: Number(input.amount.units), unit: text(input.amount.unit) }
-      : undefined;
-    let approval: { reason: string; type?: string } | undefined;
-    if (isRecord(input.approval)) {
-      approval = { reason: text(input.approval.reason) };
-      if (text(input.approval.type) !== "") approval.type = text(input.approval.type);
-    }
-    const plan: JsonRecord = {
+    const {
+      digest: planDigest,
+      amount,
+      approval,
+    } = mutationPlan(input, {
       provider: call.driver.name,
-      operation: call.operation,
-      target: call.target,
       scopes: call.scopes,
-      payload_digest: call.payloadDigest,
-    };
-    if (amount !== undefined) plan.amount = amount;
-    if (approval !== undefined) plan.approval = { ...approval };
-    const planDigest = hashCanonical(plan);
+      payloadDigest: call.payloadDigest,
+    });
 
     const ledgerKey = `provider.mutate:${call.driver.name}:${key}`;
     const prior = await ctx.effects.lookup(ledgerKey);
