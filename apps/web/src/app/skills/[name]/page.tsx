@@ -93,7 +93,7 @@ export default async function SkillPage({ params }: { params: Params }) {
       {skill.status !== "ok" ? (
         <p className="error">This package is invalid; fix the diagnostics above to run it.</p>
       ) : canStart ? (
-        <StartRunForm skill={skill.ref} runners={skill.runners} />
+        <StartRunForm skill={skill.ref} cliRef={skill.cliRef} runners={skill.runners} />
       ) : (
         <p className="muted">Starting runs needs the approver or admin role.</p>
       )}
