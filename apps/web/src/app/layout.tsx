@@ -3,6 +3,7 @@ import type { ReactNode } from "react";
 import { cookies } from "next/headers";
 import Link from "next/link";
 import "./globals.css";
+import "./styles/operators.css";
 import { ThemeToggle } from "@/components/ThemeToggle";
 import { SignOutButton } from "@/components/SignOutButton";
 import { serverApi } from "@/lib/server-api";
@@ -40,6 +41,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
               <Link href="/runs">Runs</Link>
               <Link href="/approvals">Approvals</Link>
               <Link href="/skills">Skills</Link>
+              {operator.role === "admin" && <Link href="/operators">Operators</Link>}
             </nav>
           )}
           <div className="header-end">

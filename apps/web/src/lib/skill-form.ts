@@ -72,10 +72,10 @@ export function buildInputs(
           return {
             ok: false,
             field: field.name,
-            error: `${field.name}: not a valid ${field.type}`,
+            error: `${field.name} is not a valid ${field.type}`,
           };
         }
-        return { ok: false, field: field.name, error: `${field.name}: not valid JSON` };
+        return { ok: false, field: field.name, error: `${field.name} is not valid JSON` };
       }
     } else {
       inputs[field.name] = raw;
