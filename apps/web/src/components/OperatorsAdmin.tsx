@@ -152,7 +152,11 @@ function OperatorRowView({
         {self && <span className="muted"> (you)</span>}
       </th>
       <td>
-        <form className="role-form" onSubmit={changeRole} aria-label={`Role of ${op.username}`}>
+        <form
+          className="role-form"
+          onSubmit={changeRole}
+          aria-label={`Change the role of ${op.username}`}
+        >
           <label htmlFor={`${id}-role`} className="visually-hidden">
             Role of {op.username}
           </label>
