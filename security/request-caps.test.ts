@@ -97,7 +97,9 @@ describe("request body caps", () => {
   it("refuses a 400 MiB streamed auth.login body with 413 quickly, and the API lives on", async () => {
     const answer = await streamPost("auth.login", 400 * 1024 * 1024);
     expect(answer.status).toBe(413);
-    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: "PAYLOAD_TOO_LARGE" } });
+    expect(JSON.parse(answer.body)).toMatchObject({
+      error: { code: -32013, data: { code: "PAYLOAD_TOO_LARGE" } },
+    });
     // Sending 400 MiB over loopback takes seconds; the refusal comes after the first MiB.
     expect(answer.ms).toBeLessThan(5_000);
     expect(api.alive()).toBe(true);
@@ -129,7 +131,9 @@ describe("query URL caps", () => {
   it("refuses a GET whose ?input= is over the cap with 414, and the API lives on", async () => {
     const res = await fetch(`${api.url}/trpc/skills.search?input=${"a".repeat(12 * 1024)}`);
     expect(res.status).toBe(414);
-    expect(await res.json()).toMatchObject({ error: { code: "URI_TOO_LONG" } });
+    expect(await res.json()).toMatchObject({
+      error: { code: -32600, data: { code: "URI_TOO_LONG" } },
+    });
     expect(api.alive()).toBe(true);
   });
 });
@@ -157,7 +161,9 @@ describe("malformed JSON is a 400", () => {
   it("a query's ?input= that is not JSON", async () => {
     const res = await fetch(`${api.url}/trpc/skills.search?input=%7Bnot`);
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: { code: "BAD_REQUEST" } });
+    expect(await res.json()).toMatchObject({
+      error: { code: -32600, data: { code: "BAD_REQUEST" } },
+    });
   });
 
   it("a method other than GET or POST (tRPC would read its body past the caps)", async () => {

@@ -62,6 +62,11 @@ function procedurePaths(url: string): string[] {
   });
 }
 
+/** True when every procedure a `/trpc/...` URL names is one of `names`. */
+export function namesOnly(url: string, names: ReadonlySet<string>): boolean {
+  return procedurePaths(url).every((p) => names.has(p));
+}
+
 /** The body cap of a request to `url`: the largest cap among the procedures it names. */
 export function bodyLimit(url: string): number {
   return Math.max(...procedurePaths(url).map((p) => BODY_LIMITS[p] ?? DEFAULT_BODY_LIMIT));

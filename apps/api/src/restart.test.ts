@@ -1,8 +1,10 @@
 /**
  * Restart safety end to end: the built API (dist/main.js) starts a slow run in its worker
- * pool, is killed mid-run, starts again, and the run is a resumable pause that resumes.
+ * pool, is killed mid-run, starts again, and the run is a resumable pause that resumes; and a
+ * browser's session cookies across restarts, with and without RUNX_API_SESSION_SECRET.
  */
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +13,7 @@ import { pidsWithArgv } from "../../../packages/runtime/src/process/test-support
 import { pollUntil } from "../../../packages/runtime/src/testing/cli.js";
 import { apiFixture, PASSWORD } from "./test-support.js";
 import type { ApiFixture } from "./test-support.js";
+import { SESSION_ENDED } from "./trpc.js";
 
 const MAIN = fileURLToPath(new URL("../dist/main.js", import.meta.url));
 
@@ -62,9 +65,12 @@ afterEach(() => {
   fx.cleanup();
 });
 
-async function startApi(): Promise<{ child: ChildProcess; base: string; lines: string[] }> {
+async function startApi(
+  extraEnv: Record<string, string> = {},
+): Promise<{ child: ChildProcess; base: string; lines: string[] }> {
   const child = spawn(process.execPath, [MAIN], {
     env: {
+      ...extraEnv,
       PATH: process.env.PATH,
       HOME: fx.ws.home,
       RUNX_WORKSPACE: fx.ws.root,
@@ -149,5 +155,83 @@ describe("API restart", () => {
     // The deferred pause and the sealed continuation are both receipts of the run.
     const dag = await call(second.base, "receipts.dag", { runId }, "GET");
     expect((dag.nodes as unknown[]).length).toBeGreaterThanOrEqual(2);
+  }, 60_000);
+});
+
+async function stopApi(api: { child: ChildProcess }): Promise<void> {
+  api.child.kill("SIGTERM");
+  await pollUntil(() => api.child.exitCode !== null || api.child.signalCode !== null, {
+    timeoutMs: 15_000,
+    what: "the API to stop",
+  });
+}
+
+/** One browser-like call: cookies in, status, JSON body and Set-Cookie out. */
+async function browserCall(
+  base: string,
+  path: string,
+  input: unknown,
+  headers: Record<string, string>,
+  method: "GET" | "POST" = "POST",
+) {
+  const url =
+    method === "GET"
+      ? `${base}/${path}?input=${encodeURIComponent(JSON.stringify(input))}`
+      : `${base}/${path}`;
+  const res = await fetch(url, {
+    method,
+    headers: { "content-type": "application/json", origin: "http://console.test", ...headers },
+    ...(method === "POST" ? { body: JSON.stringify(input) } : {}),
+  });
+  const body = (await res.json()) as {
+    result?: { data: Record<string, unknown> };
+    error?: { message: string; code: unknown };
+  };
+  return { status: res.status, body, setCookie: res.headers.getSetCookie() };
+}
+
+describe("sessions across API restarts", () => {
+  it("keep working with RUNX_API_SESSION_SECRET; without it the old cookies are expired and sign-in works over them", async () => {
+    const secret = { RUNX_API_SESSION_SECRET: randomBytes(32).toString("hex") };
+    const login = { username: "alice", password: PASSWORD };
+    const first = await startApi(secret);
+    const signedIn = await browserCall(first.base, "auth.login", login, {});
+    expect(signedIn.status).toBe(200);
+    const cookie = signedIn.setCookie.map((c) => c.split(";")[0]).join("; ");
+    const csrf = signedIn.body.result!.data.csrfToken as string;
+    await stopApi(first);
+
+    // Same secret: the same cookies are the same session, mutations included.
+    const second = await startApi(secret);
+    const me = await browserCall(second.base, "auth.me", {}, { cookie }, "GET");
+    expect(me.status).toBe(200);
+    expect(me.body.result?.data).toMatchObject({ username: "alice" });
+    const token = await browserCall(
+      second.base,
+      "auth.createToken",
+      { name: "after-restart" },
+      { cookie, "x-csrf-token": csrf },
+    );
+    expect(token.status).toBe(200);
+    await stopApi(second);
+
+    // No secret (a fresh random key per start): the cookies no longer verify.
+    const third = await startApi();
+    const ended = await browserCall(third.base, "auth.me", {}, { cookie }, "GET");
+    expect(ended.status).toBe(401);
+    expect(ended.body.error?.message).toBe(SESSION_ENDED);
+    expect(typeof ended.body.error?.code).toBe("number");
+    for (const name of ["runx_session", "runx_csrf"]) {
+      expect(ended.setCookie.find((c) => c.startsWith(`${name}=;`))).toMatch(/Max-Age=0/);
+    }
+    const status = await browserCall(third.base, "auth.status", {}, { cookie }, "GET");
+    expect(status.body.result?.data).toMatchObject({ operator: null, sessionEnded: true });
+    // The sign-in page's call, old cookies and CSRF header still sent: it signs in.
+    const again = await browserCall(third.base, "auth.login", login, {
+      cookie,
+      "x-csrf-token": csrf,
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.result?.data).toMatchObject({ operator: { username: "alice" } });
   }, 60_000);
 });

@@ -74,6 +74,11 @@ const PROCEDURES: Array<{
     role: "admin",
     call: (c) => c.auth.setOperatorDisabled({ username: "viewer", disabled: false }),
   },
+  {
+    name: "auth.setOperatorRole",
+    role: "admin",
+    call: (c) => c.auth.setOperatorRole({ username: "viewer", role: "viewer" }),
+  },
   { name: "runs.list", role: "viewer", call: (c) => c.runs.list({}) },
   {
     name: "runs.list (outcome, skill search, waiting for me)",

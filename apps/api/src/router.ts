@@ -24,10 +24,14 @@ async function signIn(ctx: ApiContext, operator: Operator) {
 }
 
 const auth = router({
-  /** Whether the first admin still has to be created, and who is signed in. */
+  /**
+   * Whether the first admin still has to be created, who is signed in, and whether the
+   * request's session cookie belonged to a session that has ended (the sign-in page says so).
+   */
   status: publicProcedure.query(({ ctx }) => ({
     bootstrapRequired: ctx.runtime.console.operators.count() === 0,
     operator: ctx.operator,
+    sessionEnded: ctx.sessionEnded === true,
   })),
   /** Creates the first admin with the one-time bootstrap token and signs them in. */
   bootstrap: publicProcedure.input(contract("auth-bootstrap")).mutation(async ({ ctx, input }) => {
@@ -84,6 +88,15 @@ const auth = router({
     .input(contract("operator-set-disabled"))
     .mutation(({ ctx, input }) =>
       ctx.runtime.console.operators.setDisabled(input.username, input.disabled),
+    ),
+  /**
+   * Changes an operator's role, effective from their next request (sessions stay open);
+   * demoting the last enabled admin is refused (LAST_ADMIN).
+   */
+  setOperatorRole: admin
+    .input(contract("operator-set-role"))
+    .mutation(({ ctx, input }) =>
+      ctx.runtime.console.operators.setRole(input.username, input.role),
     ),
 });
 

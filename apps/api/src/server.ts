@@ -5,14 +5,31 @@
  * ./client-address.ts) or the session cookie
  * (whose server-side session must be live), double-submit CSRF on every mutation (POST), and
  * SSE for subscriptions (tRPC v11 default).
+ *
+ * A session cookie that no longer opens a session (signed with another key: an API restarted
+ * without RUNX_API_SESSION_SECRET, or another install on the same host; its session signed
+ * out, expired or revoked; or a CSRF cookie that is not the session's) is expired on the
+ * answer, and the call goes on as anonymous: a page asks the person to sign in again instead
+ * of failing. Signing in and creating the first admin use no session, so no cookie a browser
+ * kept from before can stand in their way. Every refusal made here is a tRPC error body, so
+ * the console's client reads its message like any other error.
  */
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { Operator, Runtime } from "@runx/runtime";
 import { isRuntimeError } from "@runx/runtime";
 import type { ApiEvents } from "./events.js";
-import { REQUEST_TIMEOUT_MS, bodyLimit, checkUrl, drainThenClose, readBody } from "./limits.js";
+import {
+  REQUEST_TIMEOUT_MS,
+  bodyLimit,
+  checkUrl,
+  drainThenClose,
+  namesOnly,
+  readBody,
+} from "./limits.js";
 import type { Refusal } from "./limits.js";
 import { clientAddress, trustedProxies } from "./client-address.js";
 import { appRouter } from "./router.js";
@@ -46,7 +63,11 @@ export interface ApiServerOptions {
   trustedProxies?: readonly string[];
 }
 
-/** A refusal answered before tRPC, shaped like tRPC's errors (`error.data.code`). */
+/**
+ * A refusal answered before tRPC, in tRPC's error body: `error.code` is the JSON-RPC number
+ * (tRPC's client refuses any other body as "Unable to transform response from server"),
+ * `error.data.code` the name. A name tRPC has no number for (URI_TOO_LONG) goes as BAD_REQUEST's.
+ */
 function refuse(
   res: ServerResponse,
   status: number,
@@ -63,12 +84,16 @@ function refuse(
   // cut. Not `Connection: close`: Node would reset the socket as soon as the answer is out,
   // and a client still sending would get the reset before it reads the answer.
   if (extra.close === true) drainThenClose(res.req);
+  const number =
+    code in TRPC_ERROR_CODES_BY_KEY
+      ? TRPC_ERROR_CODES_BY_KEY[code as TRPC_ERROR_CODE_KEY]
+      : TRPC_ERROR_CODES_BY_KEY.BAD_REQUEST;
   res.end(
     JSON.stringify({
       error: {
         message,
-        code,
-        data: { code, httpStatus: status, runtimeCode: extra.runtimeCode ?? null },
+        code: number,
+        data: { code, httpStatus: status, runtimeCode: extra.runtimeCode ?? null, path: null },
       },
     }),
   );
@@ -83,9 +108,21 @@ interface Caller {
   via: "token" | "session" | null;
   sessionId: string | null;
   csrf: string | null;
+  /** It came with a session cookie that opens no session (see the top of this file). */
+  sessionEnded: boolean;
 }
 
-const ANONYMOUS: Caller = { operator: null, via: null, sessionId: null, csrf: null };
+const ANONYMOUS: Caller = {
+  operator: null,
+  via: null,
+  sessionId: null,
+  csrf: null,
+  sessionEnded: false,
+};
+const ENDED: Caller = { ...ANONYMOUS, sessionEnded: true };
+
+/** Procedures that start a session: they ignore whatever session cookie the browser has. */
+const SIGN_IN = new Set(["auth.login", "auth.bootstrap"]);
 
 /**
  * Resolves the caller: Bearer token first (throttled per client address: RATE_LIMITED while
@@ -107,6 +144,7 @@ async function authenticate(
         via: "token",
         sessionId: null,
         csrf: null,
+        sessionEnded: false,
       };
     } catch (error) {
       if (!isRuntimeError(error)) throw error;
@@ -117,16 +155,17 @@ async function authenticate(
   const jwt = parseCookies(req.headers.cookie)[SESSION_COOKIE];
   if (jwt === undefined) return ANONYMOUS;
   const claims = await opts.sessions.verify(jwt);
-  if (claims === null) return ANONYMOUS;
+  if (claims === null) return ENDED;
   try {
     return {
       operator: opts.runtime.console.operators.sessionOperator(claims.sessionId, claims.operatorId),
       via: "session",
       sessionId: claims.sessionId,
       csrf: claims.csrf,
+      sessionEnded: false,
     };
   } catch (error) {
-    if (isRuntimeError(error) && error.code === "UNAUTHENTICATED") return ANONYMOUS;
+    if (isRuntimeError(error) && error.code === "UNAUTHENTICATED") return ENDED;
     throw error;
   }
 }
@@ -151,6 +190,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
         events: opts.events,
         operator: who.operator,
         sessionId: who.sessionId,
+        sessionEnded: who.sessionEnded,
         clientAddress: addressOf(req),
         throttle,
         setSession(session) {
@@ -196,9 +236,9 @@ export function createApiServer(opts: ApiServerOptions): Server {
         if ("refused" in body) return refuseCap(res, body.refused);
         (req as IncomingMessage & { body?: string }).body = body.text;
       }
-      let who: Caller;
+      let who: Caller = ANONYMOUS;
       try {
-        who = await authenticate(req, opts, throttle, addressOf(req));
+        if (!namesOnly(url, SIGN_IN)) who = await authenticate(req, opts, throttle, addressOf(req));
       } catch (error) {
         if (isRuntimeError(error) && error.code === "RATE_LIMITED") {
           return refuse(res, 429, "TOO_MANY_REQUESTS", error.message, {
@@ -215,12 +255,21 @@ export function createApiServer(opts: ApiServerOptions): Server {
         // an operator), like one without cookies.
         const cookies = parseCookies(req.headers.cookie);
         if (who.via === "session") {
-          const header = req.headers[CSRF_HEADER];
-          if (who.csrf === null || header !== who.csrf || cookies[CSRF_COOKIE] !== who.csrf) {
-            return refuse(res, 403, "FORBIDDEN", "missing or wrong CSRF token");
+          if (who.csrf === null || cookies[CSRF_COOKIE] !== who.csrf) {
+            // The browser's CSRF cookie is not this session's (left from another session or
+            // install): the pair can never pass again, so the session ends in this browser.
+            who = ENDED;
+          } else if (req.headers[CSRF_HEADER] !== who.csrf) {
+            return refuse(
+              res,
+              403,
+              "FORBIDDEN",
+              "the request did not carry this session's CSRF token; reload the page and try again",
+            );
           }
         }
       }
+      if (who.sessionEnded) res.setHeader("set-cookie", sessionCookies(null, opts.secureCookies));
       identities.set(req, who);
       trpc(req, res);
     })().catch(() => {

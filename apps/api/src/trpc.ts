@@ -44,6 +44,11 @@ export interface ApiContext {
   operator: Operator | null;
   /** The id of the session the request came with (a live one), or null. */
   sessionId: string | null;
+  /**
+   * The request came with a session cookie that opens no session any more (its cookies are
+   * expired on this answer: server.ts). Absent for callers without cookies (direct calls).
+   */
+  sessionEnded?: boolean;
   /** The client's address (./client-address.ts), the key of per-address throttling. */
   clientAddress: string;
   /** Throttling of credential guessing (sign-in, bootstrap). */
@@ -51,6 +56,9 @@ export interface ApiContext {
   /** Sets the session cookies on the response (null signs out). */
   setSession(session: { jwt: string; csrf: string } | null): void;
 }
+
+/** What a person whose session cookie no longer opens a session is told. */
+export const SESSION_ENDED = "Your session ended; sign in again.";
 
 const t = initTRPC.context<ApiContext>().create({
   errorFormatter({ shape, error }) {
@@ -95,7 +103,10 @@ export const publicProcedure = mapped;
 export function roleProcedure(role: OperatorRole) {
   return mapped.use(({ ctx, next }) => {
     if (ctx.operator === null) {
-      throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
+      throw new TRPCError({
+        code: "UNAUTHORIZED",
+        message: ctx.sessionEnded === true ? SESSION_ENDED : "sign in first",
+      });
     }
     if (!roleAtLeast(ctx.operator.role, role)) {
       throw new TRPCError({

@@ -19,6 +19,7 @@
  */
 import { NextResponse } from "next/server";
 import type { NextRequest } from "next/server";
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import { PATH_BASE, loginHref } from "@/lib/redirect";
 import { MAX_TRPC_BODY_BYTES, contentSecurityPolicy, newNonce } from "@/lib/security-headers";
 
@@ -29,9 +30,23 @@ function apiBase(): string {
   return (process.env.RUNX_API_URL ?? "http://127.0.0.1:4100").replace(/\/+$/, "");
 }
 
-/** A JSON error in the shape the API uses for its own refusals (apps/api/src/server.ts). */
-function refuse(status: number, code: string, message: string): NextResponse {
-  return NextResponse.json({ error: { message, code } }, { status });
+/**
+ * A tRPC error body, like the API's own refusals (apps/api/src/server.ts): `error.code` is the
+ * JSON-RPC number tRPC's client needs to read it, `error.data.code` the name.
+ */
+function refuse(
+  status: number,
+  code: "BAD_REQUEST" | "PAYLOAD_TOO_LARGE" | "LENGTH_REQUIRED",
+  message: string,
+): NextResponse {
+  const number =
+    code === "LENGTH_REQUIRED"
+      ? TRPC_ERROR_CODES_BY_KEY.BAD_REQUEST
+      : TRPC_ERROR_CODES_BY_KEY[code];
+  return NextResponse.json(
+    { error: { message, code: number, data: { code, httpStatus: status, runtimeCode: null } } },
+    { status },
+  );
 }
 
 /** 413 / 411 for a body the proxy will not forward, else null. */

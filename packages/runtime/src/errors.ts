@@ -112,6 +112,11 @@ export interface ErrorLocation {
   line?: number;
   column?: number;
   path?: string;
+  /**
+   * The message already names the field at `path` in words ("password must be at least 12
+   * characters"), so `located` does not put the path in front of it a second time.
+   */
+  named?: boolean;
 }
 
 /** Structured, JSON-safe details attached to an error. */
@@ -151,7 +156,8 @@ export function formatLocated(message: string, loc: ErrorLocation): string {
       if (loc.column !== undefined) where += `:${loc.column}`;
     }
   }
-  const path = loc.path !== undefined && loc.path !== "" ? `${loc.path}: ` : "";
+  const path =
+    loc.path !== undefined && loc.path !== "" && loc.named !== true ? `${loc.path}: ` : "";
   return where === "" ? `${path}${message}` : `${where}: ${path}${message}`;
 }
 

@@ -72,6 +72,7 @@ export type {
   EvidenceBundle,
   GatePolicy,
   Operator,
+  OperatorListing,
   PendingApproval,
   PendingRequestView,
   RunDetail,
@@ -84,6 +85,8 @@ export type {
   RecoveryOutcome,
 } from "./console/index.js";
 export { consoleInput, roleAtLeast } from "./console/index.js";
+export { fieldProblem, fieldWords, firstProblem } from "./parser/field-problem.js";
+export type { FieldProblem } from "./parser/field-problem.js";
 export { INTERRUPTED_REQUEST } from "./console/index.js";
 export type { OperatorRole } from "./store/console-store.js";
 export type { AnswerContract } from "./run/answer-contract.js";

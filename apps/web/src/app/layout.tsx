@@ -6,6 +6,7 @@ import "./globals.css";
 import "./styles/outcomes.css";
 import "./styles/answers.css";
 import "./styles/approvals.css";
+import "./styles/operators.css";
 import { ThemeToggle } from "@/components/ThemeToggle";
 import { SignOutButton } from "@/components/SignOutButton";
 import { serverApi } from "@/lib/server-api";
@@ -43,6 +44,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
               <Link href="/runs">Runs</Link>
               <Link href="/approvals">Approvals</Link>
               <Link href="/skills">Skills</Link>
+              {operator.role === "admin" && <Link href="/operators">Operators</Link>}
             </nav>
           )}
           <div className="header-end">

@@ -1,17 +1,33 @@
 "use client";
 
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { FormEvent } from "react";
-import { browserApi, errorMessage } from "@/lib/client-api";
+import { ErrorNotice } from "@/components/ErrorNotice";
+import { browserApi, errorInfo } from "@/lib/client-api";
+import type { ApiProblem } from "@/lib/client-api";
 import { useHydrated } from "@/lib/hydrated";
 import { safeNext } from "@/lib/redirect";
 
-/** Sign in, or create the first admin with the bootstrap token. */
+/**
+ * Sign in, or create the first admin with the bootstrap token. `sessionEnded`: the browser
+ * came with the cookies of a session that is over (the API restarted with a new key, or the
+ * session was signed out elsewhere); the form says so and has the API expire them.
+ */
 export type AuthFormProps =
-  { mode: "login"; next?: string | undefined } | { mode: "bootstrap"; token: string };
+  | { mode: "login"; next?: string | undefined; sessionEnded?: boolean }
+  | { mode: "bootstrap"; token: string };
 
 export function AuthForm(props: AuthFormProps) {
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ApiProblem | null>(null);
+  const sessionEnded = props.mode === "login" && props.sessionEnded === true;
+  useEffect(() => {
+    // The page was rendered on the server, whose calls cannot set this browser's cookies:
+    // one call from here lets the API expire the ended session's cookies.
+    if (sessionEnded)
+      void browserApi()
+        .auth.status.query()
+        .catch(() => undefined);
+  }, [sessionEnded]);
   const hydrated = useHydrated();
   const [busy, setBusy] = useState(false);
   const bootstrap = props.mode === "bootstrap";
@@ -37,7 +53,7 @@ export function AuthForm(props: AuthFormProps) {
       const next = props.mode === "login" ? props.next : undefined;
       window.location.assign(safeNext(next, window.location.origin));
     } catch (e) {
-      setError(errorMessage(e));
+      setError(errorInfo(e));
       setBusy(false);
     }
   }
@@ -49,6 +65,11 @@ export function AuthForm(props: AuthFormProps) {
       onSubmit={(e) => void submit(e)}
       aria-busy={busy}
     >
+      {sessionEnded && error === null && (
+        <p className="notice" role="status">
+          Your session ended; sign in again.
+        </p>
+      )}
       <fieldset className="bare" disabled={!hydrated}>
         <label htmlFor="username">Username</label>
         <input id="username" name="username" autoComplete="username" required autoFocus />
@@ -62,11 +83,7 @@ export function AuthForm(props: AuthFormProps) {
           required
         />
         {bootstrap && <p className="hint">At least 12 characters.</p>}
-        {error && (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        )}
+        <ErrorNotice problem={error} />
         <button type="submit" className="button primary" disabled={busy}>
           {bootstrap ? "Create admin" : "Sign in"}
         </button>

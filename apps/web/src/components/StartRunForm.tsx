@@ -5,11 +5,22 @@ import type { FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import { browserApi, errorMessage } from "@/lib/client-api";
 import { useHydrated } from "@/lib/hydrated";
-import { buildInputs, defaultRunner, fieldsOf } from "@/lib/skill-form";
+import { buildInputs, cliCommand, defaultRunner, fieldsOf } from "@/lib/skill-form";
 import type { RunnerInfo } from "@/lib/skill-form";
 
-/** The form generated from the skill's runner inputs; on success it opens the run. */
-export function StartRunForm({ skill, runners }: { skill: string; runners: RunnerInfo[] }) {
+/**
+ * The form generated from the skill's runner inputs; on success it opens the run. `cliRef` is
+ * the catalog's reference for `runx skill` (the CLI-equivalent line follows the form).
+ */
+export function StartRunForm({
+  skill,
+  cliRef,
+  runners,
+}: {
+  skill: string;
+  cliRef: string;
+  runners: RunnerInfo[];
+}) {
   const router = useRouter();
   const [runnerName, setRunnerName] = useState(defaultRunner(runners)?.name ?? "");
   const hydrated = useHydrated();
@@ -126,9 +137,17 @@ export function StartRunForm({ skill, runners }: { skill: string; runners: Runne
           </button>
         </div>
         <p className="hint">
-          CLI equivalent: <code>runx skill skills/{skill}</code>
-          {fields.map((f) => ` --${f.name} …`).join("")}
-          {dispatches && allowSpawn ? " --allow-spawn" : ""}
+          CLI equivalent (from the workspace root):{" "}
+          <code data-testid="cli-equivalent">
+            {cliCommand({
+              cliRef,
+              runner,
+              fields,
+              values,
+              asJson,
+              allowSpawn: dispatches && allowSpawn,
+            })}
+          </code>
         </p>
       </fieldset>
     </form>

@@ -3,14 +3,12 @@
  * Every request carries `x-csrf-token` from the readable `runx_csrf` cookie (the API
  * checks it on every mutation); subscriptions use SSE.
  */
-import {
-  createTRPCClient,
-  httpLink,
-  httpSubscriptionLink,
-  splitLink,
-  TRPCClientError,
-} from "@trpc/client";
+import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink } from "@trpc/client";
+import { errorInfo } from "./api-problem";
 import type { AppRouter } from "./api-types";
+
+export { errorInfo } from "./api-problem";
+export type { ApiProblem } from "./api-problem";
 
 /** Reads one cookie of this origin. */
 export function readCookie(name: string): string | null {
@@ -43,14 +41,7 @@ export function browserApi(): ReturnType<typeof createTRPCClient<AppRouter>> {
   return client;
 }
 
-/** A one-line message for an error from the API (or the network). */
+/** The plain one-line message of an error from the API (or the network); codes left out. */
 export function errorMessage(error: unknown): string {
-  if (error instanceof TRPCClientError) {
-    const data = (error as TRPCClientError<AppRouter>).data;
-    const path = data?.path;
-    const code = data?.runtimeCode;
-    const base = error.message;
-    return [base, code ? `(${code}${path ? ` at ${path}` : ""})` : null].filter(Boolean).join(" ");
-  }
-  return error instanceof Error ? error.message : String(error);
+  return errorInfo(error).message;
 }

@@ -6,6 +6,8 @@
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { headers } from "next/headers";
 import { notFound, redirect } from "next/navigation";
+import { errorInfo } from "./api-problem";
+import type { ApiProblem } from "./api-problem";
 import type { AppRouter } from "./api-types";
 import { PATH_BASE, loginHref } from "./redirect";
 
@@ -45,8 +47,11 @@ export function errorStatus(error: unknown): number | null {
   return null;
 }
 
-/** A loaded value, or the API's one-line reason it could not be loaded. */
-export type Loaded<T> = { ok: true; value: T } | { ok: false; error: string };
+/**
+ * A loaded value, or the API's one-line reason it could not be loaded (`problem` adds the
+ * codes for the page's details disclosure: components/ApiError.tsx).
+ */
+export type Loaded<T> = { ok: true; value: T } | { ok: false; error: string; problem: ApiProblem };
 
 /**
  * Runs `fn` with this request's client. A 401 sends the visitor to sign in (coming back
@@ -65,5 +70,10 @@ export async function load<T>(fn: (api: ServerApi) => Promise<T>): Promise<Loade
   if (status === 401) redirect(loginHref(await currentPath(), PATH_BASE));
   if (status === 404) notFound();
   const message = failure instanceof Error ? failure.message : String(failure);
-  return { ok: false, error: status === null ? `The API is unreachable: ${message}` : message };
+  const problem = errorInfo(failure);
+  return {
+    ok: false,
+    error: status === null ? `The API is unreachable: ${message}` : message,
+    problem,
+  };
 }

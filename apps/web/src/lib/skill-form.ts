@@ -72,14 +72,97 @@ export function buildInputs(
           return {
             ok: false,
             field: field.name,
-            error: `${field.name}: not a valid ${field.type}`,
+            error: `${field.name} is not a valid ${field.type}`,
           };
         }
-        return { ok: false, field: field.name, error: `${field.name}: not valid JSON` };
+        return { ok: false, field: field.name, error: `${field.name} is not valid JSON` };
       }
     } else {
       inputs[field.name] = raw;
     }
   }
   return { ok: true, inputs };
+}
+
+/**
+ * Flags `runx skill` reads itself (packages/runtime/src/cli/commands/skill.ts and the input
+ * flags' own spellings): an input of one of these names goes as `--input name=value`.
+ */
+const CLI_FLAGS = new Set([
+  "json",
+  "j",
+  "receipt-dir",
+  "secret-env",
+  "package-digest",
+  "execution-closure-digest",
+  "non-interactive",
+  "allow-spawn",
+  "registry-dir",
+  "registry",
+  "digest",
+  "input",
+  "input-json",
+  "inputs",
+  "runner",
+  "run-id",
+  "answers",
+  "receipt",
+  "help",
+  "h",
+]);
+
+/** A word for a POSIX shell: as it is when it needs no quoting, else single-quoted. */
+export function shellWord(text: string): string {
+  if (/^[A-Za-z0-9@%+=:,./_-]+$/.test(text)) return text;
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** True when the CLI would read `text` as something other than this exact string (§1.7). */
+function readsAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `runx skill` command line, run from the workspace root, that starts what the form
+ * would: the catalog's `cliRef` (a workspace path or a pinned `registry:` ref), the runner
+ * when it is not the default, each filled input as the CLI reads it (text that would parse as
+ * JSON, and typed or JSON values, go as `--input-json name=<json>` so they keep their type),
+ * `<name>` for a required input still empty, and `--allow-spawn` when granted.
+ */
+export function cliCommand(options: {
+  cliRef: string;
+  runner?: { name: string; default: boolean } | undefined;
+  fields: readonly FormField[];
+  values: Readonly<Record<string, string>>;
+  asJson?: boolean;
+  allowSpawn?: boolean;
+}): string {
+  const words = ["runx", "skill", shellWord(options.cliRef)];
+  if (options.runner !== undefined && !options.runner.default) {
+    words.push(shellWord(options.runner.name));
+  }
+  const built = buildInputs(options.fields, options.values, options.asJson === true);
+  const inputs = built.ok ? built.inputs : {};
+  for (const field of options.fields) {
+    const value = inputs[field.name];
+    if (value === undefined) {
+      if (field.required) words.push(`--${field.name}`, `<${field.name}>`);
+      continue;
+    }
+    const direct = /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(field.name) && !CLI_FLAGS.has(field.name);
+    if (typeof value === "string" && !readsAsJson(value) && !value.startsWith("-") && direct) {
+      words.push(`--${field.name}`, shellWord(value));
+    } else if (typeof value === "string" && !readsAsJson(value)) {
+      words.push("--input", shellWord(`${field.name}=${value}`));
+    } else {
+      words.push("--input-json", shellWord(`${field.name}=${JSON.stringify(value)}`));
+    }
+  }
+  if (options.allowSpawn === true) words.push("--allow-spawn");
+  return words.join(" ");
 }

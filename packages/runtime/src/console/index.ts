@@ -20,7 +20,7 @@ import type { HostJob } from "./recovery.js";
 
 export type { ApprovalServices, DecideResult, GatePolicy, PendingApproval } from "./approvals.js";
 export type { DagEdge, DagNode, EvidenceBundle, EvidenceServices } from "./evidence.js";
-export type { ApiTokenView, Operator, OperatorServices } from "./operators.js";
+export type { ApiTokenView, Operator, OperatorListing, OperatorServices } from "./operators.js";
 export { roleAtLeast } from "./operators.js";
 export type {
   DecisionView,

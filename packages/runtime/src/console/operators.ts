@@ -23,6 +23,15 @@ export interface Operator {
   createdAt: string;
 }
 
+/** An operator as the admin page lists them. */
+export interface OperatorListing extends Operator {
+  /**
+   * When they last signed in, while that session is kept (sessions are pruned once expired):
+   * null when unknown.
+   */
+  lastSignInAt: string | null;
+}
+
 /** scrypt cost of new hashes (16 MiB, ~50 ms); stored per user so it can be raised later. */
 export const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1, keylen: 64 } as const;
 
@@ -107,6 +116,14 @@ const TOUCH_INTERVAL_MS = 60_000;
 const unauthenticated = (message = "invalid username or password"): RuntimeError =>
   new RuntimeError("UNAUTHENTICATED", message);
 
+/** The refusal for a username no operator has (an admin's typo, or one renamed away). */
+const operatorNotFound = (username: string): RuntimeError =>
+  new RuntimeError("OPERATOR_NOT_FOUND", `there is no operator named ${username}`, {
+    username,
+    path: "username",
+    named: true,
+  });
+
 /** A hash to compare against when the user does not exist, so timing does not tell. */
 let decoy:
   Promise<Pick<OperatorRecord, "passwordHash" | "passwordSalt" | "passwordParams">> | undefined;
@@ -134,8 +151,12 @@ export function operatorServices(deps: {
 
   return {
     add,
-    list(): Operator[] {
-      return deps.store().listOperators().map(operatorView);
+    list(): OperatorListing[] {
+      const store = deps.store();
+      const signIns = store.lastSignIns();
+      return store
+        .listOperators()
+        .map((row) => ({ ...operatorView(row), lastSignInAt: signIns.get(row.id) ?? null }));
     },
     count(): number {
       return deps.store().countOperators();
@@ -157,10 +178,22 @@ export function operatorServices(deps: {
     setDisabled(username: string, disabled: boolean): Operator {
       const row = deps.store().findOperatorByName(username);
       if (row === undefined) {
-        throw new RuntimeError("OPERATOR_NOT_FOUND", `no operator ${username}`, { username });
+        throw operatorNotFound(username);
       }
       const at = deps.now().toISOString();
       return operatorView(deps.store().setOperatorDisabled(row.id, disabled, at) ?? row);
+    },
+    /**
+     * Changes an operator's role; LAST_ADMIN when it would leave no enabled admin. Their
+     * sessions and API tokens stay open: each request reads the role from the store, so the
+     * new role applies from their next request.
+     */
+    setRole(username: string, role: OperatorRole): Operator {
+      const row = deps.store().findOperatorByName(username);
+      if (row === undefined) {
+        throw operatorNotFound(username);
+      }
+      return operatorView(deps.store().setOperatorRole(row.id, role) ?? row);
     },
     /** Records a new session of `operatorId` lasting `ttlSeconds`; its id goes in the cookie. */
     openSession(operatorId: string, ttlSeconds: number): { id: string; expiresAt: string } {

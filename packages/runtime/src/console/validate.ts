@@ -1,10 +1,13 @@
 /**
  * The console's input contracts: one precompiled JSON Schema per operation
  * (schemas/console/*.schema.json). `consoleInput` returns the value typed, or raises
- * INPUT_INVALID naming the offending field (never its value).
+ * INPUT_INVALID naming the offending field once, in plain words (../parser/field-problem.ts),
+ * never its value.
  */
 import type { ValidateFunction } from "ajv";
 import { RuntimeError } from "../errors.js";
+import { firstProblem } from "../parser/field-problem.js";
+import type { SchemaNode } from "../parser/field-problem.js";
 import { findDeepNesting, MAX_NESTING_DEPTH, nestingTooDeep } from "../parser/nesting.js";
 import { validateConsoleApprovalsDecide } from "../generated/validate-console-approvals-decide.js";
 import { validateConsoleApprovalsSetPolicy } from "../generated/validate-console-approvals-set-policy.js";
@@ -15,6 +18,7 @@ import { validateConsoleAuthLogin } from "../generated/validate-console-auth-log
 import { validateConsoleAuthRevokeToken } from "../generated/validate-console-auth-revoke-token.js";
 import { validateConsoleOperatorAdd } from "../generated/validate-console-operator-add.js";
 import { validateConsoleOperatorSetDisabled } from "../generated/validate-console-operator-set-disabled.js";
+import { validateConsoleOperatorSetRole } from "../generated/validate-console-operator-set-role.js";
 import { validateConsoleReceiptRef } from "../generated/validate-console-receipt-ref.js";
 import { validateConsoleRunRef } from "../generated/validate-console-run-ref.js";
 import { validateConsoleRunsAnswer } from "../generated/validate-console-runs-answer.js";
@@ -36,6 +40,7 @@ export interface ConsoleInputs {
   "auth-revoke-token": { tokenId: string };
   "operator-add": { username: string; role: OperatorRole; password: string };
   "operator-set-disabled": { username: string; disabled: boolean };
+  "operator-set-role": { username: string; role: OperatorRole };
   "runs-list": {
     limit?: number;
     cursor?: string | null;
@@ -85,6 +90,7 @@ const VALIDATORS: Record<ConsoleInputName, ValidateFunction> = {
   "auth-revoke-token": validateConsoleAuthRevokeToken,
   "operator-add": validateConsoleOperatorAdd,
   "operator-set-disabled": validateConsoleOperatorSetDisabled,
+  "operator-set-role": validateConsoleOperatorSetRole,
   "runs-list": validateConsoleRunsList,
   "run-ref": validateConsoleRunRef,
   "runs-start": validateConsoleRunsStart,
@@ -108,19 +114,11 @@ export function consoleInput<N extends ConsoleInputName>(
   if (deep !== undefined) throw nestingTooDeep({ path: deep, contract: `console/${name}` });
   const validate = VALIDATORS[name];
   if (validate(value ?? {})) return (value ?? {}) as ConsoleInputs[N];
-  const first = validate.errors?.[0];
-  const base = (first?.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".");
-  const params = (first?.params ?? {}) as { additionalProperty?: string; missingProperty?: string };
-  const field = params.additionalProperty ?? params.missingProperty;
-  const path = [base, field].filter((p) => p !== undefined && p !== "").join(".");
-  const message =
-    params.additionalProperty !== undefined
-      ? `unknown field "${params.additionalProperty}"`
-      : params.missingProperty !== undefined
-        ? "is required"
-        : (first?.message ?? "is invalid");
-  throw new RuntimeError("INPUT_INVALID", `${path === "" ? "input" : path}: ${message}`, {
-    path: path === "" ? "$" : path,
+  // The generated console validators carry their schema (scripts/gen-validators.mjs).
+  const problem = firstProblem(validate.errors, validate.schema as SchemaNode | undefined);
+  throw new RuntimeError("INPUT_INVALID", problem?.message ?? "the input is not valid", {
+    path: problem === undefined || problem.path === "" ? "$" : problem.path,
+    named: true,
     contract: `console/${name}`,
   });
 }

@@ -36,6 +36,12 @@ export interface CatalogRunner {
 export interface CatalogSkill {
   /** What `runs.start` takes as `skill`: the workspace path, or `owner/name@version`. */
   ref: string;
+  /**
+   * What `runx skill` takes for this entry from the workspace root, and what a host runs:
+   * the workspace path (`skills/echo`), or the pinned registry ref (`registry:acme/echo@1.0.0`;
+   * the prefix keeps a same-named workspace path from winning).
+   */
+  cliRef: string;
   name: string;
   description: string | null;
   tags: string[];
@@ -109,7 +115,13 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
     for (const name of names) {
       const path = join(dir, name);
       const ref = displayPath(deps.root, path);
-      const base = { ref, source: "workspace" as const, trustTier: "workspace", version: null };
+      const base = {
+        ref,
+        cliRef: ref,
+        source: "workspace" as const,
+        trustTier: "workspace",
+        version: null,
+      };
       try {
         const resolved = await resolveSkillRef(path, { workspaceRoot: deps.root });
         const pkg = await loadSkillPackage(resolved);
@@ -169,6 +181,7 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
       }
       return {
         ref,
+        cliRef: `registry:${ref}`,
         name: item.name,
         description: item.description,
         tags: item.tags,
@@ -214,7 +227,7 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
         if (isRuntimeError(error) && error.code === "PACKAGE_NOT_FOUND") throw notInCatalog();
         throw error;
       }
-      return entry.source === "registry" ? `registry:${entry.ref}` : entry.ref;
+      return entry.cliRef;
     },
 
     /** One skill by workspace path or registry ref (`owner/name[@version]`). */

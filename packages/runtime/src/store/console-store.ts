@@ -55,6 +55,14 @@ export interface ConsoleStore {
    * pass); disabling also revokes every session and API token of theirs (at `at`).
    */
   setOperatorDisabled(id: string, disabled: boolean, at: string): OperatorRecord | undefined;
+  /**
+   * Changes an operator's role in one IMMEDIATE transaction: LAST_ADMIN when it would leave no
+   * enabled admin (checked under the write lock, like disabling). Sessions and tokens stay:
+   * every request reads the role from this row, so the new role holds from the next request.
+   */
+  setOperatorRole(id: string, role: OperatorRole): OperatorRecord | undefined;
+  /** The newest sign-in (session start) of each operator, among the sessions still kept. */
+  lastSignIns(): Map<string, string>;
   insertApiToken(row: ApiTokenRecord): ApiTokenRecord;
   /** An unrevoked token by its hash. */
   findApiToken(tokenHash: string): ApiTokenRecord | undefined;
@@ -97,6 +105,35 @@ export interface ConsoleStore {
 }
 
 type Guard = <T>(action: string, fn: () => T) => T;
+
+/**
+ * LAST_ADMIN when `row` is an enabled admin and no other enabled admin exists: disabling or
+ * demoting them would leave nobody able to manage operators. Runs inside the caller's
+ * IMMEDIATE transaction, so two concurrent changes cannot both pass.
+ */
+function refuseLastAdmin(
+  tx: Pick<BetterSQLite3Database, "select">,
+  row: OperatorRecord,
+  action: "disable" | "demote",
+): void {
+  if (row.role !== "admin" || row.disabled) return;
+  const others =
+    tx
+      .select({ n: count() })
+      .from(operators)
+      .where(
+        and(eq(operators.role, "admin"), eq(operators.disabled, false), ne(operators.id, row.id)),
+      )
+      .get()?.n ?? 0;
+  if (others > 0) return;
+  throw new RuntimeError(
+    "LAST_ADMIN",
+    action === "disable"
+      ? `${row.username} is the last enabled admin; add or enable another admin first`
+      : `${row.username} is the last enabled admin and keeps the admin role; add or enable another admin first`,
+    { username: row.username },
+  );
+}
 
 /** The console's tables as a state-store extension: `state.attach(consoleStoreExtension)`. */
 export const consoleStoreExtension: StoreExtension<ConsoleStore> = ({ sqlite, guard, label }) =>
@@ -159,27 +196,7 @@ export function createConsoleStore(
           (tx) => {
             const row = tx.select().from(operators).where(eq(operators.id, id)).get();
             if (row === undefined) return undefined;
-            if (disabled && row.role === "admin" && !row.disabled) {
-              const others =
-                tx
-                  .select({ n: count() })
-                  .from(operators)
-                  .where(
-                    and(
-                      eq(operators.role, "admin"),
-                      eq(operators.disabled, false),
-                      ne(operators.id, id),
-                    ),
-                  )
-                  .get()?.n ?? 0;
-              if (others === 0) {
-                throw new RuntimeError(
-                  "LAST_ADMIN",
-                  `${row.username} is the last enabled admin; add or enable another admin first`,
-                  { username: row.username },
-                );
-              }
-            }
+            if (disabled) refuseLastAdmin(tx, row, "disable");
             // .all(), not .get(): see writtenRow.
             const updated = tx
               .update(operators)
@@ -202,6 +219,38 @@ export function createConsoleStore(
           { behavior: "immediate" },
         ),
       );
+    },
+    setOperatorRole(id, role) {
+      return guard("update operator", () =>
+        db.transaction(
+          (tx) => {
+            const row = tx.select().from(operators).where(eq(operators.id, id)).get();
+            if (row === undefined) return undefined;
+            if (role !== "admin") refuseLastAdmin(tx, row, "demote");
+            // .all(), not .get(): see writtenRow.
+            return tx
+              .update(operators)
+              .set({ role })
+              .where(eq(operators.id, id))
+              .returning()
+              .all()[0];
+          },
+          { behavior: "immediate" },
+        ),
+      );
+    },
+    lastSignIns() {
+      return guard("read sessions", () => {
+        const rows = db
+          .select({
+            operatorId: consoleSessions.operatorId,
+            at: sql<string>`max(${consoleSessions.createdAt})`,
+          })
+          .from(consoleSessions)
+          .groupBy(consoleSessions.operatorId)
+          .all();
+        return new Map(rows.map((r) => [r.operatorId, r.at]));
+      });
     },
     insertApiToken(row) {
       return guard("create api token", () =>

@@ -1,24 +1,26 @@
 /** Adapts a precompiled ajv validator to `NativeTool.validateInput` (first error, dotted path). */
 import type { ValidateFunction } from "ajv";
+import { firstProblem } from "../parser/field-problem.js";
+import type { SchemaNode } from "../parser/field-problem.js";
 import type { NativeTool } from "./types.js";
 
-/** Wraps a generated validator; the path names the offending field, never its value. */
-export function inputValidator(validate: ValidateFunction): NativeTool["validateInput"] {
+/**
+ * Wraps a generated validator; the path names the offending field, never its value, and the
+ * message is the rule it breaks in plain words (callers put the path in front). `schema`, the
+ * tool's input schema, lets an unknown field be answered with the accepted ones.
+ */
+export function inputValidator(
+  validate: ValidateFunction,
+  schema?: SchemaNode,
+): NativeTool["validateInput"] {
   return (input) => {
     if (validate(input)) return { ok: true };
-    const first = validate.errors?.[0];
-    const base = (first?.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".");
-    const params = (first?.params ?? {}) as {
-      additionalProperty?: string;
-      missingProperty?: string;
+    const problem = firstProblem(validate.errors, schema);
+    return {
+      ok: false,
+      path: problem?.path ?? "",
+      message: problem?.problem ?? "is not valid",
     };
-    const field = params.additionalProperty ?? params.missingProperty;
-    const path = [base, field].filter((part) => part !== undefined && part !== "").join(".");
-    const message =
-      params.additionalProperty !== undefined
-        ? `unknown field "${params.additionalProperty}"`
-        : (first?.message ?? "is invalid");
-    return { ok: false, path, message };
   };
 }
 

@@ -70,7 +70,7 @@ function dataTool(spec: {
   mutating: boolean;
 }): NativeTool {
   const name = `data.${spec.operation}`;
-  const validateInput = inputValidator(spec.validate);
+  const validateInput = inputValidator(spec.validate, spec.inputSchema);
   return {
     name,
     description: spec.description,

@@ -57,7 +57,7 @@ function toRuntimeError(error: unknown): RuntimeError {
 
 /** Builds a NativeTool from a definition. */
 export function defineTool<I, O extends JsonRecord>(def: ToolDefinition<I, O>): NativeTool {
-  const validateInput = inputValidator(def.validate);
+  const validateInput = inputValidator(def.validate, def.inputSchema);
   return {
     name: def.name,
     description: def.description,

@@ -20,7 +20,8 @@ export default async function ApprovalsPage() {
     const [me, pending] = await Promise.all([api.auth.me.query(), api.approvals.pending.query()]);
     return { me, pending };
   });
-  if (!loaded.ok) return <ApiError title="Approvals" error={loaded.error} />;
+  if (!loaded.ok)
+    return <ApiError title="Approvals" error={loaded.error} problem={loaded.problem} />;
   const { me, pending } = loaded.value;
   const canDecide = me.role === "approver" || me.role === "admin";
 

@@ -7,11 +7,12 @@ import { serverApi } from "@/lib/server-api";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-async function bootstrapRequired(): Promise<boolean> {
+/** Whether the first admin is still to be created, and whether this browser's session ended. */
+async function status(): Promise<{ bootstrapRequired: boolean; sessionEnded: boolean }> {
   try {
-    return (await (await serverApi()).auth.status.query()).bootstrapRequired;
+    return await (await serverApi()).auth.status.query();
   } catch {
-    return false;
+    return { bootstrapRequired: false, sessionEnded: false };
   }
 }
 
@@ -21,7 +22,7 @@ export default async function LoginPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const next = safeNext(param((await searchParams).next), PATH_BASE);
-  const needsBootstrap = await bootstrapRequired();
+  const { bootstrapRequired: needsBootstrap, sessionEnded } = await status();
   return (
     <section className="page narrow">
       <h1>Sign in</h1>
@@ -31,7 +32,7 @@ export default async function LoginPage({
           printed when it started to create the first admin.
         </p>
       )}
-      <AuthForm mode="login" next={next} />
+      <AuthForm mode="login" next={next} sessionEnded={sessionEnded} />
     </section>
   );
 }

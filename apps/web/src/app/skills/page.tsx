@@ -15,7 +15,7 @@ export default async function SkillsPage({
   const loaded = await load((api) =>
     api.skills.search.query(q === "" ? { limit: 200 } : { query: q, limit: 200 }),
   );
-  if (!loaded.ok) return <ApiError title="Skills" error={loaded.error} />;
+  if (!loaded.ok) return <ApiError title="Skills" error={loaded.error} problem={loaded.problem} />;
   const skills = loaded.value;
   return (
     <section className="page">

@@ -12,7 +12,7 @@ export const metadata: Metadata = { title: "Receipt" };
 export default async function ReceiptPage({ params }: { params: Params }) {
   const receiptId = decodeURIComponent((await params).receiptId);
   const loaded = await load((api) => api.receipts.get.query({ receiptId }));
-  if (!loaded.ok) return <ApiError title="Receipt" error={loaded.error} />;
+  if (!loaded.ok) return <ApiError title="Receipt" error={loaded.error} problem={loaded.problem} />;
   const { receipt, verification, run } = loaded.value;
   // Only signed fields feed what this page states as fact (lib/receipt-view.ts reads the
   // signed authority terms); `metadata` is shown apart by ReceiptFacts.

@@ -22,7 +22,8 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 export default async function RunPage({ params }: { params: Params }) {
   const runId = decodeURIComponent((await params).runId);
   const loaded = await load((api) => api.runs.get.query({ runId }));
-  if (!loaded.ok) return <ApiError title={`Run ${runId}`} error={loaded.error} />;
+  if (!loaded.ok)
+    return <ApiError title={`Run ${runId}`} error={loaded.error} problem={loaded.problem} />;
   // Dispatch attempts and the viewer's role are extras: the run page renders without them.
   const extras = await load(async (api) => {
     const [me, dispatch, logs] = await Promise.all([

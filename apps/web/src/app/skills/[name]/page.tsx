@@ -14,7 +14,8 @@ export default async function SkillPage({ params }: { params: Params }) {
   const name = decodeURIComponent((await params).name);
   const loaded = await load((api) => api.skills.get.query({ skill: name }));
   // A 404 from the API renders the not-found page inside load().
-  if (!loaded.ok) return <ApiError title={`Skill ${name}`} error={loaded.error} />;
+  if (!loaded.ok)
+    return <ApiError title={`Skill ${name}`} error={loaded.error} problem={loaded.problem} />;
   const skill = loaded.value;
   const me = await load((api) => api.auth.me.query());
   const canStart = me.ok && (me.value.role === "approver" || me.value.role === "admin");
@@ -93,7 +94,7 @@ export default async function SkillPage({ params }: { params: Params }) {
       {skill.status !== "ok" ? (
         <p className="error">This package is invalid; fix the diagnostics above to run it.</p>
       ) : canStart ? (
-        <StartRunForm skill={skill.ref} runners={skill.runners} />
+        <StartRunForm skill={skill.ref} cliRef={skill.cliRef} runners={skill.runners} />
       ) : (
         <p className="muted">Starting runs needs the approver or admin role.</p>
       )}

@@ -13,7 +13,10 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 export default async function RunReceiptsPage({ params }: { params: Params }) {
   const runId = decodeURIComponent((await params).runId);
   const loaded = await load((api) => api.receipts.dag.query({ runId }));
-  if (!loaded.ok) return <ApiError title={`Receipts of ${runId}`} error={loaded.error} />;
+  if (!loaded.ok)
+    return (
+      <ApiError title={`Receipts of ${runId}`} error={loaded.error} problem={loaded.problem} />
+    );
   const dag = loaded.value;
   const enc = encodeURIComponent(runId);
   return (
