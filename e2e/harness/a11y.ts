@@ -25,7 +25,7 @@ export interface A11yViolation {
 export async function seriousViolations(page: Page): Promise<A11yViolation[]> {
   const loaded = await page.evaluate("typeof window.axe === 'object'");
   if (loaded !== true) await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(`(async () => {
+  const violations = await page.evaluate<A11yViolation[]>(`(async () => {
     const result = await window.axe.run(document, { resultTypes: ["violations"] });
     return result.violations.map((v) => ({
       id: v.id,
@@ -33,7 +33,7 @@ export async function seriousViolations(page: Page): Promise<A11yViolation[]> {
       help: v.help,
       targets: v.nodes.slice(0, 5).map((n) => n.target.join(" ")),
     }));
-  })()`)) as A11yViolation[];
+  })()`);
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
 }
 
@@ -48,7 +48,11 @@ export function describeViolations(where: string, violations: A11yViolation[]): 
 export async function horizontalOverflow(
   page: Page,
 ): Promise<{ scrollWidth: number; viewport: number; culprits: string[] }> {
-  return (await page.evaluate(`(() => {
+  return await page.evaluate<{
+    scrollWidth: number;
+    viewport: number;
+    culprits: string[];
+  }>(`(() => {
     const viewport = document.documentElement.clientWidth;
     const culprits = [];
     for (const el of document.querySelectorAll("body *")) {
@@ -66,5 +70,5 @@ export async function horizontalOverflow(
       }
     }
     return { scrollWidth: document.documentElement.scrollWidth, viewport, culprits };
-  })()`)) as { scrollWidth: number; viewport: number; culprits: string[] };
+  })()`);
 }

@@ -145,7 +145,9 @@ describe("API restart", () => {
     ).toMatch(/interrupted: the process running it \(pid \d+/);
     const detail = await call(second.base, "runs.get", { runId }, "GET");
     expect(detail.run).toMatchObject({ status: "needs_agent", disposition: "deferred" });
-    expect(detail.pendingRequests).toMatchObject([{ id: "interrupted", kind: "input", questions: [] }]);
+    expect(detail.pendingRequests).toMatchObject([
+      { id: "interrupted", kind: "input", questions: [] },
+    ]);
 
     const resumed = await call(second.base, "runs.resume", { runId }, "POST");
     expect(resumed).toMatchObject({
