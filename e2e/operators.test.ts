@@ -28,11 +28,19 @@ import type { LocalStack } from "./harness/operators.js";
 const GATE = "gated.release";
 let browser: Browser;
 const started: string[] = [];
+/** Approvers this file adds: disabled afterwards, so other journeys' lone-admin case holds. */
+const added: string[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
+  const adminSession = await apiSession(stack().admin);
+  for (const username of added) {
+    await apiMutate(adminSession, "auth.setOperatorDisabled", { username, disabled: true }).catch(
+      () => {},
+    );
+  }
   // A journey that failed midway leaves no gate pending for the other files.
   if (started.length === 0) return;
   const session = await apiSession(stack().approver);
@@ -59,6 +67,7 @@ async function outcome(page: Page, text: string): Promise<string> {
 it("an admin adds an approver in the console, who signs in and approves the admin's gated run", async () => {
   const { admin, consoleUrl, viewer } = stack();
   const username = `appr-${Date.now().toString(36)}`;
+  added.push(username);
   await journey(browser, "operators", async (j) => {
     const page = await j.signIn(admin);
     const nav = page.getByRole("navigation", { name: "Main" });
@@ -115,6 +124,8 @@ it("an admin adds an approver in the console, who signs in and approves the admi
     await article.getByLabel("Reason").fill("checked by the new approver");
     await j.shot(theirs, "approver-inbox");
     await article.getByRole("button", { name: "Approve" }).click();
+    // The card asks to confirm the effect it names before the decision is sent.
+    await article.getByRole("button", { name: "Yes, approve" }).click();
     await waitForRunStatus(page, "sealed", 30_000);
     started.splice(started.indexOf(runId), 1);
     const detail = await apiQuery<{ decisions: Array<{ username: string; decision: string }> }>(
