@@ -243,7 +243,7 @@ describe("console contracts in plain words", () => {
       "runs-list",
       { bogus: 1 },
       "bogus",
-      "bogus is not a field this accepts (it accepts limit, cursor, status, skill, from, to, waitingForApproval)",
+      "bogus is not a field this accepts (it accepts limit, cursor, status, outcome, skill, skillSearch, from, to, waitingForApproval, waitingForMe)",
     ],
   ] as const)("%s: %j → %s", (name, value, path, message) => {
     const error = refusal(name, value);
