@@ -5,6 +5,7 @@ import type { DispatchLogs, DispatchState } from "@/lib/api-types";
 import { bytesText } from "@/lib/adapter-gate";
 import { attemptNote, attemptVerification } from "@/lib/dispatch-view";
 import { formatTime } from "@/lib/format";
+import { TableWrap } from "./TableWrap";
 
 /**
  * A run's adapter dispatch attempts (issue 8): one row per attempt with its adapter, lane,
@@ -49,59 +50,61 @@ export function DispatchAttempts({
         </div>
       )}
       {state.attempts.length > 0 && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Step</th>
-              <th scope="col">Adapter</th>
-              <th scope="col">Lane</th>
-              <th scope="col">Status</th>
-              <th scope="col">Failure</th>
-              <th scope="col">Started</th>
-              <th scope="col">Finished</th>
-              <th scope="col">Receipt</th>
-              <th scope="col">Verification</th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.attempts.map((a) => {
-              const verification = attemptVerification(a);
-              const note = attemptNote(a.dispatch);
-              return (
-                <tr key={a.receipt_id} data-testid="dispatch-attempt">
-                  <td className="mono">
-                    {a.dispatch.step_id}#{a.dispatch.attempt}
-                  </td>
-                  <td className="mono">{a.dispatch.adapter_id}</td>
-                  <td>{a.lane ?? "—"}</td>
-                  <td>
-                    <StatusBadge status={a.dispatch.status} />
-                  </td>
-                  <td>{note ? <code title={note.title}>{note.text}</code> : "—"}</td>
-                  <td className="nowrap">{formatTime(a.dispatch.invoked_at)}</td>
-                  <td className="nowrap">{formatTime(a.dispatch.finished_at)}</td>
-                  <td>
-                    <Link
-                      href={`/receipts/${encodeURIComponent(a.receipt_id)}`}
-                      className="mono"
-                      aria-label={`Dispatch receipt ${a.receipt_id}`}
-                    >
-                      {a.receipt_id.slice(0, 19)}…
-                    </Link>
-                  </td>
-                  <td>
-                    <span
-                      className={`badge status-${verification.status}`}
-                      data-testid="dispatch-verification"
-                    >
-                      {verification.text}
-                    </span>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <TableWrap label="Dispatch attempts">
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Step</th>
+                <th scope="col">Adapter</th>
+                <th scope="col">Lane</th>
+                <th scope="col">Status</th>
+                <th scope="col">Failure</th>
+                <th scope="col">Started</th>
+                <th scope="col">Finished</th>
+                <th scope="col">Receipt</th>
+                <th scope="col">Verification</th>
+              </tr>
+            </thead>
+            <tbody>
+              {state.attempts.map((a) => {
+                const verification = attemptVerification(a);
+                const note = attemptNote(a.dispatch);
+                return (
+                  <tr key={a.receipt_id} data-testid="dispatch-attempt">
+                    <td className="mono">
+                      {a.dispatch.step_id}#{a.dispatch.attempt}
+                    </td>
+                    <td className="mono">{a.dispatch.adapter_id}</td>
+                    <td>{a.lane ?? "—"}</td>
+                    <td>
+                      <StatusBadge status={a.dispatch.status} />
+                    </td>
+                    <td>{note ? <code title={note.title}>{note.text}</code> : "—"}</td>
+                    <td className="nowrap">{formatTime(a.dispatch.invoked_at)}</td>
+                    <td className="nowrap">{formatTime(a.dispatch.finished_at)}</td>
+                    <td>
+                      <Link
+                        href={`/receipts/${encodeURIComponent(a.receipt_id)}`}
+                        className="mono"
+                        aria-label={`Dispatch receipt ${a.receipt_id}`}
+                      >
+                        {a.receipt_id.slice(0, 19)}…
+                      </Link>
+                    </td>
+                    <td>
+                      <span
+                        className={`badge status-${verification.status}`}
+                        data-testid="dispatch-verification"
+                      >
+                        {verification.text}
+                      </span>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </TableWrap>
       )}
       {logs !== null && logs.length > 0 && <AttemptLogs logs={logs} />}
     </section>

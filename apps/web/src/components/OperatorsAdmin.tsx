@@ -17,6 +17,7 @@ import {
   passwordProblem,
 } from "@/lib/operators";
 import type { Role } from "@/lib/operators";
+import { TableWrap } from "./TableWrap";
 
 type OperatorRow = RouterOutputs["auth"]["listOperators"][number];
 
@@ -75,7 +76,7 @@ export function OperatorsAdmin({ operators, me }: { operators: OperatorRow[]; me
         )}
         <ErrorNotice problem={error} />
       </div>
-      <div className="table-wrap">
+      <TableWrap label="Operators">
         <table className="table operators-table">
           <caption className="visually-hidden">Operators of this console</caption>
           <thead>
@@ -100,7 +101,7 @@ export function OperatorsAdmin({ operators, me }: { operators: OperatorRow[]; me
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <AddOperatorForm disabled={!hydrated || busy} act={act} />
     </div>
   );

@@ -6,6 +6,7 @@
  */
 import { prettyJson } from "@/lib/format";
 import type { ReceiptDetail } from "@/lib/api-types";
+import { TableWrap } from "./TableWrap";
 
 export function ReceiptFacts({
   detail,
@@ -23,30 +24,32 @@ export function ReceiptFacts({
       {steps.length > 0 && (
         <section aria-label="Signed steps" data-testid="signed-steps">
           <H>Steps (signed)</H>
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Step</th>
-                <th scope="col">Seal</th>
-                <th scope="col">Receipt</th>
-                <th scope="col">Verification</th>
-              </tr>
-            </thead>
-            <tbody>
-              {steps.map((s) => (
-                <tr key={s.receipt_id} data-step={s.step_id}>
-                  <td>{s.step_id}</td>
-                  <td data-testid="signed-step-disposition">{s.disposition ?? "—"}</td>
-                  <td className="mono wrap-anywhere">
-                    <a href={`/receipts/${encodeURIComponent(s.receipt_id)}`}>{s.receipt_id}</a>
-                  </td>
-                  <td>
-                    <span className={`badge status-${s.verification}`}>{s.verification}</span>
-                  </td>
+          <TableWrap label="Signed steps">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Step</th>
+                  <th scope="col">Seal</th>
+                  <th scope="col">Receipt</th>
+                  <th scope="col">Verification</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {steps.map((s) => (
+                  <tr key={s.receipt_id} data-step={s.step_id}>
+                    <td>{s.step_id}</td>
+                    <td data-testid="signed-step-disposition">{s.disposition ?? "—"}</td>
+                    <td className="mono wrap-anywhere">
+                      <a href={`/receipts/${encodeURIComponent(s.receipt_id)}`}>{s.receipt_id}</a>
+                    </td>
+                    <td>
+                      <span className={`badge status-${s.verification}`}>{s.verification}</span>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
         </section>
       )}
       <section aria-label="Signed document">

@@ -16,6 +16,7 @@ import {
 } from "@/lib/runs-filter";
 import type { RunFilters, SearchParams } from "@/lib/runs-filter";
 import { load } from "@/lib/server-api";
+import { TableWrap } from "@/components/TableWrap";
 
 export const metadata: Metadata = { title: "Runs" };
 
@@ -202,7 +203,7 @@ function RunsTable({ filters, page }: { filters: RunFilters; page: RunList }) {
           )}
         </p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap label="Runs">
           <table className="table runs-table">
             <caption className="visually-hidden">Runs, newest first</caption>
             <thead>
@@ -258,7 +259,7 @@ function RunsTable({ filters, page }: { filters: RunFilters; page: RunList }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <Pager filters={filters} page={page} />
     </>

@@ -12,6 +12,7 @@ import { adapterQuestions } from "@/lib/adapter-gate";
 import { dispatchKey } from "@/lib/dispatch-view";
 import { duration, formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
+import { TableWrap } from "@/components/TableWrap";
 
 type Params = Promise<{ runId: string }>;
 
@@ -242,32 +243,34 @@ export default async function RunPage({ params }: { params: Params }) {
         {receipts.length === 0 ? (
           <p className="empty">No receipts yet.</p>
         ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Receipt</th>
-                <th scope="col">Skill</th>
-                <th scope="col">Disposition</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {receipts.map((r) => (
-                <tr key={r.receiptId}>
-                  <td>
-                    <Link href={`/receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
-                      {r.receiptId}
-                    </Link>
-                  </td>
-                  <td>{r.skill}</td>
-                  <td>{r.disposition}</td>
-                  <td>{r.isChild ? "child" : "root"}</td>
-                  <td className="nowrap">{formatTime(r.createdAt)}</td>
+          <TableWrap label="Receipts of this run">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Receipt</th>
+                  <th scope="col">Skill</th>
+                  <th scope="col">Disposition</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Created</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {receipts.map((r) => (
+                  <tr key={r.receiptId}>
+                    <td>
+                      <Link href={`/receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
+                        {r.receiptId}
+                      </Link>
+                    </td>
+                    <td>{r.skill}</td>
+                    <td>{r.disposition}</td>
+                    <td>{r.isChild ? "child" : "root"}</td>
+                    <td className="nowrap">{formatTime(r.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
         )}
       </section>
 
