@@ -55,7 +55,14 @@ export interface ManagedAgentOptions {
 export type ManagedAgentResult =
   | { status: "success"; output: JsonObject; rounds: number; model: string; usage: ChatUsage }
   | { status: "failure"; code: ErrorCode; reason: string; rounds: number }
-  | { status: "needs_approval"; request: RunRequest; tool: string; rounds: number };
+  | {
+      status: "needs_approval";
+      request: RunRequest;
+      tool: string;
+      /** The arguments the model proposed for the gated tool call. */
+      input: JsonObject;
+      rounds: number;
+    };
 
 /** The function name a tool is offered under (`fs.read` → `fs__read`). */
 export function toolFunctionName(tool: string): string {
@@ -269,6 +276,7 @@ export async function runManagedAgent(options: ManagedAgentOptions): Promise<Man
                 status: "needs_approval",
                 request: { id: approval.gate_id, kind: "approval", gate },
                 tool: tool.name,
+                input,
                 rounds,
               };
             }

@@ -20,6 +20,7 @@ import { boundGraph } from "../run/graph-run.js";
 import { loadNestedPackage, toolInput } from "../run/graph-steps.js";
 import { runtimeToolCatalog } from "../run/tools.js";
 import type { ToolCatalog } from "../tools/catalog.js";
+import type { JsonRecord } from "../tools/types.js";
 import {
   adapterPreview,
   approvalStepPreview,
@@ -58,11 +59,10 @@ export async function gatePreview(
   gate: ApprovalRequest,
 ): Promise<PreviewResult> {
   if (gate.gate.type === "adapter_dispatch") return adapterPreview(gate.gate);
+  if (checkpoint.kind === "agent") return managedAgentPreview(checkpoint, gate);
   if (checkpoint.kind !== "graph" || checkpoint.graph_state === undefined) {
     return unavailable(
-      checkpoint.kind === "agent"
-        ? "the payload was proposed during a managed agent's turn and is not kept with the pause"
-        : `a ${checkpoint.kind} pause keeps no graph state to read the gate's effect from`,
+      `a ${checkpoint.kind} pause keeps no graph state to read the gate's effect from`,
     );
   }
   if (prep === null || prep.runner.type !== "graph") {
@@ -77,6 +77,22 @@ export async function gatePreview(
   } catch (error) {
     return unavailable(`the paused step cannot be read again: ${why(error)}`);
   }
+}
+
+/**
+ * A gate a managed agent's tool call paused on: the tool input it proposed, kept with the
+ * pause, checked against the gate like a graph step's (a pause from before inputs were kept,
+ * or an input the redaction changed, fails the digest check and shows as unavailable).
+ */
+function managedAgentPreview(checkpoint: Checkpoint, gate: ApprovalRequest): PreviewResult {
+  const input = checkpoint.gate_inputs?.[gate.id];
+  if (input === undefined || typeof input !== "object" || input === null || Array.isArray(input)) {
+    return unavailable("the managed agent's proposed tool input is not kept with this pause");
+  }
+  if (!isProviderGate(gate.id)) {
+    return unavailable(`gate ${gate.id} does not release a provider effect`);
+  }
+  return providerPreview(gate.gate, input as JsonRecord);
 }
 
 /** Finds the step (or fanout group) of `level` that paused for `gate` and previews it. */

@@ -103,6 +103,7 @@ export async function runAgentTask(
       reasonCode: "approval_required",
       summary: `waiting for approval: ${result.request.id}`,
       runExists: true,
+      gateInputs: { [result.request.id]: result.input },
       ...(start.previous !== undefined ? { previous: start.previous } : {}),
     });
   }
@@ -152,6 +153,7 @@ export async function resumeAgentTask(
         reasonCode: "approval_required",
         summary: `waiting for approval: ${request.id}`,
         runExists: true,
+        ...(checkpoint.gate_inputs !== undefined ? { gateInputs: checkpoint.gate_inputs } : {}),
         previous,
       });
     }

@@ -27,6 +27,13 @@ export interface Checkpoint {
   paused_receipt: { id: string; digest: string };
   /** The graph machine's serialised state (graph runs). */
   graph_state?: unknown;
+  /**
+   * The tool input a managed agent proposed for each gate it paused on (agent runs), keyed by
+   * gate id and redacted like the inputs: the console previews the effect from it and checks
+   * it against the gate's digests (console/gate-preview.ts). Resuming never reads it; the act
+   * runs again and must propose the same plan for the decision to apply.
+   */
+  gate_inputs?: Record<string, unknown>;
 }
 
 interface LedgerLine {

@@ -37,6 +37,8 @@ export interface PauseSpec {
   /** The receipt this pause follows (a resumed run). */
   previous?: Reference;
   graphState?: unknown;
+  /** Tool inputs proposed for the requested gates (managed agent pauses), by gate id. */
+  gateInputs?: Record<string, unknown>;
   /** Child receipts committed so far (graph runs). */
   childReceipts?: Parameters<typeof buildSkillReceipt>[0]["children"];
   /** The `next` instruction shown to the caller. */
@@ -88,6 +90,9 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
     requests: spec.requests,
     paused_receipt: { id: receipt.id, digest: receiptBodyDigest(receipt) },
     ...(spec.graphState !== undefined ? { graph_state: spec.graphState } : {}),
+    ...(spec.gateInputs !== undefined
+      ? { gate_inputs: scope.taint.redactJson(spec.gateInputs) as Record<string, unknown> }
+      : {}),
   };
   await storeReceipt(deps, prep, receipt, () => {
     if (!spec.runExists) createRunRecord(deps, prep, inputsDigest);
