@@ -102,7 +102,7 @@ const INPUTS = {
 };
 
 function attemptsRegion(page: Page) {
-  return page.getByRole("region", { name: "Dispatch attempts" });
+  return page.getByRole("region", { name: "Dispatch attempts", exact: true });
 }
 
 it("starts the dispatch skill from the console and shows its attempt with the receipt link", async () => {

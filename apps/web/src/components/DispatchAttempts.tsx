@@ -50,7 +50,7 @@ export function DispatchAttempts({
         </div>
       )}
       {state.attempts.length > 0 && (
-        <TableWrap label="Dispatch attempts">
+        <TableWrap label="Table of dispatch attempts">
           <table className="table">
             <thead>
               <tr>

@@ -76,7 +76,7 @@ export function OperatorsAdmin({ operators, me }: { operators: OperatorRow[]; me
         )}
         <ErrorNotice problem={error} />
       </div>
-      <TableWrap label="Operators">
+      <TableWrap label="Table of operators">
         <table className="table operators-table">
           <caption className="visually-hidden">Operators of this console</caption>
           <thead>

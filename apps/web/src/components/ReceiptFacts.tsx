@@ -24,7 +24,7 @@ export function ReceiptFacts({
       {steps.length > 0 && (
         <section aria-label="Signed steps" data-testid="signed-steps">
           <H>Steps (signed)</H>
-          <TableWrap label="Signed steps">
+          <TableWrap label="Table of signed steps">
             <table className="table">
               <thead>
                 <tr>

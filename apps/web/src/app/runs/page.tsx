@@ -203,7 +203,7 @@ function RunsTable({ filters, page }: { filters: RunFilters; page: RunList }) {
           )}
         </p>
       ) : (
-        <TableWrap label="Runs">
+        <TableWrap label="Table of runs">
           <table className="table runs-table">
             <caption className="visually-hidden">Runs, newest first</caption>
             <thead>

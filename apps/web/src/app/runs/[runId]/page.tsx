@@ -243,7 +243,7 @@ export default async function RunPage({ params }: { params: Params }) {
         {receipts.length === 0 ? (
           <p className="empty">No receipts yet.</p>
         ) : (
-          <TableWrap label="Receipts of this run">
+          <TableWrap label="Table of this run's receipts">
             <table className="table">
               <thead>
                 <tr>
