@@ -162,9 +162,7 @@ describe("a catalog graph cannot reach a package outside the workspace", () => {
     const body = answer.body as { error?: { message?: string; data?: { runtimeCode?: string } } };
     expect(answer.status).toBe(400);
     expect(body.error?.data?.runtimeCode).toBe("PATH_ESCAPE");
-    expect(body.error?.message).toBe(
-      "step nested: skill ../linked is outside the graph's package folder",
-    );
+    expect(body.error?.message).toBe("step nested: skill ../linked is outside the workspace");
     expect(existsSync(marker)).toBe(false);
     expect(api.alive()).toBe(true);
   });

@@ -245,3 +245,40 @@ describe("graph steps whose skill runner is a graph", () => {
     expect(compare?.seal.summary).toContain("beta");
   });
 });
+
+describe("nested skills are contained by the workspace", () => {
+  const deepGraph = (skill: string) =>
+    [
+      "runners:",
+      "  default:",
+      "    type: graph",
+      "    graph:",
+      "      name: deep",
+      "      result_from: [say]",
+      "      steps:",
+      "        - id: say",
+      `          skill: ${skill}`,
+      "          inputs:",
+      "            message: from a deep flow",
+      "",
+    ].join("\n");
+
+  it("resolve a step that leaves the graph's package folder but stays in the workspace", async () => {
+    ws.write("flows/team/deep/SKILL.md", "---\nname: deep\n---\nA flow far from skills/.\n");
+    ws.write("flows/team/deep/X.yaml", deepGraph("../../../skills/echo"));
+    const r = await runx(ws, ["skill", "flows/team/deep", "--json"]);
+    expect(r.stderr).toBe("");
+    expect(r.json<Envelope>()).toMatchObject({ status: "sealed" });
+    expect(r.stdout).toContain("from a deep flow");
+  });
+
+  it("refuse a step that leaves the workspace, naming the step", async () => {
+    ws.write("flows/team/deep/SKILL.md", "---\nname: deep\n---\nA flow far from skills/.\n");
+    ws.write("flows/team/deep/X.yaml", deepGraph("../../../../outside"));
+    const r = await runx(ws, ["skill", "flows/team/deep", "--json"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain(
+      "step say: skill ../../../../outside is outside the workspace",
+    );
+  });
+});

@@ -187,25 +187,29 @@ export function nestedSkillPath(
 ): string {
   const base = pkg.packageDir;
   const target = isAbsolute(step.skill) ? step.skill : resolve(base, step.skill);
-  const standalone = pkg.graphDocumentPath !== undefined;
-  const bound = standalone ? deps.paths.root : dirname(base);
+  // The fence is the workspace for a graph that lives in it (a step may name any package of
+  // the workspace, e.g. `../../skills/spend`); a package run from elsewhere (an absolute path,
+  // a registry cache) may reach only its siblings.
+  const inWorkspace =
+    pkg.graphDocumentPath !== undefined ||
+    isInside(deps.paths.root, base) ||
+    isInside(realOrUndefined(deps.paths.root) ?? deps.paths.root, realOrUndefined(base) ?? base);
+  const bound = inWorkspace ? deps.paths.root : dirname(base);
   const rel = relative(bound, target);
   const escape = (): RuntimeError =>
     new RuntimeError(
       "PATH_ESCAPE",
-      standalone
-        ? `step ${step.id}: skill ${step.skill} is outside the workspace of the graph document`
+      inWorkspace
+        ? `step ${step.id}: skill ${step.skill} is outside the workspace`
         : `step ${step.id}: skill ${step.skill} is outside the graph's package folder`,
       { step: step.id },
     );
   if (rel.startsWith("..") || isAbsolute(rel)) throw escape();
-  // Again after symlinks: a sibling that links out of the workspace (or, for a package run
-  // from elsewhere, out of its folder) is not a workspace package, however it is named.
+  // Again after symlinks: a package that links out of the fence is not inside it, however it
+  // is named.
   const real = realOrUndefined(target);
   if (real !== undefined) {
-    const workspace = realOrUndefined(deps.paths.root) ?? deps.paths.root;
-    const home = realOrUndefined(base) ?? base;
-    const fence = isInside(workspace, home) ? workspace : (realOrUndefined(bound) ?? bound);
+    const fence = realOrUndefined(bound) ?? bound;
     if (!isInside(fence, real)) throw escape();
   }
   return target;
