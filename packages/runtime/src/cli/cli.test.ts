@@ -45,6 +45,44 @@ describe("runx skill", () => {
     });
   });
 
+  it("runs only the package and execution closure it is bound to", async () => {
+    const first = await runx(ws, ["skill", "skills/echo", "--message", "hi", "--json"]);
+    const file = `sha256-${String(first.json().receipt_id).slice(7)}.json`;
+    const meta = (
+      JSON.parse(ws.read(`.runx/receipts/${file}`)) as {
+        metadata: { package_digest: string; execution_closure_digest: string };
+      }
+    ).metadata;
+    const bound = (closure: string) =>
+      runx(ws, [
+        "skill",
+        "skills/echo",
+        "--message",
+        "bound",
+        "--package-digest",
+        meta.package_digest,
+        "--execution-closure-digest",
+        closure,
+        "--json",
+      ]);
+    const ok = await bound(meta.execution_closure_digest);
+    expect(ok.code).toBe(0);
+    expect(ok.json()).toMatchObject({ status: "sealed", result: { message: "bound" } });
+
+    const wrong = await bound(`sha256:${"0".repeat(64)}`);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.json().error).toMatchObject({
+      reason: "POLICY_DENIED",
+      message: "the execution-closure digest does not match the bound digest",
+      expected: `sha256:${"0".repeat(64)}`,
+      actual: meta.execution_closure_digest,
+      stage: "admit_package",
+    });
+    // Refused at admission: the refusal is sealed, and the skill never ran.
+    expect(wrong.json().result).toBeUndefined();
+    expect(receiptFiles()).toHaveLength(3);
+  });
+
   it("seals two identical runs in the same second as two distinct receipts", async () => {
     const a = await runx(ws, ["skill", "skills/echo", "--message", "same", "--json"]);
     const b = await runx(ws, ["skill", "skills/echo", "--message", "same", "--json"]);

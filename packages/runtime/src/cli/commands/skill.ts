@@ -44,6 +44,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       ctx.status(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…`);
     try {
       const packageDigest = flagValue(args, "package-digest");
+      const executionClosureDigest = flagValue(args, "execution-closure-digest");
       const envelope = await runtime.runSkill(
         {
           ref,
@@ -52,6 +53,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ...(parsed.inputsFile !== undefined ? { inputsFile: parsed.inputsFile } : {}),
           secretEnv: Array.isArray(secretEnv) ? secretEnv : [],
           ...(packageDigest !== undefined ? { packageDigest } : {}),
+          ...(executionClosureDigest !== undefined ? { executionClosureDigest } : {}),
           ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
           ...(registryDigest !== undefined ? { registryDigest } : {}),
         },
