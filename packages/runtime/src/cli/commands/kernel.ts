@@ -39,7 +39,8 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         file: label,
       });
     }
-    const result = evaluateKernel(document);
+    // Upstream's eval surfaces wrap a decision as a typed result (`parser eval` does too).
+    const result = { kind: "output", value: evaluateKernel(document) };
     ctx.out(`${JSON.stringify({ status: "success", result })}\n`);
     return 0;
   });

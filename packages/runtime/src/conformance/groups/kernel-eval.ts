@@ -1,7 +1,8 @@
 /**
  * Kernel fixtures (`kernel-eval`): `runx kernel eval --input <fixture> --json` from the root of
- * a scratch copy of the corpus. An `output` expectation must come back exactly as
- * `{"status":"success","result":<expected.value>}` (deep equality, exit 0); an `error`
+ * a scratch copy of the corpus. An `output` expectation must come back exactly as upstream's
+ * CLI prints it, `{"status":"success","result":<expected>}` (the whole `{kind, value}`
+ * object, deep equality, exit 0); an `error`
  * expectation as a failure envelope with that code (and message, when pinned), non-zero exit.
  */
 import { readFileSync } from "node:fs";
@@ -55,7 +56,7 @@ function judge(expected: Expected, code: number | null, stdout: string): Verdict
     return { result: "FAIL", reason: `exit ${code}, stdout is not one JSON document` };
   }
   if (expected.kind === "output") {
-    const diff = firstDifference(doc, { status: "success", result: expected.value });
+    const diff = firstDifference(doc, { status: "success", result: expected });
     if (diff !== undefined) return { result: "FAIL", reason: diff };
     return code === 0 ? { result: "PASS" } : { result: "FAIL", reason: `exit ${code}` };
   }
