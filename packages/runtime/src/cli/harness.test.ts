@@ -261,3 +261,67 @@ describe("runx harness", () => {
     ]);
   });
 });
+
+describe("graph refusals before execution end a case with a status", () => {
+  const graphCase = (name: string, status: string) =>
+    `name: ${name}\nkind: graph\ntarget: flows/${name}.yaml\nexpect:\n  status: ${status}\n`;
+
+  it("a mutating retry without an idempotency key is a policy denial", async () => {
+    ws.addBundledSkill("echo");
+    ws.write(
+      "flows/retry-no-key.yaml",
+      [
+        "name: retry-no-key",
+        "owner: runx",
+        "steps:",
+        "  - id: deploy",
+        "    skill: ../skills/echo",
+        "    mutation: true",
+        "    inputs: {message: deploy}",
+        "    retry: {max_attempts: 2, backoff_ms: 0}",
+        "",
+      ].join("\n"),
+    );
+    ws.write("case.yaml", graphCase("retry-no-key", "policy_denied"));
+    const r = await runx(ws, ["harness", "case.yaml", "--json"]);
+    expect(r.json<Report>()).toMatchObject({ status: "passed", assertion_errors: [] });
+  });
+
+  it("a fanout branch naming a missing skill fails as a branch and seals the graph failed", async () => {
+    ws.addBundledSkill("echo");
+    ws.write(
+      "flows/fan-missing.yaml",
+      [
+        "name: fan-missing",
+        "owner: runx",
+        "steps:",
+        "  - id: found",
+        "    skill: ../skills/echo",
+        "    fanout_group: g",
+        "    inputs: {message: a}",
+        "  - id: missing",
+        "    skill: ../skills/no-such-skill",
+        "    fanout_group: g",
+        "    inputs: {message: b}",
+        "fanout:",
+        "  groups:",
+        "    g: {strategy: all}",
+        "",
+      ].join("\n"),
+    );
+    ws.write("case.yaml", graphCase("fan-missing", "failure"));
+    const r = await runx(ws, ["harness", "case.yaml", "--json"]);
+    // A passing single case prints its sealed receipt.
+    expect(r.code).toBe(0);
+    expect(r.json<Receipt>().seal).toMatchObject({
+      disposition: "failed",
+      reason_code: "fanout_halted",
+    });
+    const skill = await runx(ws, ["skill", "flows/fan-missing.yaml", "--json"]);
+    expect(skill.json()).toMatchObject({
+      status: "sealed",
+      outcome: "failed",
+      closure: { disposition: "failed", reason_code: "fanout_halted" },
+    });
+  });
+});

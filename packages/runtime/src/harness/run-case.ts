@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative } from "node:path";
 import { createRuntime } from "../create-runtime.js";
-import { isRuntimeError, RuntimeError } from "../errors.js";
+import { FAILURE_CATEGORY, isRuntimeError, RuntimeError } from "../errors.js";
 import {
   localDevelopmentPolicy,
   ReceiptStore,
@@ -308,7 +308,10 @@ export async function runCase(
     } catch (error) {
       if (!isRuntimeError(error)) throw error;
       refusal = `${error.code}: ${error.message}`;
-      result.status = error.code === "POLICY_DENIED" ? "policy_denied" : "failure";
+      // A refusal in the operator-context category (policy, network, retry admission) is a
+      // policy denial; any other refusal is a failure.
+      result.status =
+        FAILURE_CATEGORY[error.code] === "operator_context_blocked" ? "policy_denied" : "failure";
     }
 
     const scratchStore = new ReceiptStore({ dir: runtime.paths.receiptDir, policy });

@@ -3,7 +3,7 @@
  * receipt), pausing durably for agents and humans, and sealing the graph receipt whose
  * lineage commits every child by id and body digest.
  */
-import { RuntimeError } from "../errors.js";
+import { RuntimeError, isRuntimeError } from "../errors.js";
 import {
   applyStepOutcome,
   assertRetryAdmissible,
@@ -47,6 +47,12 @@ export async function prepareGraph(scope: RunScope, catalog: ToolCatalog): Promi
   return boundGraph(scope.deps, scope.prep.pkg, runner, catalog, []);
 }
 
+function isMissingBranch(step: { fanout_group?: string }, error: unknown): boolean {
+  return (
+    step.fanout_group !== undefined && isRuntimeError(error) && error.code === "PACKAGE_NOT_FOUND"
+  );
+}
+
 /** How deep nested graph runners are followed for their output contracts. */
 const MAX_NESTED_GRAPH_DEPTH = 16;
 
@@ -71,7 +77,16 @@ export async function boundGraph(
   const adapterSteps = raw.steps.filter((s) => s.kind === "run" && s.run.type === "adapter");
   for (const step of raw.steps) {
     if (step.kind !== "skill") continue;
-    const child = await loadNestedPackage(deps, pkg, step);
+    let child: Awaited<ReturnType<typeof loadNestedPackage>>;
+    try {
+      child = await loadNestedPackage(deps, pkg, step);
+    } catch (error) {
+      // A fanout branch naming a package that does not exist fails as a branch when it runs
+      // (its group's failure rule decides the graph), not as a refusal of the whole graph;
+      // containment refusals and every other step still refuse before anything runs.
+      if (isMissingBranch(step, error)) continue;
+      throw error;
+    }
     if (child.runner.type === "adapter") adapterSteps.push(step);
     const contract = contractFromRunner(child.runner);
     const key = `${child.pkg.graphDocumentPath ?? child.pkg.packageDir}#${child.runner.name}`;
