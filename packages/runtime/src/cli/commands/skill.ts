@@ -54,6 +54,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ...(packageDigest !== undefined ? { packageDigest } : {}),
           ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
           ...(registryDigest !== undefined ? { registryDigest } : {}),
+          origin: { via: "cli" },
         },
         { signal: ctx.signal },
       );
