@@ -7,10 +7,10 @@ import { Digest } from "@/components/Digest";
 import { DispatchAttempts } from "@/components/DispatchAttempts";
 import { OutcomeBadge } from "@/components/OutcomeBadge";
 import { RunLive } from "@/components/RunLive";
-import { StatusBadge } from "@/components/StatusBadge";
+import { EventHistory, StepTable } from "@/components/RunTimeline";
 import { adapterQuestions } from "@/lib/adapter-gate";
 import { dispatchKey } from "@/lib/dispatch-view";
-import { duration, formatTime, prettyJson } from "@/lib/format";
+import { formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
 
 type Params = Promise<{ runId: string }>;
@@ -21,7 +21,13 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function RunPage({ params }: { params: Params }) {
   const runId = decodeURIComponent((await params).runId);
-  const loaded = await load((api) => api.runs.get.query({ runId }));
+  const loaded = await load(async (api) => {
+    const [detail, timeline] = await Promise.all([
+      api.runs.get.query({ runId }),
+      api.runs.timeline.query({ runId }),
+    ]);
+    return { ...detail, timeline };
+  });
   if (!loaded.ok)
     return <ApiError title={`Run ${runId}`} error={loaded.error} problem={loaded.problem} />;
   // Dispatch attempts and the viewer's role are extras: the run page renders without them.
@@ -48,7 +54,9 @@ export default async function RunPage({ params }: { params: Params }) {
     pendingRequests,
     receipts,
     decisions,
+    timeline,
   } = loaded.value;
+  const outputs = steps.filter((step) => step.output !== null && step.output !== undefined);
   const enc = encodeURIComponent(run.id);
 
   return (
@@ -183,33 +191,35 @@ export default async function RunPage({ params }: { params: Params }) {
 
       <section aria-labelledby="steps">
         <h2 id="steps">Steps</h2>
-        {steps.length === 0 ? (
+        {timeline.steps.length === 0 ? (
           <p className="empty">No step records (a single-step run keeps its result below).</p>
         ) : (
-          <ol className="timeline">
-            {steps.map((step) => (
-              <li key={`${step.stepId}:${step.attempt}`} className={`step status-${step.status}`}>
-                <div className="step-head">
-                  <strong className="mono">{step.stepId}</strong>
-                  <StatusBadge status={step.status} />
-                  {step.attempt > 1 && <span className="muted">attempt {step.attempt}</span>}
-                  <span className="muted">
-                    {formatTime(step.startedAt)} · {duration(step.startedAt, step.finishedAt)}
-                  </span>
-                  {step.receiptId && (
-                    <Link href={`/receipts/${encodeURIComponent(step.receiptId)}`}>receipt</Link>
-                  )}
-                </div>
-                {step.output !== null && step.output !== undefined && (
-                  <details>
-                    <summary>Output</summary>
-                    <pre className="json">{prettyJson(step.output)}</pre>
-                  </details>
-                )}
-              </li>
-            ))}
-          </ol>
+          <StepTable steps={timeline.steps} />
         )}
+        {!timeline.planRecorded && timeline.steps.length > 0 && (
+          <p className="hint">
+            This run was recorded before runs kept their plan: only the steps it ran are listed.
+          </p>
+        )}
+        {outputs.length > 0 && (
+          <details className="step-outputs">
+            <summary>Step outputs</summary>
+            {outputs.map((step) => (
+              <section
+                key={`${step.stepId}:${step.attempt}`}
+                aria-label={`Output of ${step.stepId}`}
+              >
+                <h3 className="mono">{step.stepId}</h3>
+                <pre className="json">{prettyJson(step.output)}</pre>
+              </section>
+            ))}
+          </details>
+        )}
+      </section>
+
+      <section aria-labelledby="history">
+        <h2 id="history">Event history</h2>
+        <EventHistory events={timeline.events} />
       </section>
 
       <div className="two-col">
@@ -242,32 +252,34 @@ export default async function RunPage({ params }: { params: Params }) {
         {receipts.length === 0 ? (
           <p className="empty">No receipts yet.</p>
         ) : (
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Receipt</th>
-                <th scope="col">Skill</th>
-                <th scope="col">Disposition</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {receipts.map((r) => (
-                <tr key={r.receiptId}>
-                  <td>
-                    <Link href={`/receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
-                      {r.receiptId}
-                    </Link>
-                  </td>
-                  <td>{r.skill}</td>
-                  <td>{r.disposition}</td>
-                  <td>{r.isChild ? "child" : "root"}</td>
-                  <td className="nowrap">{formatTime(r.createdAt)}</td>
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Receipts of the run">
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Receipt</th>
+                  <th scope="col">Skill</th>
+                  <th scope="col">Disposition</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Created</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {receipts.map((r) => (
+                  <tr key={r.receiptId}>
+                    <td>
+                      <Link href={`/receipts/${encodeURIComponent(r.receiptId)}`} className="mono">
+                        {r.receiptId}
+                      </Link>
+                    </td>
+                    <td>{r.skill}</td>
+                    <td>{r.disposition}</td>
+                    <td>{r.isChild ? "child" : "root"}</td>
+                    <td className="nowrap">{formatTime(r.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
 
