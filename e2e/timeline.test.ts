@@ -54,6 +54,8 @@ afterAll(async () => {
 async function stepRow(page: Page, stepId: string) {
   const row = page.getByTestId("step-table").locator(`tr[data-step="${stepId}"]`);
   const cell = (col: string) => row.locator(`td[data-col="${col}"]`).innerText();
+  const link = row.locator('td[data-col="receipt"] a');
+  const receiptLinks = await link.count();
   return {
     status: await row.getAttribute("data-status"),
     name: await row.locator("th").innerText(),
@@ -61,11 +63,8 @@ async function stepRow(page: Page, stepId: string) {
     started: await cell("started"),
     finished: await cell("finished"),
     duration: await cell("duration"),
-    receiptHref: await row
-      .locator('td[data-col="receipt"] a')
-      .getAttribute("href")
-      .catch(() => null),
-    receiptLinks: await row.locator('td[data-col="receipt"] a').count(),
+    receiptHref: receiptLinks > 0 ? await link.getAttribute("href") : null,
+    receiptLinks,
   };
 }
 
@@ -187,5 +186,41 @@ it("lists a paused graph's pending steps, then each step's times and receipts an
     await page.getByRole("link", { name: "Receipt of step publish", exact: true }).first().click();
     await page.waitForURL((url) => url.pathname === receipts[2], { timeout: 20_000 });
     await j.shot(page, "publish-receipt");
+  });
+});
+
+it("names the operator who answered an agent request and the reason they gave", async () => {
+  const { approver } = stack();
+  await journey(browser, "timeline-answer", async (j) => {
+    const page = await j.signIn(approver);
+    const runId = await startFromSkillPage(page, "answers-review", {
+      subject: `the pricing page (${Date.now()})`,
+    });
+    await waitForRunStatus(page, "needs_agent");
+    expect(await stepRow(page, "review")).toMatchObject({ status: "waiting", receiptLinks: 0 });
+    const form = page.getByRole("form", { name: "Answer agent requests" });
+    await form.getByLabel("decision").selectOption({ label: "approve" });
+    await form.getByLabel("Reason (optional)", { exact: true }).fill("pricing signed off by sales");
+    await form.getByRole("button", { name: "Submit answer" }).click();
+    await waitForRunStatus(page, "sealed");
+
+    const resumed = page.getByTestId("event-history").locator('li[data-kind="resumed"]');
+    expect(await resumed.innerText()).toContain("Resumed by grace in the console, answering");
+    expect(await resumed.getByTestId("event-reason").innerText()).toBe(
+      "pricing signed off by sales",
+    );
+    expect(await stepRow(page, "review")).toMatchObject({ status: "closed", receiptLinks: 1 });
+    // The API says the same: the answer's operator and reason are the resume's.
+    const timeline = await apiQuery<{ events: Array<Record<string, unknown>> }>(
+      await apiSession(approver),
+      "runs.timeline",
+      { runId },
+    );
+    expect(timeline.events.find((e) => e.kind === "resumed")).toMatchObject({
+      via: "console",
+      actor: approver.username,
+      reason: "pricing signed off by sales",
+    });
+    await checkWidths(j, page, "answered");
   });
 });
