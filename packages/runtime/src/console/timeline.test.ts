@@ -283,6 +283,78 @@ describe("the run timeline", () => {
     }
   });
 
+  it("lists a nested graph's steps under the step that runs them", async () => {
+    fx.ws.write("skills/inner/SKILL.md", "---\nname: inner\n---\nGated inner graph.\n");
+    fx.ws.write(
+      "skills/inner/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    inputs:",
+        "      message: {type: string, required: true}",
+        "    graph:",
+        "      name: inner",
+        "      result_from: [say]",
+        "      steps:",
+        "        - id: approve",
+        "          run: {type: approval}",
+        "          inputs:",
+        "            gate_id: inner.release",
+        "            reason: Release the inner message.",
+        "        - id: say",
+        "          skill: ../echo",
+        "          inputs:",
+        "            message: $input.message",
+        "",
+      ].join("\n"),
+    );
+    fx.ws.write("skills/outer/SKILL.md", "---\nname: outer\n---\nRuns inner, then echoes.\n");
+    fx.ws.write(
+      "skills/outer/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    inputs:",
+        "      message: {type: string, required: true}",
+        "    graph:",
+        "      name: outer",
+        "      result_from: [after]",
+        "      steps:",
+        "        - id: nested",
+        "          skill: ../inner",
+        "          inputs:",
+        "            message: $input.message",
+        "        - id: after",
+        "          skill: ../echo",
+        "          inputs:",
+        "            message: $steps.nested.message",
+        "",
+      ].join("\n"),
+    );
+    const { runId, env } = await consoleStart("skills/outer", alice, { message: "hi" });
+    expect(env.status).toBe("needs_approval");
+    expect(timeline(runId).steps.map((s) => [s.stepId, s.status])).toEqual([
+      ["nested", "waiting"],
+      ["after", "pending"],
+    ]);
+    const approvals = fx.runtime.console.approvals;
+    await approvals.decide(
+      { runId, gateId: "inner.release", decision: "approve", reason: "fine" },
+      bob,
+    );
+    await approvals.release({ runId, gateId: "inner.release" });
+    const t = timeline(runId);
+    expect(t.steps.map((s) => [s.stepId, s.status, s.planned])).toEqual([
+      ["nested", "closed", true],
+      ["nested/approve", "closed", false],
+      ["nested/say", "closed", false],
+      ["after", "closed", true],
+    ]);
+    expect(t.steps.every((s) => s.receiptId !== null && s.durationMs !== null)).toBe(true);
+  });
+
   it("refuses an unknown run with RUN_NOT_FOUND", () => {
     expect(() => timeline("run_console_0000000000000000")).toThrow(
       expect.objectContaining({ code: "RUN_NOT_FOUND" }),
