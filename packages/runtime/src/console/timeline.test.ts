@@ -339,6 +339,39 @@ describe("the run timeline", () => {
       ["nested", "waiting"],
       ["after", "pending"],
     ]);
+    // While a resumed run executes the nested step again, its deferred row reads as running.
+    const state = openStateStore({ path: fx.runtime.paths.stateDb });
+    try {
+      const ledger = state.readLedger(runId);
+      const tail = ledger.at(-1)!;
+      const later = new Date(Date.now() + 60_000).toISOString();
+      const resumed = buildTimeline({
+        run: { ...state.getRun(runId), status: "running" },
+        steps: state.listSteps(runId),
+        ledger: [
+          ...ledger,
+          {
+            ...tail,
+            idx: tail.idx + 1,
+            kind: "step_started",
+            status: "running",
+            stepId: "nested",
+            entry: { entry: { data: { detail: { attempt: 1 } }, meta: { created_at: later } } },
+          },
+        ],
+        decisions: [],
+        initiator: "alice",
+      });
+      expect(resumed.steps[0]).toMatchObject({
+        stepId: "nested",
+        status: "running",
+        startedAt: later,
+        finishedAt: null,
+      });
+    } finally {
+      state.close();
+    }
+
     const approvals = fx.runtime.console.approvals;
     await approvals.decide(
       { runId, gateId: "inner.release", decision: "approve", reason: "fine" },

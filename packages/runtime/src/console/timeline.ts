@@ -366,9 +366,18 @@ function buildSteps(facts: TimelineFacts, events: LedgerEvent[], plan: PlanEntry
   return ids.map(({ stepId, entry }): TimelineStep => {
     const row = rows.get(stepId);
     const started = starts.get(stepId);
-    const startedAt = row?.startedAt ?? started?.at ?? null;
-    const finished = row !== undefined && row.status !== "running" && row.receiptId !== null;
+    // A step started again after its row last sealed (a nested graph's step resumed after its
+    // deferred pause) is running again, whatever its row still says.
+    const again =
+      started !== undefined &&
+      row?.finishedAt !== undefined &&
+      row.finishedAt !== null &&
+      Date.parse(started.at) > Date.parse(row.finishedAt) &&
+      run.status === "running";
+    const finished =
+      row !== undefined && row.status !== "running" && row.receiptId !== null && !again;
     const finishedAt = finished ? (row.finishedAt ?? null) : null;
+    const startedAt = (again ? started?.at : row?.startedAt) ?? started?.at ?? null;
     let status: TimelineStepStatus;
     if (waiting.has(stepId)) status = "waiting";
     else if (finished) status = row.status;
