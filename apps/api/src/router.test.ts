@@ -86,6 +86,7 @@ const PROCEDURES: Array<{
     call: (c) => c.runs.list({ outcome: "declined", skillSearch: "gated", waitingForMe: true }),
   },
   { name: "runs.get", role: "viewer", call: (c) => c.runs.get({ runId: RUN }) },
+  { name: "runs.timeline", role: "viewer", call: (c) => c.runs.timeline({ runId: RUN }) },
   {
     name: "runs.start",
     role: "approver",
@@ -183,6 +184,11 @@ describe("input validation through the runtime's JSON Schemas", () => {
     ["runs.list", (c: ReturnType<typeof caller>) => c.runs.list({ outcome: "sealed" as never })],
     ["runs.list", (c: ReturnType<typeof caller>) => c.runs.list({ skillSearch: "" })],
     ["runs.get", (c: ReturnType<typeof caller>) => c.runs.get({ runId: "../etc" })],
+    ["runs.timeline", (c: ReturnType<typeof caller>) => c.runs.timeline({ runId: "../etc" })],
+    [
+      "runs.answer",
+      (c: ReturnType<typeof caller>) => c.runs.answer({ runId: RUN, answers: { x: {} }, note: "" }),
+    ],
     [
       "approvals.decide",
       (c: ReturnType<typeof caller>) =>

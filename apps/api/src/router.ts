@@ -109,6 +109,13 @@ const runs = router({
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.console.runs.detail(input.runId)),
   /**
+   * Every step (planned ones not reached yet too) with times, attempts, status and receipt,
+   * and the event history: start, steps, pauses, decisions, resumes (who and why), the seal.
+   */
+  timeline: viewer
+    .input(contract("run-ref"))
+    .query(({ ctx, input }) => ctx.runtime.console.runs.timeline(input.runId)),
+  /**
    * Starts a run in the worker pool; the initiator is recorded before it starts, with the
    * spawn authority they grant its adapter dispatches (`allowSpawn`, deny by default).
    */
@@ -133,7 +140,8 @@ const runs = router({
    */
   answer: approver.input(contract("runs-answer")).mutation(({ ctx, input }) => {
     ctx.runtime.console.runs.checkAnswers(input);
-    return ctx.executor.answer(input);
+    // Who answered, and their note, become the run's resume event.
+    return ctx.executor.answer({ ...input, by: ctx.operator.username });
   }),
   /**
    * Continues a paused run that needs no new human input: a run a restart interrupted
@@ -142,7 +150,9 @@ const runs = router({
    */
   resume: approver.input(contract("run-ref")).mutation(({ ctx, input }) => {
     const job = ctx.runtime.console.recovery.resumeJob(input.runId);
-    return job.kind === "release" ? ctx.executor.release(job) : ctx.executor.answer(job);
+    return job.kind === "release"
+      ? ctx.executor.release(job)
+      : ctx.executor.answer({ ...job, by: ctx.operator.username });
   }),
   /** Live run status changes (SSE). */
   onStatus: viewer.subscription(async function* ({ ctx, signal }) {

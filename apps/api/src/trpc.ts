@@ -31,7 +31,14 @@ export interface RunExecutor {
     inputs: Record<string, unknown>;
   }): Promise<ExecutorResult>;
   release(job: { runId: string; gateId: string }): Promise<ExecutorResult>;
-  answer(job: { runId: string; answers: Record<string, unknown> }): Promise<ExecutorResult>;
+  answer(job: {
+    runId: string;
+    answers: Record<string, unknown>;
+    /** The operator answering (the run's resume event names them). */
+    by?: string;
+    /** Their note (the resume event's reason). */
+    note?: string;
+  }): Promise<ExecutorResult>;
 }
 
 /** Per-request context. */

@@ -177,7 +177,7 @@ export class WorkerPool implements RunExecutor {
     return this.#run({ kind: "release", ...job });
   }
 
-  answer(job: { runId: string; answers: Record<string, unknown> }): Promise<ExecutorResult> {
+  answer(job: Omit<Extract<Job, { kind: "answer" }>, "kind">): Promise<ExecutorResult> {
     return this.#run({ kind: "answer", ...job });
   }
 

@@ -79,6 +79,12 @@ export type {
   RunListItem,
   RunListPage,
   RunSummary,
+  RunTimeline,
+  TimelineEvent,
+  TimelineEventKind,
+  TimelineRequest,
+  TimelineStep,
+  TimelineStepStatus,
   ConsoleInputName,
   ConsoleInputs,
   HostJob,
@@ -90,6 +96,7 @@ export type { FieldProblem } from "./parser/field-problem.js";
 export { INTERRUPTED_REQUEST } from "./console/index.js";
 export type { OperatorRole } from "./store/console-store.js";
 export type { AnswerContract } from "./run/answer-contract.js";
+export type { RunEntryPoint, RunOrigin } from "./run/origin.js";
 export type { SkillListItem } from "./services/list-skills.js";
 export type {
   InstallResult,

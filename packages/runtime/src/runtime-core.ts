@@ -22,6 +22,7 @@ import type {
   VerifyVerdict,
 } from "./receipts/index.js";
 import type { SkillRunEnvelope } from "./run/envelope.js";
+import type { RunOrigin } from "./run/origin.js";
 import type { AllowSpawn, RunSkillDeps, SkillRequest } from "./run/run-skill.js";
 import type { ReceiptProfile, RegistryResolver, ToolLanes } from "./run/context.js";
 import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
@@ -98,12 +99,14 @@ export interface CoreRuntime {
       executionClosureDigest?: string;
       /** `--allow-spawn`: adapter dispatches continued by this resume may launch. */
       allowSpawn?: boolean;
+      /** The entry point resuming (the run ledger's `resumed` line); `cli` when absent. */
+      origin?: RunOrigin;
     },
     options?: { signal?: AbortSignal },
   ): Promise<SkillRunEnvelope>;
   /** Continues a paused run with an already parsed resume document (the harness's path). */
   resumeWith(
-    request: { runId: string; document: unknown; allowSpawn?: AllowSpawn },
+    request: { runId: string; document: unknown; allowSpawn?: AllowSpawn; origin?: RunOrigin },
     options?: { signal?: AbortSignal },
   ): Promise<SkillRunEnvelope>;
   /** Tree-mode verification of the receipt store. */
@@ -343,6 +346,8 @@ export function createRuntimeCore(
             ? { executionClosureDigest: request.executionClosureDigest }
             : {}),
           ...(request.allowSpawn === true ? { allowSpawn: true } : {}),
+          // A resume document read from a file or stdin is `runx resume`'s path.
+          origin: request.origin ?? { via: "cli" },
         },
         opts.signal ?? new AbortController().signal,
       );

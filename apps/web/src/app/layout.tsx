@@ -7,6 +7,7 @@ import "./styles/outcomes.css";
 import "./styles/answers.css";
 import "./styles/approvals.css";
 import "./styles/operators.css";
+import "./styles/timeline.css";
 import { ThemeToggle } from "@/components/ThemeToggle";
 import { SignOutButton } from "@/components/SignOutButton";
 import { serverApi } from "@/lib/server-api";

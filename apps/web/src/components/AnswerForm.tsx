@@ -58,6 +58,8 @@ export function AnswerForm({ runId, requests }: { runId: string; requests: Contr
   );
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** Why the operator answers this way: the run's event history shows it on the resume. */
+  const [note, setNote] = useState("");
   // Bumped on every refusal so focus moves to the field even when the same one is refused again.
   const [attempt, setAttempt] = useState(0);
   const formRef = useRef<HTMLFormElement>(null);
@@ -140,7 +142,12 @@ export function AnswerForm({ runId, requests }: { runId: string; requests: Contr
     setProblem(null);
     setServerError(null);
     try {
-      const result = await browserApi().runs.answer.mutate({ runId, answers });
+      const why = note.trim();
+      const result = await browserApi().runs.answer.mutate({
+        runId,
+        answers,
+        ...(why !== "" ? { note: why.slice(0, 2000) } : {}),
+      });
       setDone(
         result.state === "settled"
           ? `Answer accepted; the run is ${result.envelope.status === "sealed" ? "sealed" : result.envelope.status.replace("_", " ")}.`
@@ -360,6 +367,20 @@ export function AnswerForm({ runId, requests }: { runId: string; requests: Contr
             {done}
           </p>
         )}
+        <div className="field">
+          <label htmlFor="answer-note">Reason (optional)</label>
+          <textarea
+            id="answer-note"
+            rows={2}
+            maxLength={2000}
+            value={note}
+            onChange={(e) => setNote(e.target.value)}
+            aria-describedby="answer-note-hint"
+          />
+          <p id="answer-note-hint" className="hint">
+            Why you answer this way; the run&apos;s event history shows it with your name.
+          </p>
+        </div>
         <div>
           <button type="submit" className="button primary" disabled={busy}>
             Submit answer

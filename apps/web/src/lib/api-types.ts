@@ -13,6 +13,10 @@ export type Operator = RouterOutputs["auth"]["me"];
 export type RunList = RouterOutputs["runs"]["list"];
 export type RunSummary = RunList["items"][number];
 export type RunDetail = RouterOutputs["runs"]["get"];
+/** A run's steps (planned ones not reached yet too) and its event history. */
+export type RunTimeline = RouterOutputs["runs"]["timeline"];
+export type TimelineStep = RunTimeline["steps"][number];
+export type TimelineEvent = RunTimeline["events"][number];
 export type PendingApproval = RouterOutputs["approvals"]["pending"][number];
 export type Dag = RouterOutputs["receipts"]["dag"];
 export type DagNode = Dag["nodes"][number];

@@ -509,6 +509,12 @@ export function approvalServices(deps: {
               },
             },
           },
+          // The decisions that released the gate are who resumed the run, and why.
+          origin: {
+            via: "console",
+            actor: signed.map((d) => d.username).join(", "),
+            reason: signed.map((d) => d.reason).join("; "),
+          },
         },
         signal,
       );

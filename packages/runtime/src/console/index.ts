@@ -31,6 +31,14 @@ export type {
   RunServices,
   RunSummary,
 } from "./runs.js";
+export type {
+  RunTimeline,
+  TimelineEvent,
+  TimelineEventKind,
+  TimelineRequest,
+  TimelineStep,
+  TimelineStepStatus,
+} from "./timeline.js";
 export { INTERRUPTED_REQUEST } from "./recovery.js";
 export type { HostJob, RecoveryOutcome, RecoveryServices } from "./recovery.js";
 export { consoleInput } from "./validate.js";
@@ -106,7 +114,12 @@ export function createConsoleServices(deps: {
         const { resumeRun } = await import("../run/resume.js");
         return resumeRun(
           deps.runDeps,
-          { runId: job.runId, document: { answers: job.answers }, ...allowSpawn },
+          {
+            runId: job.runId,
+            document: { answers: job.answers },
+            ...allowSpawn,
+            origin: { via: "console", actor: job.by ?? null, reason: job.note ?? null },
+          },
           live,
         );
       }
@@ -125,6 +138,7 @@ export function createConsoleServices(deps: {
           secretEnv: [],
           runId: job.runId,
           ...allowSpawn,
+          origin: { via: "console", actor: store().getInitiator(job.runId)?.username ?? null },
         },
         live,
       );

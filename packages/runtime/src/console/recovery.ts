@@ -34,7 +34,15 @@ export const INTERRUPTED_REQUEST = "interrupted";
 export type HostJob =
   | { kind: "start"; runId: string; ref: string; runner?: string; inputs: Record<string, unknown> }
   | { kind: "release"; runId: string; gateId: string }
-  | { kind: "answer"; runId: string; answers: Record<string, unknown> };
+  | {
+      kind: "answer";
+      runId: string;
+      answers: Record<string, unknown>;
+      /** The operator who answered (or resumed) in the console: the `resumed` event's actor. */
+      by?: string;
+      /** The note they gave with the answers. */
+      note?: string;
+    };
 
 /** The process that owns a journaled job. */
 export interface JobOwner {

@@ -11,6 +11,8 @@ import type { ApprovalDecisionRecord, ConsoleStore, RunFilter } from "../store/c
 import type { RunRecord, StateStore } from "../store/types.js";
 import type { Operator } from "./operators.js";
 import { roleAtLeast } from "./operators.js";
+import { runTimeline } from "./timeline.js";
+import type { RunTimeline } from "./timeline.js";
 import type { ConsoleInputs } from "./validate.js";
 
 /** One row of the run list. */
@@ -247,6 +249,15 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
      */
     checkAnswers(input: ConsoleInputs["runs-answer"]): void {
       admitResume(deps.state(), input.runId, { answers: input.answers });
+    },
+
+    /**
+     * The run's steps (planned ones not reached yet too) with times, attempts and receipts,
+     * and its event history: who started it, step starts and ends, pauses, decisions, resumes
+     * with who and why, the seal.
+     */
+    timeline(runId: string): RunTimeline {
+      return runTimeline(deps.state(), deps.store(), runId);
     },
 
     /** One run: step timeline, redacted inputs/outputs, receipts, pending requests, decisions. */

@@ -60,7 +60,7 @@ export interface ConsoleInputs {
     inputs: Record<string, unknown>;
     allowSpawn?: boolean;
   };
-  "runs-answer": { runId: string; answers: Record<string, unknown> };
+  "runs-answer": { runId: string; answers: Record<string, unknown>; note?: string };
   "approvals-decide": {
     runId: string;
     gateId: string;

@@ -278,6 +278,7 @@ export async function runCase(
             Object.entries(spec.inputs).map(([key, value]) => [key, { value }]),
           ),
           secretEnv: [],
+          origin: { via: "harness" },
         },
         { signal: ctx.signal },
       );
@@ -301,7 +302,7 @@ export async function runCase(
           else answers[request.id] = answer.value;
         }
         envelope = await runtime.resumeWith(
-          { runId: envelope.run_id, document: { answers, approvals } },
+          { runId: envelope.run_id, document: { answers, approvals }, origin: { via: "harness" } },
           { signal: ctx.signal },
         );
       }

@@ -203,6 +203,7 @@ export function buildMcpServer(
           secretEnv: [],
           packageDigest: tool.packageDigest,
           executionClosureDigest: tool.closureDigest,
+          origin: { via: "mcp" },
         },
         options.signal !== undefined ? { signal: options.signal } : {},
       );

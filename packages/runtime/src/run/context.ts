@@ -26,6 +26,9 @@ import type { StateStore } from "../store/types.js";
 import type { WorkspacePaths } from "../workspace.js";
 import { displayPath } from "../workspace.js";
 import { secondsTimestamp } from "../time.js";
+import { appendRunEvent } from "./ledger.js";
+import { originDetail } from "./origin.js";
+import type { RunOrigin } from "./origin.js";
 
 /** Services a run needs, supplied by the composition root. */
 export interface RunSkillDeps {
@@ -145,6 +148,8 @@ export interface Prepared {
   packageDigest: string;
   closureDigest: string;
   preparedContextDigest: string;
+  /** Who started or resumed the run, through which entry point (recorded in the ledger). */
+  origin?: RunOrigin;
 }
 
 /** The state of one run in flight: secrets delivered and their taint set. */
@@ -189,7 +194,8 @@ export function receiptReference(receipt: Receipt): Reference {
 
 /** Inserts the run record. */
 export function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest: string): void {
-  deps.state().createRun({
+  const state = deps.state();
+  state.createRun({
     id: prep.runId,
     skillName: prep.pkg.name,
     runner: prep.runner.name,
@@ -198,6 +204,54 @@ export function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest
     packageDigest: prep.packageDigest,
     executionClosureDigest: prep.closureDigest,
     inputsDigest,
+  });
+  // The run's first ledger line: who started it, and the steps it plans to run (a graph's
+  // steps in declaration order), so a paused run can show the steps it has not reached.
+  appendRunEvent(state, prep.runId, {
+    kind: "run_started",
+    status: "running",
+    detail: { origin: originDetail(prep.origin), plan: runPlan(prep.runner) },
+    producer: { skill: prep.pkg.name, runner: prep.runner.name },
+    createdAt: deps.now().toISOString(),
+  });
+}
+
+/** One planned step as the `run_started` ledger line lists it. */
+export interface PlannedStep {
+  step_id: string;
+  label: string | null;
+  /** `tool`, `skill`, or the inline source's type (`approval`, `cli-tool` …); a runner's type. */
+  kind: string;
+}
+
+/**
+ * The steps a runner plans: a graph's declared steps (read from the runner's document
+ * without loading the graph engine, which single-step runs never load), else the runner
+ * itself as the one step.
+ */
+export function runPlan(runner: RunnerDefinition): PlannedStep[] {
+  if (runner.type !== "graph") return [{ step_id: runner.name, label: null, kind: runner.type }];
+  const steps = (runner.graph as { steps?: unknown }).steps;
+  return (Array.isArray(steps) ? (steps as unknown[]) : []).flatMap((raw): PlannedStep[] => {
+    if (raw === null || typeof raw !== "object") return [];
+    const step = raw as {
+      id?: unknown;
+      label?: unknown;
+      tool?: unknown;
+      skill?: unknown;
+      run?: unknown;
+    };
+    if (typeof step.id !== "string") return [];
+    const run = step.run as { type?: unknown } | undefined;
+    const kind =
+      typeof step.tool === "string"
+        ? "tool"
+        : typeof step.skill === "string"
+          ? "skill"
+          : typeof run?.type === "string"
+            ? run.type
+            : "step";
+    return [{ step_id: step.id, label: typeof step.label === "string" ? step.label : null, kind }];
   });
 }
 

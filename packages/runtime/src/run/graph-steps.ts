@@ -35,6 +35,7 @@ import {
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
+import { appendRunEvent } from "./ledger.js";
 import type { RunnerOutcome } from "./execute.js";
 import { runNestedGraph } from "./nested-graph.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
@@ -68,6 +69,8 @@ export type SealOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
   children?: readonly Receipt[];
   /** A nested graph's lineage: the receipt of its earlier pause, its fanout sync points. */
   lineage?: LineageExtras;
+  /** When the attempt started (ISO, milliseconds): the step row's `started_at`. */
+  startedAt?: string;
 };
 
 /** Seals and stores the child receipt of one step attempt. */
@@ -136,7 +139,18 @@ export async function sealStepReceipt(
         attempt,
         receiptId: receipt.id,
         outputJson: JSON.stringify({ output }),
-        finishedAt: receipt.created_at,
+        // Milliseconds, as the start is: the receipt's own time is to the second.
+        ...(outcome.startedAt !== undefined ? { startedAt: outcome.startedAt } : {}),
+        finishedAt: deps.now().toISOString(),
+      });
+      appendRunEvent(deps.state(), prep.runId, {
+        kind: "step_finished",
+        status: outcome.disposition,
+        stepId: key,
+        detail: { attempt, reason_code: outcome.reasonCode },
+        producer: { skill: prep.pkg.name, runner: prep.runner.name },
+        createdAt: deps.now().toISOString(),
+        receiptId: receipt.id,
       });
     },
     { isChild: true },
@@ -315,6 +329,24 @@ function attestedApprover(scope: RunScope, gateId: string): string {
   return `${names} (host-attested via the runx console)`;
 }
 
+/**
+ * Appends the step's `step_started` ledger line (the event history's start of an attempt,
+ * also of one that pauses before it seals) and returns its time for the step row.
+ */
+function recordStepStarted(scope: RunScope, stepId: string, attempt: number): string {
+  const { deps, prep } = scope;
+  const at = deps.now().toISOString();
+  appendRunEvent(deps.state(), prep.runId, {
+    kind: "step_started",
+    status: "running",
+    stepId: stepKey(scope, stepId),
+    detail: { attempt },
+    producer: { skill: prep.pkg.name, runner: prep.runner.name },
+    createdAt: at,
+  });
+  return at;
+}
+
 /** Runs one planned step. Refusals (scope, input, containment) become blocked step receipts. */
 export async function executeGraphStep(
   scope: RunScope,
@@ -328,11 +360,19 @@ export async function executeGraphStep(
 ): Promise<StepResult> {
   const step = stepById(doc, action.stepId);
   const declared = step.contract?.outputs;
+  const startedAt = recordStepStarted(scope, step.id, action.attempt);
   const seal = async (
     outcome: SealOutcome,
     status: StepOutcome["status"],
   ): Promise<StepResult & { receipt: Receipt }> => {
-    const receipt = await sealStepReceipt(scope, doc, step.id, action.attempt, outcome, declared);
+    const receipt = await sealStepReceipt(
+      scope,
+      doc,
+      step.id,
+      action.attempt,
+      { startedAt, ...outcome },
+      declared,
+    );
     const result: StepOutcome = {
       status,
       receiptId: receipt.id,

@@ -10,6 +10,7 @@ import { displayPath } from "../workspace.js";
 import { RuntimeError } from "../errors.js";
 import { hasRegistryPrefix } from "../registry/ref.js";
 import type { Prepared, RunSkillDeps } from "./context.js";
+import type { RunOrigin } from "./origin.js";
 import { isRegistrySkillRef, materializeRegistryRef } from "./registry-refs.js";
 
 /** The execution-closure digest: runtime release plus every package binding of the run. */
@@ -67,6 +68,8 @@ export async function prepareRun(
     contextExtras?: Record<string, unknown>;
     /** Expected package digest of a registry ref (`--digest`), checked before materialising. */
     registryDigest?: string;
+    /** Who asks for the run, through which entry point (its `run_started` ledger line). */
+    origin?: RunOrigin;
   },
 ): Promise<Prepared> {
   const root = deps.paths.root;
@@ -106,5 +109,6 @@ export async function prepareRun(
       package_digest: packageDigest,
       ...(options.contextExtras ?? {}),
     }),
+    ...(options.origin !== undefined ? { origin: options.origin } : {}),
   };
 }

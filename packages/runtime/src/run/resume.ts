@@ -4,7 +4,7 @@
  * resume whose recomputed or supplied bindings disagree is refused before anything runs. A
  * sealed run is terminal. Only one process can take a paused run forward.
  */
-import { RuntimeError } from "../errors.js";
+import { RuntimeError, isRuntimeError } from "../errors.js";
 import type { SuppliedInput } from "../parser/inputs.js";
 import { assertGateResolvableHere } from "../policy/gate-resolution.js";
 import { createTaintSet } from "../redaction.js";
@@ -12,6 +12,9 @@ import type { RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
 import { resumeAgentTask } from "./agent-step.js";
 import { resumeGraphRun } from "./graph-run.js";
+import { appendRunEvent } from "./ledger.js";
+import { originDetail } from "./origin.js";
+import type { RunOrigin } from "./origin.js";
 import { prepareRun } from "./prepare.js";
 import { admitResume } from "./resume-admission.js";
 import {
@@ -32,6 +35,8 @@ export interface ResumeRequest {
   executionClosureDigest?: string;
   /** `--allow-spawn` given to this resume (or the console's grant for the run). */
   allowSpawn?: AllowSpawn;
+  /** Who resumes the run, through which entry point, and why (the ledger's `resumed` line). */
+  origin?: RunOrigin;
 }
 
 /** Continues a paused run (input, agent or graph pause). */
@@ -90,6 +95,22 @@ export async function resumeRun(
       });
     }
     state.updateRun(run.id, { status: "running" });
+    appendRunEvent(state, run.id, {
+      kind: "resumed",
+      status: "running",
+      detail: {
+        origin: originDetail(request.origin),
+        pause_receipt_id: checkpoint.paused_receipt.id,
+        answered: Object.keys(answers.answers),
+        decisions: Object.entries(answers.approvals).map(([gateId, d]) => ({
+          gate_id: gateId,
+          approved: d.approved,
+        })),
+      },
+      producer: { skill: prep.pkg.name, runner: prep.runner.name },
+      createdAt: deps.now().toISOString(),
+      receiptId: checkpoint.paused_receipt.id,
+    });
   });
 
   const scope: RunScope = {
@@ -154,7 +175,16 @@ export async function resumeRun(
     // A refusal before anything ran leaves the run paused as it was.
     const current = state.getRun(run.id);
     if (current.status === "running") {
-      state.updateRun(run.id, { status: run.status });
+      state.transaction(() => {
+        state.updateRun(run.id, { status: run.status });
+        appendRunEvent(state, run.id, {
+          kind: "resume_refused",
+          status: run.status,
+          detail: { code: isRuntimeError(error) ? error.code : "INTERNAL" },
+          producer: { skill: prep.pkg.name, runner: prep.runner.name },
+          createdAt: deps.now().toISOString(),
+        });
+      });
     }
     throw error;
   }

@@ -23,6 +23,7 @@ import {
 import type { Prepared, RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
 import { assertRunnerSupported } from "./execute.js";
+import type { RunOrigin } from "./origin.js";
 import { pauseRun } from "./pause.js";
 import { prepareRun } from "./prepare.js";
 import { runSingleStep } from "./single-step.js";
@@ -51,6 +52,8 @@ export interface SkillRequest {
   runId?: string;
   /** For a registry ref (`owner/name@version`): the expected package digest (`--digest`). */
   registryDigest?: string;
+  /** The entry point and person starting the run (the run ledger's `run_started` line). */
+  origin?: RunOrigin;
 }
 
 /** Runs a skill to a sealed, paused or refused envelope. */
@@ -64,6 +67,7 @@ export async function runSkill(
     ...(request.runner !== undefined ? { runner: request.runner } : {}),
     ...(request.runId !== undefined ? { runId: request.runId } : {}),
     ...(request.registryDigest !== undefined ? { registryDigest: request.registryDigest } : {}),
+    ...(request.origin !== undefined ? { origin: request.origin } : {}),
     contextExtras: {
       supplied_input_keys: Object.keys(request.inputs).sort(),
       inputs_document: request.inputsFile !== undefined,

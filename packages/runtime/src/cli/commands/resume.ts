@@ -41,6 +41,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ...(packageDigest !== undefined ? { packageDigest } : {}),
           ...(closureDigest !== undefined ? { executionClosureDigest: closureDigest } : {}),
           ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
+          origin: { via: "cli" },
         },
         { signal: ctx.signal },
       );

@@ -56,6 +56,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ...(executionClosureDigest !== undefined ? { executionClosureDigest } : {}),
           ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
           ...(registryDigest !== undefined ? { registryDigest } : {}),
+          origin: { via: "cli" },
         },
         { signal: ctx.signal },
       );

@@ -7,10 +7,10 @@ import { Digest } from "@/components/Digest";
 import { DispatchAttempts } from "@/components/DispatchAttempts";
 import { OutcomeBadge } from "@/components/OutcomeBadge";
 import { RunLive } from "@/components/RunLive";
-import { StatusBadge } from "@/components/StatusBadge";
+import { EventHistory, StepTable } from "@/components/RunTimeline";
 import { adapterQuestions } from "@/lib/adapter-gate";
 import { dispatchKey } from "@/lib/dispatch-view";
-import { duration, formatTime, prettyJson } from "@/lib/format";
+import { formatTime, prettyJson } from "@/lib/format";
 import { load } from "@/lib/server-api";
 import { TableWrap } from "@/components/TableWrap";
 
@@ -22,7 +22,13 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 export default async function RunPage({ params }: { params: Params }) {
   const runId = decodeURIComponent((await params).runId);
-  const loaded = await load((api) => api.runs.get.query({ runId }));
+  const loaded = await load(async (api) => {
+    const [detail, timeline] = await Promise.all([
+      api.runs.get.query({ runId }),
+      api.runs.timeline.query({ runId }),
+    ]);
+    return { ...detail, timeline };
+  });
   if (!loaded.ok)
     return <ApiError title={`Run ${runId}`} error={loaded.error} problem={loaded.problem} />;
   // Dispatch attempts and the viewer's role are extras: the run page renders without them.
@@ -49,7 +55,9 @@ export default async function RunPage({ params }: { params: Params }) {
     pendingRequests,
     receipts,
     decisions,
+    timeline,
   } = loaded.value;
+  const outputs = steps.filter((step) => step.output !== null && step.output !== undefined);
   const enc = encodeURIComponent(run.id);
 
   return (
@@ -184,33 +192,35 @@ export default async function RunPage({ params }: { params: Params }) {
 
       <section aria-labelledby="steps">
         <h2 id="steps">Steps</h2>
-        {steps.length === 0 ? (
+        {timeline.steps.length === 0 ? (
           <p className="empty">No step records (a single-step run keeps its result below).</p>
         ) : (
-          <ol className="timeline">
-            {steps.map((step) => (
-              <li key={`${step.stepId}:${step.attempt}`} className={`step status-${step.status}`}>
-                <div className="step-head">
-                  <strong className="mono">{step.stepId}</strong>
-                  <StatusBadge status={step.status} />
-                  {step.attempt > 1 && <span className="muted">attempt {step.attempt}</span>}
-                  <span className="muted">
-                    {formatTime(step.startedAt)} · {duration(step.startedAt, step.finishedAt)}
-                  </span>
-                  {step.receiptId && (
-                    <Link href={`/receipts/${encodeURIComponent(step.receiptId)}`}>receipt</Link>
-                  )}
-                </div>
-                {step.output !== null && step.output !== undefined && (
-                  <details>
-                    <summary>Output</summary>
-                    <pre className="json">{prettyJson(step.output)}</pre>
-                  </details>
-                )}
-              </li>
-            ))}
-          </ol>
+          <StepTable steps={timeline.steps} />
         )}
+        {!timeline.planRecorded && timeline.steps.length > 0 && (
+          <p className="hint">
+            This run was recorded before runs kept their plan: only the steps it ran are listed.
+          </p>
+        )}
+        {outputs.length > 0 && (
+          <details className="step-outputs">
+            <summary>Step outputs</summary>
+            {outputs.map((step) => (
+              <section
+                key={`${step.stepId}:${step.attempt}`}
+                aria-label={`Output of ${step.stepId}`}
+              >
+                <h3 className="mono">{step.stepId}</h3>
+                <pre className="json">{prettyJson(step.output)}</pre>
+              </section>
+            ))}
+          </details>
+        )}
+      </section>
+
+      <section aria-labelledby="history">
+        <h2 id="history">Event history</h2>
+        <EventHistory events={timeline.events} />
       </section>
 
       <div className="two-col">
