@@ -14,10 +14,10 @@ import {
   referencedReceiptId,
   serializeReceipt,
   verifyReceiptProof,
-  verifyTree,
 } from "../receipts/index.js";
 import type { Receipt, ReceiptStatus, SignaturePolicy, TreeReport } from "../receipts/index.js";
 import { receiptFileName } from "../receipts/store-files.js";
+import { verifyRunReceipts } from "../services/verify.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { StateStore } from "../store/types.js";
 import { decisionView } from "./runs.js";
@@ -228,7 +228,8 @@ export function evidenceServices(deps: {
         },
         receipts: files,
         approvals: deps.store().listDecisions(run.id).map(decisionView),
-        verification: verifyTree(all, { policy: deps.policy(), rootId: root }),
+        // Every tree the run's graph shows (a continuation's paused receipt roots its own).
+        verification: verifyRunReceipts(all, root, deps.policy()).trees,
       };
     },
   };
