@@ -1,3 +1,5 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { consoleFixture } from "../testing/console-fixture.js";
 import type { ConsoleFixture } from "../testing/console-fixture.js";
@@ -97,5 +99,110 @@ describe("evidence bundle", () => {
     const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(false);
     expect(report.unreadable_files).toContainEqual(expect.objectContaining({ file_name: stray }));
+  });
+});
+
+/** The stored file of receipt `id` in the fixture's workspace store. */
+function receiptFile(id: string): string {
+  return join(fx.ws.root, ".runx", "receipts", `${id.replace(":", "-")}.json`);
+}
+
+function checkOf(report: { checks: Array<{ name: string }> }, name: string) {
+  return report.checks.find((c) => c.name === name);
+}
+
+describe("receipt report", () => {
+  it("names the signer, the commitments and every check of a sound resumed run", async () => {
+    const runId = await resumedRun();
+    const dag = await fx.runtime.console.evidence.dag(runId);
+    const report = await fx.runtime.console.evidence.report(dag.rootReceiptId);
+    expect(report).toMatchObject({
+      schema: "runx.receipt_report.v1",
+      receipt_id: dag.rootReceiptId,
+      status: "unverified",
+      failed_check: null,
+      signer: { issuer_type: "local", signature_kind: "local-development" },
+    });
+    expect(report.checks.map((c) => c.name)).toEqual([
+      "readable",
+      "content_address",
+      "body_digest",
+      "signature",
+      "structure",
+      "parent",
+      "children",
+      "previous",
+    ]);
+    expect(report.checks.filter((c) => c.ok === false)).toEqual([]);
+    expect(report.commits!.children.map((c) => c.present)).toEqual([true, true]);
+    expect(report.commits!.previous).toMatchObject({ present: true, digest_matches: true });
+    expect(report.commits!.package_digest).toMatchObject({
+      value: expect.stringMatching(/^sha256:/),
+      signed: true,
+    });
+    expect(report.commits!.execution_closure_digest).toMatchObject({ signed: false });
+
+    // A step names the graph receipt that lists it as its parent.
+    const child = report.commits!.children[0]!;
+    const step = await fx.runtime.console.evidence.report(child.id);
+    expect(step.commits!.parents).toEqual([
+      expect.objectContaining({ id: dag.rootReceiptId, present: true, digest_matches: true }),
+    ]);
+    expect(checkOf(step, "parent")).toMatchObject({ ok: true });
+  });
+
+  it("names the failed check of an edited, a re-signed and a missing receipt", async () => {
+    const runId = await resumedRun();
+    const dag = await fx.runtime.console.evidence.dag(runId);
+    const root = await fx.runtime.console.evidence.report(dag.rootReceiptId);
+    const [first, second] = root.commits!.children;
+
+    // An edited body: its id and digest no longer match, and its parent committed another body.
+    const text = readFileSync(receiptFile(first!.id), "utf8");
+    writeFileSync(receiptFile(first!.id), text.replace(/"summary":"([^"]*)"/, '"summary":"$1!"'));
+    const edited = await fx.runtime.console.evidence.report(first!.id);
+    expect(edited.status).toBe("invalid");
+    expect(edited.failed_check).toMatchObject({
+      name: "content_address",
+      message: "receipt id is not the digest of its body",
+    });
+    expect(checkOf(edited, "body_digest")).toMatchObject({ ok: false });
+    expect(checkOf(edited, "parent")).toMatchObject({
+      ok: false,
+      codes: ["child_receipt_digest_mismatch"],
+    });
+    const parent = await fx.runtime.console.evidence.report(dag.rootReceiptId);
+    expect(parent.failed_check).toMatchObject({ name: "children", ok: false });
+
+    // A signature that is not the one the body implies.
+    const other = JSON.parse(readFileSync(receiptFile(second!.id), "utf8")) as {
+      signature: { value: string };
+    };
+    other.signature.value = `sig:sha256:${"0".repeat(64)}`;
+    writeFileSync(receiptFile(second!.id), JSON.stringify(other));
+    const resigned = await fx.runtime.console.evidence.report(second!.id);
+    expect(resigned.failed_check).toMatchObject({
+      name: "signature",
+      message: "signature does not match",
+      codes: ["signature_invalid"],
+    });
+
+    // A child gone from the store.
+    rmSync(receiptFile(second!.id));
+    const missing = await fx.runtime.console.evidence.report(dag.rootReceiptId);
+    expect(checkOf(missing, "children")).toMatchObject({
+      ok: false,
+      codes: ["child_receipt_missing"],
+    });
+    await expect(fx.runtime.console.evidence.report(second!.id)).rejects.toMatchObject({
+      code: "RECEIPT_NOT_FOUND",
+    });
+
+    // A file that is no receipt at all.
+    writeFileSync(receiptFile(first!.id), "{not json");
+    expect((await fx.runtime.console.evidence.report(first!.id)).failed_check).toMatchObject({
+      name: "readable",
+      ok: false,
+    });
   });
 });
