@@ -247,6 +247,7 @@ export function evidenceServices(deps: {
         policy: deps.policy(),
         linked,
         parentIds: [...new Set(parentIds)],
+        runId: indexed?.runId ?? null,
         now: deps.now(),
       });
     },

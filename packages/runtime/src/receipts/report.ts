@@ -88,6 +88,8 @@ export interface ReportCommits {
 export interface ReceiptReport {
   schema: typeof RECEIPT_REPORT_SCHEMA;
   receipt_id: string;
+  /** The run the state store files this receipt under, when it knows one. */
+  run_id: string | null;
   status: ReceiptStatus;
   /** The first check that failed, null when none did. */
   failed_check: ReportCheck | null;
@@ -110,6 +112,7 @@ export interface ReportInput {
   linked: ReadonlyMap<string, Receipt | undefined>;
   /** Ids of the receipts that list this one as a child. */
   parentIds: readonly string[];
+  runId?: string | null;
   now: Date;
 }
 
@@ -324,6 +327,7 @@ export function receiptReport(input: ReportInput): ReceiptReport {
   const base = {
     schema: RECEIPT_REPORT_SCHEMA,
     receipt_id: input.id,
+    run_id: input.runId ?? null,
     checked_at: input.now.toISOString(),
   } as const;
   if ("error" in input.document) {
