@@ -6,6 +6,8 @@ import type { DagEdge, DagNode, ReceiptDetail } from "@/lib/api-types";
 import { browserApi, errorMessage } from "@/lib/client-api";
 import { centreOn, cull, fitView, neighbour, visibleRect, zoomAt } from "@/lib/dag-model";
 import type { Layout, View } from "@/lib/dag-model";
+import { dagView, dispositionText, verificationMark } from "@/lib/dag-view";
+import type { ViewNode } from "@/lib/dag-view";
 import { computeLayout } from "@/lib/layout";
 import { approvalLines, approvalSentence, verificationText } from "@/lib/receipt-view";
 import { ReceiptFacts } from "./ReceiptFacts";
@@ -14,7 +16,12 @@ type Loaded =
   | { id: string; receipt: unknown; status: string | null; detail: ReceiptDetail }
   | { id: string; error: string };
 
-/** The run's receipt DAG: ELK layout (worker), SVG pan/zoom, culling, keyboard selection. */
+/**
+ * The run's receipt DAG: receipts in execution order, identical continuation receipts
+ * collapsed into one node with a count (lib/dag-view.ts); ELK layout (worker), SVG
+ * pan/zoom, culling, keyboard selection. A node's seal state and verification each have
+ * their own style and are also spelled out in its text and label.
+ */
 export function DagView({
   nodes,
   edges,
@@ -41,14 +48,26 @@ export function DagView({
     id: number;
     moved: boolean;
   } | null>(null);
-  const byId = useMemo(() => new Map(nodes.map((n) => [n.id, n])), [nodes]);
+  const view0 = useMemo(() => dagView(nodes, edges), [nodes, edges]);
+  const byId = useMemo(() => new Map(view0.nodes.map((n) => [n.id, n])), [view0]);
+  // Drawn edges whose parent did not commit the exact body of the receipt it points at.
+  const mismatched = useMemo(() => {
+    const keys = new Set<string>();
+    for (const e of edges) {
+      if (e.digestMatches !== false) continue;
+      const a = view0.groupOf.get(e.from);
+      const b = view0.groupOf.get(e.to);
+      if (a && b) keys.add(e.kind === "previous" ? `${b}\u0000${a}` : `${a}\u0000${b}`);
+    }
+    return keys;
+  }, [edges, view0]);
 
-  // Layout (off the main thread when possible).
+  // Layout (off the main thread when possible), nodes in execution order.
   useEffect(() => {
     let cancelled = false;
     computeLayout(
-      nodes.map((n) => ({ id: n.id, name: n.name, status: n.status })),
-      edges,
+      view0.nodes.map((v) => ({ id: v.id, name: v.node.name, status: v.node.status })),
+      view0.edges,
     )
       .then((l) => {
         if (!cancelled) setLayout(l);
@@ -59,7 +78,7 @@ export function DagView({
     return () => {
       cancelled = true;
     };
-  }, [nodes, edges]);
+  }, [view0]);
 
   // Track the canvas size.
   useEffect(() => {
@@ -214,7 +233,9 @@ export function DagView({
             Fit
           </button>
           <span className="muted">
-            {nodes.length} receipt{nodes.length === 1 ? "" : "s"} · {Math.round(view.scale * 100)} %
+            {nodes.length} receipt{nodes.length === 1 ? "" : "s"}
+            {view0.nodes.length < nodes.length && ` in ${view0.nodes.length} nodes`} ·{" "}
+            {Math.round(view.scale * 100)} %
             {layout &&
               ` · ${layout.engine === "elk" ? "ELK layered" : "fast layered"}${layout.offThread ? " (worker)" : ""}`}
             {layout &&
@@ -222,6 +243,31 @@ export function DagView({
               ` · ${visible.nodes.length} on screen`}
           </span>
         </div>
+        <ul className="dag-legend" aria-label="Legend">
+          <li>
+            <span className="swatch v-verified" aria-hidden="true" /> ✓ verified: solid outline
+          </li>
+          <li>
+            <span className="swatch v-unverified" aria-hidden="true" /> ? unverified: dashed outline
+          </li>
+          <li>
+            <span className="swatch v-invalid" aria-hidden="true" /> ✗ invalid or missing: thick
+            dotted outline
+          </li>
+          <li>
+            <span className="swatch d-closed" aria-hidden="true" /> closed
+          </li>
+          <li>
+            <span className="swatch d-deferred" aria-hidden="true" /> deferred (paused)
+          </li>
+          <li>
+            <span className="swatch d-blocked" aria-hidden="true" /> blocked
+          </li>
+          <li>
+            <span className="swatch d-failed" aria-hidden="true" /> failed
+          </li>
+          <li>×N: identical continuation receipts in one node · 1., 2., …: execution order</li>
+        </ul>
         {layoutError && (
           <p role="alert" className="error">
             Layout failed: {layoutError}
@@ -252,30 +298,32 @@ export function DagView({
           </defs>
           {!layout && !layoutError && (
             <text x={16} y={28} className="muted" fill="currentColor">
-              Laying out {nodes.length} receipts…
+              Laying out {view0.nodes.length} nodes…
             </text>
           )}
           <g transform={`translate(${view.tx} ${view.ty}) scale(${view.scale})`}>
             {visible.edges.map((e, i) => {
-              const match = edges.find((x) => x.from === e.from && x.to === e.to)?.digestMatches;
+              const mismatch = mismatched.has(`${e.from}\u0000${e.to}`);
               return (
                 <polyline
                   key={`${e.from}-${e.to}-${i}`}
                   points={e.points.map((p) => p.join(",")).join(" ")}
-                  className={`dag-edge ${e.kind}${match === false ? " mismatch" : ""}`}
+                  className={`dag-edge ${e.kind}${mismatch ? " mismatch" : ""}`}
                   markerEnd="url(#dag-arrow)"
                 />
               );
             })}
             {visible.nodes.map((p) => {
-              const n = byId.get(p.id);
-              if (!n) return null;
-              const approved = n.approvals.length > 0;
-              const label = `${n.name} — ${n.kind}, ${verificationText(n.status, n.failedCheck)}${n.disposition ? `, ${n.disposition}` : ""}${approved ? `, ${n.approvals.map((a) => `${a.decision} by ${a.approver}`).join("; ")}` : ""}`;
+              const v = byId.get(p.id);
+              if (!v) return null;
+              const n = v.node;
+              const count = v.members.length;
+              const label = nodeLabel(v);
+              const name = `${count > 1 ? "" : `${v.order}. `}${n.name}`;
               return (
                 <g
                   key={p.id}
-                  className={`dag-node ${n.status}${selected === p.id ? " selected" : ""}`}
+                  className={`dag-node ${n.status} disp-${n.disposition ?? "none"}${selected === p.id ? " selected" : ""}`}
                   transform={`translate(${p.x} ${p.y})`}
                   role="button"
                   tabIndex={0}
@@ -283,6 +331,9 @@ export function DagView({
                   aria-pressed={selected === p.id}
                   data-testid="dag-node"
                   data-receipt-id={p.id}
+                  data-receipt-count={count}
+                  data-disposition={n.disposition ?? ""}
+                  data-verification={n.status}
                   onClick={() => {
                     if (!drag.current?.moved) setSelected(p.id);
                   }}
@@ -290,13 +341,19 @@ export function DagView({
                 >
                   <title>{label}</title>
                   <rect width={p.w} height={p.h} rx={6} />
+                  <rect className="disp-bar" width={6} height={p.h} rx={3} />
                   {detailed && (
                     <>
-                      <text x={10} y={21}>
-                        {n.name.length > 26 ? `${n.name.slice(0, 25)}…` : n.name}
+                      <text x={14} y={21}>
+                        {name.length > 24 ? `${name.slice(0, 23)}…` : name}
                       </text>
-                      <text x={10} y={40} className="sub">
-                        {`${n.status}${n.disposition ? ` · ${n.disposition}` : ""}${approved ? " · ✓ human" : ""}`}
+                      {count > 1 && (
+                        <text x={p.w - 10} y={21} className="count" textAnchor="end">
+                          {`×${count}`}
+                        </text>
+                      )}
+                      <text x={14} y={40} className="sub">
+                        {`${verificationMark(n.status)} ${n.status} · ${dispositionText(n.disposition)}${n.approvals.length > 0 ? " · human" : ""}`}
                       </text>
                     </>
                   )}
@@ -318,7 +375,8 @@ export function DagView({
           </p>
         ) : (
           <ReceiptPanel
-            node={selectedNode}
+            group={selectedNode}
+            node={selectedNode.node}
             loaded={loaded?.id === selectedNode.id ? loaded : null}
           />
         )}
@@ -327,11 +385,50 @@ export function DagView({
   );
 }
 
-function ReceiptPanel({ node, loaded }: { node: DagNode; loaded: Loaded | null }) {
+/** A node's accessible name: order, name, count, verification, seal state, approvals. */
+function nodeLabel(v: ViewNode): string {
+  const n = v.node;
+  const count = v.members.length;
+  const which =
+    count > 1
+      ? `${count} identical continuation receipts, first is number ${v.order}`
+      : `number ${v.order} in execution order`;
+  const approvals =
+    n.approvals.length > 0
+      ? `, ${n.approvals.map((a) => `${a.decision} by ${a.approver}`).join("; ")}`
+      : "";
+  return `${n.name} — ${which}, ${n.kind}, ${verificationText(n.status, n.failedCheck)}, ${dispositionText(n.disposition)}${approvals}`;
+}
+
+function ReceiptPanel({
+  group,
+  node,
+  loaded,
+}: {
+  group: ViewNode;
+  node: DagNode;
+  loaded: Loaded | null;
+}) {
   const lines = loaded && "receipt" in loaded ? approvalLines(loaded.receipt) : [];
   return (
     <>
       <h2>{node.name}</h2>
+      {group.members.length > 1 && (
+        <section aria-label="Collapsed receipts" data-testid="collapsed-receipts">
+          <p>
+            {group.members.length} identical continuation receipts (the same step, paused again),
+            shown as one node:
+          </p>
+          <ol>
+            {group.members.map((m) => (
+              <li key={m.id} className="mono wrap-anywhere">
+                <a href={`/receipts/${encodeURIComponent(m.id)}`}>{m.id}</a>
+                {m.createdAt && <span className="muted"> sealed {m.createdAt}</span>}
+              </li>
+            ))}
+          </ol>
+        </section>
+      )}
       <p>
         <span className={`badge status-${node.status}`}>
           {verificationText(node.status, node.failedCheck)}
