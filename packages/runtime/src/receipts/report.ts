@@ -79,6 +79,8 @@ export interface ReportCommits {
   execution_closure_digest: ReportDigest | null;
   inputs: Array<{ scope: string; value: string }>;
   outputs: Array<{ scope: string; value: string }>;
+  /** The signed idempotency content hash (what the run or step ran on or produced). */
+  content_hash: string;
   parents: ReportLink[];
   previous: ReportLink | null;
   children: ReportLink[];
@@ -256,19 +258,48 @@ function metadataString(receipt: Receipt, key: string): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+/** Attempts tried when recomputing a graph step's intent key (`<step>#<attempt>`). */
+const MAX_ATTEMPTS = 16;
+
+/**
+ * Step keys a receipt's intent key may bind: its metadata's `step_id` and every
+ * `_`-separated suffix of its subject `hrn_<graph>_<step>`, bare (a single-step run) or as
+ * `<step>#<attempt>` (a graph step).
+ */
+function stepCandidates(receipt: Receipt): string[] {
+  const parts = receipt.subject.ref.uri.replace(/^hrn_/, "").split("_");
+  const names = new Set(parts.slice(1).map((_, i) => parts.slice(i + 1).join("_")));
+  const declared = metadataString(receipt, "step_id");
+  if (declared !== undefined) names.add(declared);
+  return [...names].flatMap((name) => [
+    name,
+    ...Array.from({ length: MAX_ATTEMPTS }, (_, i) => `${name}#${i + 1}`),
+  ]);
+}
+
 /**
  * The package digest: signed when the receipt's signed intent key recomputes from the
- * skill, runner and package digest its metadata records (how live runs derive it).
+ * skill, runner, package digest (and, for a graph step, the step id) its metadata records,
+ * which is how live runs derive the key.
  */
 function packageDigest(receipt: Receipt): ReportDigest | null {
   const value = metadataString(receipt, "package_digest");
   if (value === undefined) return null;
   const skill = metadataString(receipt, "skill");
   const runner = metadataString(receipt, "runner");
+  const key = receipt.idempotency.intent_key;
   const bound =
     skill !== undefined &&
     runner !== undefined &&
-    hashCanonical({ skill, runner, package_digest: value }) === receipt.idempotency.intent_key;
+    [undefined, ...stepCandidates(receipt)].some(
+      (step) =>
+        hashCanonical({
+          skill,
+          runner,
+          package_digest: value,
+          ...(step !== undefined ? { step } : {}),
+        }) === key,
+    );
   return bound
     ? { value, signed: true, how: "committed by the signed intent key" }
     : { value, signed: false, how: "recorded in unsigned metadata, not covered by the signature" };
@@ -303,6 +334,7 @@ function commitsOf(receipt: Receipt, input: ReportInput): ReportCommits {
     outputs: receipt.subject.commitments
       .filter((c) => c.scope !== "input")
       .map((c) => ({ scope: c.scope, value: c.value })),
+    content_hash: receipt.idempotency.content_hash,
     parents: [...parentIds].map((id) => {
       const parent = input.linked.get(id);
       const ref = parent?.lineage?.children.find((c) => referencedReceiptId(c) === receipt.id);
