@@ -318,8 +318,8 @@ export function DagView({
               if (!v) return null;
               const n = v.node;
               const count = v.members.length;
-              const label = nodeLabel(v);
-              const name = `${count > 1 ? "" : `${v.order}. `}${n.name}`;
+              const text = nodeText(v);
+              const label = nodeLabel(v, text);
               return (
                 <g
                   key={p.id}
@@ -345,15 +345,15 @@ export function DagView({
                   {detailed && (
                     <>
                       <text x={14} y={21}>
-                        {name.length > 24 ? `${name.slice(0, 23)}…` : name}
+                        {text.title}
                       </text>
-                      {count > 1 && (
+                      {text.count && (
                         <text x={p.w - 10} y={21} className="count" textAnchor="end">
-                          {`×${count}`}
+                          {text.count}
                         </text>
                       )}
                       <text x={14} y={40} className="sub">
-                        {`${verificationMark(n.status)} ${n.status} · ${dispositionText(n.disposition)}${n.approvals.length > 0 ? " · human" : ""}`}
+                        {text.sub}
                       </text>
                     </>
                   )}
@@ -385,8 +385,22 @@ export function DagView({
   );
 }
 
-/** A node's accessible name: order, name, count, verification, seal state, approvals. */
-function nodeLabel(v: ViewNode): string {
+/** What a node shows: its order and name, the collapsed count, verification and seal state. */
+function nodeText(v: ViewNode): { title: string; count: string; sub: string } {
+  const n = v.node;
+  const name = `${v.members.length > 1 ? "" : `${v.order}. `}${n.name}`;
+  return {
+    title: name.length > 24 ? `${name.slice(0, 23)}…` : name,
+    count: v.members.length > 1 ? `×${v.members.length}` : "",
+    sub: `${verificationMark(n.status)} ${n.status} · ${dispositionText(n.disposition)}${n.approvals.length > 0 ? " · human" : ""}`,
+  };
+}
+
+/**
+ * A node's accessible name: the text it shows first (so the visible words are part of the
+ * name), then the full name, order, kind, failed check and approvals.
+ */
+function nodeLabel(v: ViewNode, text: ReturnType<typeof nodeText>): string {
   const n = v.node;
   const count = v.members.length;
   const which =
@@ -397,7 +411,8 @@ function nodeLabel(v: ViewNode): string {
     n.approvals.length > 0
       ? `, ${n.approvals.map((a) => `${a.decision} by ${a.approver}`).join("; ")}`
       : "";
-  return `${n.name} — ${which}, ${n.kind}, ${verificationText(n.status, n.failedCheck)}, ${dispositionText(n.disposition)}${approvals}`;
+  const shown = [text.title, text.count, text.sub].filter((t) => t !== "").join(" ");
+  return `${shown} — ${n.name}, ${which}, ${n.kind}, ${verificationText(n.status, n.failedCheck)}${approvals}`;
 }
 
 function ReceiptPanel({

@@ -75,7 +75,11 @@ export function ReceiptProvenance({ report }: { report: ReceiptReport }) {
               <Digest value={signer.public_key_sha256} />
             </dd>
             <dt>Checked under</dt>
-            <dd>{signer.policy_mode} policy</dd>
+            <dd>
+              {signer.policy_mode === "production"
+                ? "production policy (real signatures only)"
+                : "local-development policy (pseudo signatures are accepted too)"}
+            </dd>
           </dl>
         </section>
       )}
@@ -98,16 +102,21 @@ export function ReceiptProvenance({ report }: { report: ReceiptReport }) {
             )}
             <DigestRow label="Package digest" d={commits.package_digest} />
             <DigestRow label="Execution closure digest" d={commits.execution_closure_digest} />
+            <dt>Content hash</dt>
+            <dd data-testid="content-hash">
+              <Digest value={commits.content_hash} /> — signed idempotency content hash of what it
+              ran on or produced
+            </dd>
             <dt>Inputs digest</dt>
             <dd data-testid="inputs-digest">
               {commits.inputs.length === 0
-                ? "no input commitment"
+                ? "no separate input commitment (see the content hash)"
                 : commits.inputs.map((c) => <Digest key={c.value} value={c.value} />)}
             </dd>
             <dt>Outputs digest</dt>
             <dd data-testid="outputs-digest">
               {commits.outputs.length === 0
-                ? "no output commitment"
+                ? "no output commitment (see the content hash)"
                 : commits.outputs.map((c) => (
                     <span key={`${c.scope}${c.value}`} className="digest-item">
                       {c.scope} <Digest value={c.value} />{" "}

@@ -88,17 +88,15 @@ describe("dagView", () => {
     }
   });
 
-  it("orders receipts by when they were sealed, a parent's steps in lineage order on a tie", () => {
-    const tie = "2026-01-01T00:00:00.000Z";
-    const nodes = [
-      node("g", { createdAt: "2026-01-01T00:00:09.000Z" }),
-      node("b", { createdAt: tie }),
-      node("a", { createdAt: tie }),
-    ];
-    expect(executionOrder(nodes, [child("g", "a"), child("g", "b")]).map((n) => n.id)).toEqual([
-      "a",
-      "b",
-      "g",
+  it("orders a pause before its resume and steps before their graph, even in the same second", () => {
+    const { nodes, edges } = twicePaused();
+    const sameSecond = nodes.map((n) => ({ ...n, createdAt: "2026-01-01T00:00:00Z" }));
+    expect(executionOrder(sameSecond, edges).map((n) => n.id)).toEqual([
+      "read",
+      "p1",
+      "p2",
+      "record",
+      "root",
     ]);
   });
 });

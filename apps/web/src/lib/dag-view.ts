@@ -33,25 +33,53 @@ function signature(n: DagNode): string {
   ]);
 }
 
-/** Receipts in execution order: sealed earlier first; a parent's steps in lineage order. */
+/**
+ * Receipts in execution order, read from the links (receipt times have one-second
+ * precision, so a pause and its resume often tie): a paused receipt before the
+ * continuation that resumed it, a graph's steps in lineage order before the graph receipt
+ * that seals them, a step's own children before the step. Receipts the links do not order
+ * follow by creation time.
+ */
 export function executionOrder(nodes: readonly DagNode[], edges: readonly DagEdge[]): DagNode[] {
-  const stepIndex = new Map<string, number>();
-  edges
-    .filter((e) => e.kind === "child")
-    .forEach((e, i) => {
-      if (!stepIndex.has(e.to)) stepIndex.set(e.to, i);
-    });
-  return nodes
-    .map((n, i) => ({ n, i }))
-    .sort((a, b) => {
-      const ta = a.n.createdAt ?? "";
-      const tb = b.n.createdAt ?? "";
-      if (ta !== tb) return ta < tb ? -1 : 1;
-      const sa = stepIndex.get(a.n.id) ?? Number.MAX_SAFE_INTEGER;
-      const sb = stepIndex.get(b.n.id) ?? Number.MAX_SAFE_INTEGER;
-      return sa !== sb ? sa - sb : a.i - b.i;
-    })
-    .map(({ n }) => n);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const children = new Map<string, string[]>();
+  const previousOf = new Map<string, string>();
+  const linked = new Set<string>();
+  for (const e of edges) {
+    if (!byId.has(e.from) || !byId.has(e.to)) continue;
+    linked.add(e.to);
+    if (e.kind === "previous") previousOf.set(e.from, e.to);
+    else (children.get(e.from) ?? children.set(e.from, []).get(e.from)!).push(e.to);
+  }
+  const byTime = [...nodes].sort((a, b) =>
+    (a.createdAt ?? "") < (b.createdAt ?? "")
+      ? -1
+      : (a.createdAt ?? "") > (b.createdAt ?? "")
+        ? 1
+        : 0,
+  );
+  const out: DagNode[] = [];
+  const done = new Set<string>();
+  const visiting = new Set<string>();
+  const visit = (id: string): void => {
+    if (done.has(id) || visiting.has(id)) return;
+    visiting.add(id);
+    for (const child of children.get(id) ?? []) visit(child);
+    visiting.delete(id);
+    done.add(id);
+    out.push(byId.get(id)!);
+  };
+  const tops = byTime.filter((n) => !linked.has(n.id));
+  for (const top of [...tops, ...byTime]) {
+    // The continuation chain, oldest pause first.
+    const chain: string[] = [];
+    for (let id: string | undefined = top.id; id !== undefined && !chain.includes(id);) {
+      chain.push(id);
+      id = previousOf.get(id);
+    }
+    for (const id of chain.reverse()) visit(id);
+  }
+  return out;
 }
 
 /** The drawn nodes and the layout's edges (remapped to drawn nodes, in execution direction). */
