@@ -222,3 +222,72 @@ it("shows a receipt's signer, commitments and named checks, verifies it, names a
   });
   rmSync(scratch, { recursive: true, force: true });
 });
+
+it("draws the two identical pauses of a run as one node with a count, and the CLI counts every receipt", async () => {
+  const { admin, approver, viewer, consoleUrl } = stack();
+  const ada = await apiSession(admin);
+  const grace = await apiSession(approver);
+  const { runId } = await apiMutate<{ runId: string }>(ada, "runs.start", {
+    skill: "skills/receipts-two-pauses",
+    inputs: { message: `two pauses ${Date.now()}` },
+  });
+  await eventually(`run ${runId} to wait for its reviewer`, async () => {
+    const detail = await apiQuery<{ run: { status: string } }>(ada, "runs.get", { runId });
+    return detail.run.status === "needs_agent" ? true : undefined;
+  });
+  await apiMutate(ada, "runs.answer", {
+    runId,
+    answers: { "agent_task.review-message.output": { decision: "approve" } },
+  });
+  const gate = await pendingFor(grace, runId);
+  await apiMutate(grace, "approvals.decide", {
+    runId,
+    gateId: gate.gateId,
+    decision: "approve",
+    reason: "e2e receipts: reviewed, release it",
+  });
+  await eventually(`run ${runId} to seal`, async () => {
+    const detail = await apiQuery<{ run: { status: string } }>(grace, "runs.get", { runId });
+    return detail.run.status === "sealed" ? true : undefined;
+  });
+  const session = await apiSession(viewer);
+  const dag = await apiQuery<Dag>(session, "receipts.dag", { runId });
+  const pauses = dag.nodes.filter((n) => n.disposition === "deferred");
+  expect(pauses).toHaveLength(2);
+
+  await journey(browser, "receipts-two-pauses", async (j) => {
+    const page = await j.signIn(viewer);
+    await page.goto(`${consoleUrl}/runs/${runId}/receipts`);
+    const countText = await page.getByTestId("receipt-count").innerText();
+    const shown = Number(/recorded (\d+) receipt/.exec(countText)?.[1]);
+    expect(shown).toBe(dag.nodes.length);
+    const drawn = page.getByTestId("dag-node");
+    await drawn.first().waitFor({ timeout: 20_000 });
+    expect(await drawn.count()).toBe(dag.nodes.length - 1);
+    const collapsed = page.locator('[data-testid="dag-node"][data-receipt-count="2"]');
+    expect(await collapsed.getAttribute("data-disposition")).toBe("deferred");
+    expect(await collapsed.getAttribute("aria-label")).toMatch(
+      /×2 .*deferred \(paused\) — receipts-two-pauses_default, 2 identical continuation receipts/,
+    );
+    await collapsed.focus();
+    await page.keyboard.press("Enter");
+    const listed = page.getByTestId("collapsed-receipts");
+    await listed.waitFor({ timeout: 20_000 });
+    for (const pause of pauses) {
+      await listed.getByRole("link", { name: pause.id }).waitFor();
+    }
+    await checkLayouts(j, page, "dag");
+
+    const bundle = await apiQuery<unknown>(session, "receipts.bundle", { runId });
+    const scratch = mkdtempSync(join(tmpdir(), "runx-e2e-bundle-"));
+    try {
+      const file = join(scratch, `evidence-${runId}.json`);
+      writeFileSync(file, JSON.stringify(bundle));
+      const report = verifyBundle(file);
+      expect(report.valid).toBe(true);
+      expect(report.receipt_count).toBe(shown);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+});

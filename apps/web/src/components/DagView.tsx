@@ -50,6 +50,11 @@ export function DagView({
   } | null>(null);
   const view0 = useMemo(() => dagView(nodes, edges), [nodes, edges]);
   const byId = useMemo(() => new Map(view0.nodes.map((n) => [n.id, n])), [view0]);
+  // `<graph>_` of the run's top receipt (`<graph>_graph`), stripped from its steps' names.
+  const stepPrefix = useMemo(() => {
+    const m = /^(.+_)graph$/.exec(nodes.find((n) => n.id === rootId)?.name ?? "");
+    return m?.[1] ?? "";
+  }, [nodes, rootId]);
   // Drawn edges whose parent did not commit the exact body of the receipt it points at.
   const mismatched = useMemo(() => {
     const keys = new Set<string>();
@@ -318,7 +323,7 @@ export function DagView({
               if (!v) return null;
               const n = v.node;
               const count = v.members.length;
-              const text = nodeText(v);
+              const text = nodeText(v, stepPrefix);
               const label = nodeLabel(v, text);
               return (
                 <g
@@ -386,9 +391,11 @@ export function DagView({
 }
 
 /** What a node shows: its order and name, the collapsed count, verification and seal state. */
-function nodeText(v: ViewNode): { title: string; count: string; sub: string } {
+function nodeText(v: ViewNode, prefix: string): { title: string; count: string; sub: string } {
   const n = v.node;
-  const name = `${v.members.length > 1 ? "" : `${v.order}. `}${n.name}`;
+  // Steps of the run's graph are named by their step (`<graph>_<step>` → `<step>`).
+  const short = prefix !== "" && n.name.startsWith(prefix) ? n.name.slice(prefix.length) : n.name;
+  const name = `${v.orders.join(", ")}. ${short}`;
   return {
     title: name.length > 24 ? `${name.slice(0, 23)}…` : name,
     count: v.members.length > 1 ? `×${v.members.length}` : "",
@@ -405,7 +412,7 @@ function nodeLabel(v: ViewNode, text: ReturnType<typeof nodeText>): string {
   const count = v.members.length;
   const which =
     count > 1
-      ? `${count} identical continuation receipts, first is number ${v.order}`
+      ? `${count} identical continuation receipts, numbers ${v.orders.join(", ")}`
       : `number ${v.order} in execution order`;
   const approvals =
     n.approvals.length > 0

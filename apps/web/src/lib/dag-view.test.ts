@@ -68,6 +68,7 @@ describe("dagView", () => {
       ["record", ["record"]],
       ["root", ["root"]],
     ]);
+    expect(view.nodes.find((v) => v.id === "p1")!.orders).toEqual([2, 3]);
     // Edges run the way the run went: the paused receipts before the seal that resumed them.
     expect(view.edges).toContainEqual({ from: "p1", to: "root", kind: "previous" });
     expect(view.edges).toContainEqual({ from: "p1", to: "read", kind: "child" });

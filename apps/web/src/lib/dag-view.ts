@@ -17,6 +17,8 @@ export interface ViewNode {
   members: DagNode[];
   /** 1-based execution order of the first member. */
   order: number;
+  /** Execution order of every member. */
+  orders: number[];
   /** The first member (what the node shows). */
   node: DagNode;
 }
@@ -119,6 +121,7 @@ export function dagView(
     id,
     members,
     order: order.get(id) ?? 0,
+    orders: members.map((m) => order.get(m.id) ?? 0),
     node: members[0]!,
   }));
   const groupOf = new Map(nodes.map((n) => [n.id, find(n.id)]));
