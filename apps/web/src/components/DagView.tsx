@@ -2,19 +2,14 @@
 
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { KeyboardEvent as ReactKeyboardEvent, PointerEvent as ReactPointerEvent } from "react";
-import type { DagEdge, DagNode, ReceiptDetail } from "@/lib/api-types";
+import type { DagEdge, DagNode } from "@/lib/api-types";
 import { browserApi, errorMessage } from "@/lib/client-api";
 import { centreOn, cull, fitView, neighbour, visibleRect, zoomAt } from "@/lib/dag-model";
 import type { Layout, View } from "@/lib/dag-model";
-import { dagView, dispositionText, verificationMark } from "@/lib/dag-view";
-import type { ViewNode } from "@/lib/dag-view";
+import { dagView, nodeLabel, nodeText } from "@/lib/dag-view";
 import { computeLayout } from "@/lib/layout";
-import { approvalLines, approvalSentence, verificationText } from "@/lib/receipt-view";
-import { ReceiptFacts } from "./ReceiptFacts";
-
-type Loaded =
-  | { id: string; receipt: unknown; status: string | null; detail: ReceiptDetail }
-  | { id: string; error: string };
+import { DagLegend, ReceiptPanel } from "./DagReceiptPanel";
+import type { Loaded } from "./DagReceiptPanel";
 
 /**
  * The run's receipt DAG: receipts in execution order, identical continuation receipts
@@ -248,31 +243,7 @@ export function DagView({
               ` · ${visible.nodes.length} on screen`}
           </span>
         </div>
-        <ul className="dag-legend" aria-label="Legend">
-          <li>
-            <span className="swatch v-verified" aria-hidden="true" /> ✓ verified: solid outline
-          </li>
-          <li>
-            <span className="swatch v-unverified" aria-hidden="true" /> ? unverified: dashed outline
-          </li>
-          <li>
-            <span className="swatch v-invalid" aria-hidden="true" /> ✗ invalid or missing: thick
-            dotted outline
-          </li>
-          <li>
-            <span className="swatch d-closed" aria-hidden="true" /> closed
-          </li>
-          <li>
-            <span className="swatch d-deferred" aria-hidden="true" /> deferred (paused)
-          </li>
-          <li>
-            <span className="swatch d-blocked" aria-hidden="true" /> blocked
-          </li>
-          <li>
-            <span className="swatch d-failed" aria-hidden="true" /> failed
-          </li>
-          <li>×N: identical continuation receipts in one node · 1., 2., …: execution order</li>
-        </ul>
+        <DagLegend />
         {layoutError && (
           <p role="alert" className="error">
             Layout failed: {layoutError}
@@ -387,117 +358,5 @@ export function DagView({
         )}
       </aside>
     </div>
-  );
-}
-
-/** What a node shows: its order and name, the collapsed count, verification and seal state. */
-function nodeText(v: ViewNode, prefix: string): { title: string; count: string; sub: string } {
-  const n = v.node;
-  // Steps of the run's graph are named by their step (`<graph>_<step>` → `<step>`).
-  const short = prefix !== "" && n.name.startsWith(prefix) ? n.name.slice(prefix.length) : n.name;
-  const name = `${v.orders.join(", ")}. ${short}`;
-  return {
-    title: name.length > 24 ? `${name.slice(0, 23)}…` : name,
-    count: v.members.length > 1 ? `×${v.members.length}` : "",
-    sub: `${verificationMark(n.status)} ${n.status} · ${dispositionText(n.disposition)}${n.approvals.length > 0 ? " · human" : ""}`,
-  };
-}
-
-/**
- * A node's accessible name: the text it shows first (so the visible words are part of the
- * name), then the full name, order, kind, failed check and approvals.
- */
-function nodeLabel(v: ViewNode, text: ReturnType<typeof nodeText>): string {
-  const n = v.node;
-  const count = v.members.length;
-  const which =
-    count > 1
-      ? `${count} identical continuation receipts, numbers ${v.orders.join(", ")}`
-      : `number ${v.order} in execution order`;
-  const approvals =
-    n.approvals.length > 0
-      ? `, ${n.approvals.map((a) => `${a.decision} by ${a.approver}`).join("; ")}`
-      : "";
-  const shown = [text.title, text.count, text.sub].filter((t) => t !== "").join(" ");
-  return `${shown} — ${n.name}, ${which}, ${n.kind}, ${verificationText(n.status, n.failedCheck)}${approvals}`;
-}
-
-function ReceiptPanel({
-  group,
-  node,
-  loaded,
-}: {
-  group: ViewNode;
-  node: DagNode;
-  loaded: Loaded | null;
-}) {
-  const lines = loaded && "receipt" in loaded ? approvalLines(loaded.receipt) : [];
-  return (
-    <>
-      <h2>{node.name}</h2>
-      {group.members.length > 1 && (
-        <section aria-label="Collapsed receipts" data-testid="collapsed-receipts">
-          <p>
-            {group.members.length} identical continuation receipts (the same step, paused again),
-            shown as one node:
-          </p>
-          <ol>
-            {group.members.map((m) => (
-              <li key={m.id} className="mono wrap-anywhere">
-                <a href={`/receipts/${encodeURIComponent(m.id)}`}>{m.id}</a>
-                {m.createdAt && <span className="muted"> sealed {m.createdAt}</span>}
-              </li>
-            ))}
-          </ol>
-        </section>
-      )}
-      <p>
-        <span className={`badge status-${node.status}`}>
-          {verificationText(node.status, node.failedCheck)}
-        </span>{" "}
-        <span className="muted">{node.kind}</span>
-      </p>
-      <p className="mono wrap-anywhere">
-        <a href={`/receipts/${encodeURIComponent(node.id)}`}>{node.id}</a>
-      </p>
-      {node.findings.length > 0 && (
-        <ul>
-          {node.findings.map((f, i) => (
-            <li key={i} className="error-inline">
-              <code>{f.code}</code> at <code>{f.path}</code>: {f.message}
-            </li>
-          ))}
-        </ul>
-      )}
-      {(lines.length > 0 || node.approvals.length > 0) && (
-        <section aria-label="Human approvals">
-          <h3>Human approvals</h3>
-          <ul>
-            {lines.length > 0
-              ? lines.map((l, i) => (
-                  <li key={i}>
-                    {approvalSentence(l)}
-                    {l.reason && <> — “{l.reason}”</>}
-                    {l.at && <span className="muted"> at {l.at}</span>}
-                  </li>
-                ))
-              : node.approvals.map((a, i) => (
-                  <li key={i}>
-                    {a.decision === "deny" ? "denied" : "approved"} by {a.approver}
-                  </li>
-                ))}
-          </ul>
-        </section>
-      )}
-      {loaded === null ? (
-        <p className="muted">Loading receipt…</p>
-      ) : "error" in loaded ? (
-        <p role="alert" className="error">
-          {loaded.error}
-        </p>
-      ) : (
-        <ReceiptFacts detail={loaded.detail} level={3} />
-      )}
-    </>
   );
 }

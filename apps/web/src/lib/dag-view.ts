@@ -8,6 +8,7 @@
  */
 import type { DagEdge, DagNode } from "./api-types";
 import type { ModelEdge } from "./dag-model";
+import { verificationText } from "./receipt-view";
 
 /** One drawn node: a receipt, or several identical continuation receipts. */
 export interface ViewNode {
@@ -160,4 +161,39 @@ export function dispositionText(disposition: string | null): string {
 /** A verification mark that is not only a colour. */
 export function verificationMark(status: string): string {
   return status === "verified" ? "✓" : status === "unverified" ? "?" : "✗";
+}
+
+/** What a node shows: its order and name, the collapsed count, verification and seal state. */
+export function nodeText(
+  v: ViewNode,
+  prefix: string,
+): { title: string; count: string; sub: string } {
+  const n = v.node;
+  // Steps of the run's graph are named by their step (`<graph>_<step>` → `<step>`).
+  const short = prefix !== "" && n.name.startsWith(prefix) ? n.name.slice(prefix.length) : n.name;
+  const name = `${v.orders.join(", ")}. ${short}`;
+  return {
+    title: name.length > 24 ? `${name.slice(0, 23)}…` : name,
+    count: v.members.length > 1 ? `×${v.members.length}` : "",
+    sub: `${verificationMark(n.status)} ${n.status} · ${dispositionText(n.disposition)}${n.approvals.length > 0 ? " · human" : ""}`,
+  };
+}
+
+/**
+ * A node's accessible name: the text it shows first (so the visible words are part of the
+ * name), then the full name, order, kind, failed check and approvals.
+ */
+export function nodeLabel(v: ViewNode, text: ReturnType<typeof nodeText>): string {
+  const n = v.node;
+  const count = v.members.length;
+  const which =
+    count > 1
+      ? `${count} identical continuation receipts, numbers ${v.orders.join(", ")}`
+      : `number ${v.order} in execution order`;
+  const approvals =
+    n.approvals.length > 0
+      ? `, ${n.approvals.map((a) => `${a.decision} by ${a.approver}`).join("; ")}`
+      : "";
+  const shown = [text.title, text.count, text.sub].filter((t) => t !== "").join(" ");
+  return `${shown} — ${n.name}, ${which}, ${n.kind}, ${verificationText(n.status, n.failedCheck)}${approvals}`;
 }
