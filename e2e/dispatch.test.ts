@@ -155,6 +155,7 @@ it("starts the dispatch skill from the console and shows its attempt with the re
     const verification = page.locator("p", { hasText: "Verification:" }).locator(".badge");
     expect((await verification.innerText()).trim()).toBe("verified");
     // The signed document (the page shows the receipt's unsigned metadata apart).
+    await page.getByText("Show the signed document as JSON").click();
     const documentText = await page.getByTestId("signed-document").innerText();
     expect(documentText).toContain("agent_adapter_dispatch");
     expect(documentText).toContain(attempt!.receipt_id);

@@ -371,6 +371,7 @@ describe("unsigned receipt metadata on the receipt page", () => {
       );
       expect(await unsigned.innerText()).toContain('"exit_code": 99');
       expect(await unsigned.innerText()).toContain("outside the receipt's digest and signature");
+      await page.getByText("Show the signed document as JSON").click();
       const signed = await page.getByTestId("signed-document").innerText();
       expect(signed).toContain(receiptId);
       expect(signed).not.toContain("exit_code");

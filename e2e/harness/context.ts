@@ -18,6 +18,8 @@ export interface E2eStack {
   admin: E2eUser;
   approver: E2eUser;
   viewer: E2eUser;
+  /** The key the API signs receipts with, as `runx verify` trusts it (public part only). */
+  receiptKey: { kid: string; publicKeyBase64: string };
 }
 
 declare module "vitest" {

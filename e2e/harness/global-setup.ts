@@ -8,7 +8,7 @@
  */
 import { spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createPrivateKey, createPublicKey, randomBytes } from "node:crypto";
 import {
   cpSync,
   createWriteStream,
@@ -35,6 +35,16 @@ import { launchChromium, requireChromium } from "./chromium.js";
 import type { E2eStack, E2eUser } from "./context.js";
 import { artifactDir, shooter } from "./artifacts.js";
 import { data, login, mutate, query, sessionHeaders } from "./trpc.js";
+
+/** The raw 32-byte Ed25519 public key of `seed` (what `runx verify` is given to trust). */
+function ed25519PublicKey(seed: Buffer): Buffer {
+  // PKCS#8 wrapping of a raw Ed25519 seed; the SPKI export ends with the raw public key.
+  const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed]);
+  const spki = createPublicKey(
+    createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" }),
+  ).export({ format: "der", type: "spki" });
+  return spki.subarray(spki.length - 32);
+}
 
 function password(): string {
   return `pw-${randomBytes(12).toString("base64url")}`;
@@ -117,6 +127,7 @@ async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void>
   };
   try {
     const [apiPort, webPort] = (await freePorts(2)) as [number, number];
+    const seed = randomBytes(32);
     const consoleUrl = `http://127.0.0.1:${webPort}`;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -131,7 +142,7 @@ async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void>
       // Production receipt signing (a fresh Ed25519 key per run), so the receipt panel can
       // show "verified" rather than the local signer's "unverified".
       RUNX_RECEIPT_SIGN_KID: "e2e-harness",
-      RUNX_RECEIPT_SIGN_ED25519_SEED_BASE64: randomBytes(32).toString("base64"),
+      RUNX_RECEIPT_SIGN_ED25519_SEED_BASE64: seed.toString("base64"),
       RUNX_RECEIPT_SIGN_ISSUER_TYPE: "ci",
       // The dispatch journeys select fake-local's test behaviours (`fixture_mode`: questions,
       // noisy or secret-echoing output); honoured for fake-local only.
@@ -171,7 +182,18 @@ async function start(): Promise<{ stack: E2eStack; teardown: () => Promise<void>
       data(await mutate(api.apiUrl, "auth.addOperator", user, sessionHeaders(session, consoleUrl)));
     }
 
-    const stack: E2eStack = { consoleUrl, apiUrl: api.apiUrl, workspace, admin, approver, viewer };
+    const stack: E2eStack = {
+      consoleUrl,
+      apiUrl: api.apiUrl,
+      workspace,
+      admin,
+      approver,
+      viewer,
+      receiptKey: {
+        kid: "e2e-harness",
+        publicKeyBase64: ed25519PublicKey(seed).toString("base64"),
+      },
+    };
     return { stack, teardown };
   } catch (error) {
     await teardown();

@@ -121,6 +121,11 @@ const PROCEDURES: Array<{
     role: "viewer",
     call: (c) => c.receipts.get({ receiptId: `sha256:${"0".repeat(64)}` }),
   },
+  {
+    name: "receipts.verify",
+    role: "viewer",
+    call: (c) => c.receipts.verify({ receiptId: `sha256:${"0".repeat(64)}` }),
+  },
   { name: "skills.search", role: "viewer", call: (c) => c.skills.search({}) },
   { name: "data.status", role: "viewer", call: (c) => c.data.status() },
   { name: "runs.resume", role: "approver", call: (c) => c.runs.resume({ runId: RUN }) },
@@ -200,6 +205,10 @@ describe("input validation through the runtime's JSON Schemas", () => {
         c.auth.addOperator({ username: "x", role: "root" as never, password: PASSWORD }),
     ],
     ["receipts.get", (c: ReturnType<typeof caller>) => c.receipts.get({ receiptId: "nope" })],
+    [
+      "receipts.verify",
+      (c: ReturnType<typeof caller>) => c.receipts.verify({ receiptId: "sha256:../x" }),
+    ],
     ["runs.resume", (c: ReturnType<typeof caller>) => c.runs.resume({ runId: "nope" })],
     [
       "adapters.attempts",

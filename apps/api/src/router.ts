@@ -191,6 +191,13 @@ const receipts = router({
   get: viewer
     .input(contract("receipt-ref"))
     .query(({ ctx, input }) => ctx.runtime.historyDetail(input.receiptId)),
+  /**
+   * Re-verifies one receipt now (`runx.receipt_report.v1`): signer, commitments, and each
+   * check by name with its result in plain words, the failed one named.
+   */
+  verify: viewer
+    .input(contract("receipt-ref"))
+    .query(({ ctx, input }) => ctx.runtime.console.evidence.report(input.receiptId)),
 });
 
 const skills = router({

@@ -47,7 +47,14 @@ export {
   verifierFromEnv,
   verifyTree,
 } from "./receipts/index.js";
-export type { Receipt, ReceiptSigner, ReceiptVerifier, VerifyVerdict } from "./receipts/index.js";
+export type {
+  Receipt,
+  ReceiptReport,
+  ReceiptSigner,
+  ReceiptVerifier,
+  ReportCheck,
+  VerifyVerdict,
+} from "./receipts/index.js";
 export { createTaintSet } from "./redaction.js";
 export { openStateStore } from "./store/open.js";
 export type { StateStore, RunRecord, StepRecord } from "./store/types.js";

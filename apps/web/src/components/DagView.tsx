@@ -2,19 +2,21 @@
 
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { KeyboardEvent as ReactKeyboardEvent, PointerEvent as ReactPointerEvent } from "react";
-import type { DagEdge, DagNode, ReceiptDetail } from "@/lib/api-types";
+import type { DagEdge, DagNode } from "@/lib/api-types";
 import { browserApi, errorMessage } from "@/lib/client-api";
 import { centreOn, cull, fitView, neighbour, visibleRect, zoomAt } from "@/lib/dag-model";
 import type { Layout, View } from "@/lib/dag-model";
+import { dagView, nodeLabel, nodeText } from "@/lib/dag-view";
 import { computeLayout } from "@/lib/layout";
-import { approvalLines, approvalSentence, verificationText } from "@/lib/receipt-view";
-import { ReceiptFacts } from "./ReceiptFacts";
+import { DagLegend, ReceiptPanel } from "./DagReceiptPanel";
+import type { Loaded } from "./DagReceiptPanel";
 
-type Loaded =
-  | { id: string; receipt: unknown; status: string | null; detail: ReceiptDetail }
-  | { id: string; error: string };
-
-/** The run's receipt DAG: ELK layout (worker), SVG pan/zoom, culling, keyboard selection. */
+/**
+ * The run's receipt DAG: receipts in execution order, identical continuation receipts
+ * collapsed into one node with a count (lib/dag-view.ts); ELK layout (worker), SVG
+ * pan/zoom, culling, keyboard selection. A node's seal state and verification each have
+ * their own style and are also spelled out in its text and label.
+ */
 export function DagView({
   nodes,
   edges,
@@ -41,14 +43,31 @@ export function DagView({
     id: number;
     moved: boolean;
   } | null>(null);
-  const byId = useMemo(() => new Map(nodes.map((n) => [n.id, n])), [nodes]);
+  const view0 = useMemo(() => dagView(nodes, edges), [nodes, edges]);
+  const byId = useMemo(() => new Map(view0.nodes.map((n) => [n.id, n])), [view0]);
+  // `<graph>_` of the run's top receipt (`<graph>_graph`), stripped from its steps' names.
+  const stepPrefix = useMemo(() => {
+    const m = /^(.+_)graph$/.exec(nodes.find((n) => n.id === rootId)?.name ?? "");
+    return m?.[1] ?? "";
+  }, [nodes, rootId]);
+  // Drawn edges whose parent did not commit the exact body of the receipt it points at.
+  const mismatched = useMemo(() => {
+    const keys = new Set<string>();
+    for (const e of edges) {
+      if (e.digestMatches !== false) continue;
+      const a = view0.groupOf.get(e.from);
+      const b = view0.groupOf.get(e.to);
+      if (a && b) keys.add(e.kind === "previous" ? `${b}\u0000${a}` : `${a}\u0000${b}`);
+    }
+    return keys;
+  }, [edges, view0]);
 
-  // Layout (off the main thread when possible).
+  // Layout (off the main thread when possible), nodes in execution order.
   useEffect(() => {
     let cancelled = false;
     computeLayout(
-      nodes.map((n) => ({ id: n.id, name: n.name, status: n.status })),
-      edges,
+      view0.nodes.map((v) => ({ id: v.id, name: v.node.name, status: v.node.status })),
+      view0.edges,
     )
       .then((l) => {
         if (!cancelled) setLayout(l);
@@ -59,7 +78,7 @@ export function DagView({
     return () => {
       cancelled = true;
     };
-  }, [nodes, edges]);
+  }, [view0]);
 
   // Track the canvas size.
   useEffect(() => {
@@ -214,7 +233,9 @@ export function DagView({
             Fit
           </button>
           <span className="muted">
-            {nodes.length} receipt{nodes.length === 1 ? "" : "s"} · {Math.round(view.scale * 100)} %
+            {nodes.length} receipt{nodes.length === 1 ? "" : "s"}
+            {view0.nodes.length < nodes.length && ` in ${view0.nodes.length} nodes`} ·{" "}
+            {Math.round(view.scale * 100)} %
             {layout &&
               ` · ${layout.engine === "elk" ? "ELK layered" : "fast layered"}${layout.offThread ? " (worker)" : ""}`}
             {layout &&
@@ -222,6 +243,7 @@ export function DagView({
               ` · ${visible.nodes.length} on screen`}
           </span>
         </div>
+        <DagLegend />
         {layoutError && (
           <p role="alert" className="error">
             Layout failed: {layoutError}
@@ -252,30 +274,32 @@ export function DagView({
           </defs>
           {!layout && !layoutError && (
             <text x={16} y={28} className="muted" fill="currentColor">
-              Laying out {nodes.length} receipts…
+              Laying out {view0.nodes.length} nodes…
             </text>
           )}
           <g transform={`translate(${view.tx} ${view.ty}) scale(${view.scale})`}>
             {visible.edges.map((e, i) => {
-              const match = edges.find((x) => x.from === e.from && x.to === e.to)?.digestMatches;
+              const mismatch = mismatched.has(`${e.from}\u0000${e.to}`);
               return (
                 <polyline
                   key={`${e.from}-${e.to}-${i}`}
                   points={e.points.map((p) => p.join(",")).join(" ")}
-                  className={`dag-edge ${e.kind}${match === false ? " mismatch" : ""}`}
+                  className={`dag-edge ${e.kind}${mismatch ? " mismatch" : ""}`}
                   markerEnd="url(#dag-arrow)"
                 />
               );
             })}
             {visible.nodes.map((p) => {
-              const n = byId.get(p.id);
-              if (!n) return null;
-              const approved = n.approvals.length > 0;
-              const label = `${n.name} — ${n.kind}, ${verificationText(n.status, n.failedCheck)}${n.disposition ? `, ${n.disposition}` : ""}${approved ? `, ${n.approvals.map((a) => `${a.decision} by ${a.approver}`).join("; ")}` : ""}`;
+              const v = byId.get(p.id);
+              if (!v) return null;
+              const n = v.node;
+              const count = v.members.length;
+              const text = nodeText(v, stepPrefix);
+              const label = nodeLabel(v, text);
               return (
                 <g
                   key={p.id}
-                  className={`dag-node ${n.status}${selected === p.id ? " selected" : ""}`}
+                  className={`dag-node ${n.status} disp-${n.disposition ?? "none"}${selected === p.id ? " selected" : ""}`}
                   transform={`translate(${p.x} ${p.y})`}
                   role="button"
                   tabIndex={0}
@@ -283,6 +307,9 @@ export function DagView({
                   aria-pressed={selected === p.id}
                   data-testid="dag-node"
                   data-receipt-id={p.id}
+                  data-receipt-count={count}
+                  data-disposition={n.disposition ?? ""}
+                  data-verification={n.status}
                   onClick={() => {
                     if (!drag.current?.moved) setSelected(p.id);
                   }}
@@ -290,13 +317,19 @@ export function DagView({
                 >
                   <title>{label}</title>
                   <rect width={p.w} height={p.h} rx={6} />
+                  <rect className="disp-bar" width={6} height={p.h} rx={3} />
                   {detailed && (
                     <>
-                      <text x={10} y={21}>
-                        {n.name.length > 26 ? `${n.name.slice(0, 25)}…` : n.name}
+                      <text x={14} y={21}>
+                        {text.title}
                       </text>
-                      <text x={10} y={40} className="sub">
-                        {`${n.status}${n.disposition ? ` · ${n.disposition}` : ""}${approved ? " · ✓ human" : ""}`}
+                      {text.count && (
+                        <text x={p.w - 10} y={21} className="count" textAnchor="end">
+                          {text.count}
+                        </text>
+                      )}
+                      <text x={14} y={40} className="sub">
+                        {text.sub}
                       </text>
                     </>
                   )}
@@ -318,67 +351,12 @@ export function DagView({
           </p>
         ) : (
           <ReceiptPanel
-            node={selectedNode}
+            group={selectedNode}
+            node={selectedNode.node}
             loaded={loaded?.id === selectedNode.id ? loaded : null}
           />
         )}
       </aside>
     </div>
-  );
-}
-
-function ReceiptPanel({ node, loaded }: { node: DagNode; loaded: Loaded | null }) {
-  const lines = loaded && "receipt" in loaded ? approvalLines(loaded.receipt) : [];
-  return (
-    <>
-      <h2>{node.name}</h2>
-      <p>
-        <span className={`badge status-${node.status}`}>
-          {verificationText(node.status, node.failedCheck)}
-        </span>{" "}
-        <span className="muted">{node.kind}</span>
-      </p>
-      <p className="mono wrap-anywhere">
-        <a href={`/receipts/${encodeURIComponent(node.id)}`}>{node.id}</a>
-      </p>
-      {node.findings.length > 0 && (
-        <ul>
-          {node.findings.map((f, i) => (
-            <li key={i} className="error-inline">
-              <code>{f.code}</code> at <code>{f.path}</code>: {f.message}
-            </li>
-          ))}
-        </ul>
-      )}
-      {(lines.length > 0 || node.approvals.length > 0) && (
-        <section aria-label="Human approvals">
-          <h3>Human approvals</h3>
-          <ul>
-            {lines.length > 0
-              ? lines.map((l, i) => (
-                  <li key={i}>
-                    {approvalSentence(l)}
-                    {l.reason && <> — “{l.reason}”</>}
-                    {l.at && <span className="muted"> at {l.at}</span>}
-                  </li>
-                ))
-              : node.approvals.map((a, i) => (
-                  <li key={i}>
-                    {a.decision === "deny" ? "denied" : "approved"} by {a.approver}
-                  </li>
-                ))}
-          </ul>
-        </section>
-      )}
-      {loaded === null ? (
-        <p className="muted">Loading receipt…</p>
-      ) : "error" in loaded ? (
-        <p role="alert" className="error">
-          {loaded.error}
-        </p>
-      ) : (
-        <ReceiptFacts detail={loaded.detail} level={3} />
-      )}
-    </>
   );
 }

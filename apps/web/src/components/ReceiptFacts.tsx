@@ -54,9 +54,18 @@ export function ReceiptFacts({
       )}
       <section aria-label="Signed document">
         <H>Signed document</H>
-        <pre className="json" data-testid="signed-document">
-          {prettyJson(detail.receipt)}
-        </pre>
+        {/* Raw JSON is the advanced view: closed until asked for. */}
+        <details className="raw">
+          <summary>Show the signed document as JSON</summary>
+          <pre
+            className="json"
+            data-testid="signed-document"
+            tabIndex={0}
+            aria-label="Signed document as JSON"
+          >
+            {prettyJson(detail.receipt)}
+          </pre>
+        </details>
       </section>
       {unsigned !== null && unsigned.metadata !== null && (
         <section
@@ -76,7 +85,9 @@ export function ReceiptFacts({
               ))}
             </ul>
           )}
-          <pre className="json">{prettyJson(unsigned.metadata)}</pre>
+          <pre className="json" tabIndex={0} aria-label="Unsigned metadata as JSON">
+            {prettyJson(unsigned.metadata)}
+          </pre>
         </section>
       )}
     </>

@@ -23,6 +23,9 @@ export type DagNode = Dag["nodes"][number];
 export type DagEdge = Dag["edges"][number];
 /** One receipt: its signed document and steps, and its unsigned metadata kept apart. */
 export type ReceiptDetail = RouterOutputs["receipts"]["get"];
+/** One receipt's verification report (`runx.receipt_report.v1`): signer, commitments, checks. */
+export type ReceiptReport = RouterOutputs["receipts"]["verify"];
+export type ReportCheck = ReceiptReport["checks"][number];
 export type SkillItem = RouterOutputs["skills"]["search"][number];
 export type RunsListInput = RouterInputs["runs"]["list"];
 export type DispatchState = RouterOutputs["adapters"]["attempts"];

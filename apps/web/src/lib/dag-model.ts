@@ -166,6 +166,8 @@ export function elkInput(nodes: readonly ModelNode[], edges: readonly ModelEdge[
       "elk.spacing.nodeNode": String(GAP_X),
       "elk.layered.spacing.nodeNodeBetweenLayers": String(GAP_Y),
       "elk.padding": `[top=${PAD},left=${PAD},bottom=${PAD},right=${PAD}]`,
+      // Nodes arrive in execution order: keep it within each layer (siblings in step order).
+      "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
     },
     children: nodes.map((n) => ({ id: n.id, width: NODE_W, height: NODE_H })),
     edges: usableEdges(nodes, edges).map((e, i) => ({

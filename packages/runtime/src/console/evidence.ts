@@ -14,10 +14,12 @@ import {
   referencedReceiptId,
   serializeReceipt,
   verifyReceiptProof,
-  verifyTree,
 } from "../receipts/index.js";
 import type { Receipt, ReceiptStatus, SignaturePolicy, TreeReport } from "../receipts/index.js";
+import { receiptReport } from "../receipts/report.js";
+import type { ReceiptReport } from "../receipts/report.js";
 import { receiptFileName } from "../receipts/store-files.js";
+import { verifyRunReceipts } from "../services/verify.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { StateStore } from "../store/types.js";
 import { decisionView } from "./runs.js";
@@ -205,6 +207,51 @@ export function evidenceServices(deps: {
       return { runId, rootReceiptId: root, nodes, edges, truncated };
     },
 
+    /**
+     * One receipt's report (`runx.receipt_report.v1`): signer, commitments and each check
+     * by name, the links to its parent (found through the run the index files it under),
+     * children and the paused receipt it continues resolved in the same store.
+     */
+    async report(receiptId: string): Promise<ReceiptReport> {
+      const own = await load(receiptId);
+      if (own.error === "missing") {
+        throw new RuntimeError("RECEIPT_NOT_FOUND", `no receipt ${receiptId} in the store`, {
+          receipt_id: receiptId,
+        });
+      }
+      const [indexed] = deps.state().findIndexedReceipts([receiptId]);
+      const parentIds =
+        indexed?.runId === undefined || indexed.runId === null
+          ? []
+          : await walk(indexed.runId).then(
+              ({ edges }) =>
+                edges.filter((e) => e.kind === "child" && e.to === receiptId).map((e) => e.from),
+              // A run without a root receipt yet (or gone from the state store) lists no parent.
+              () => [],
+            );
+      const receipt = own.receipt;
+      const linkedIds = new Set(parentIds);
+      for (const ref of [
+        ...(receipt?.lineage?.children ?? []),
+        ...(receipt?.lineage?.previous === undefined ? [] : [receipt.lineage.previous]),
+        ...(receipt?.lineage?.parent === undefined ? [] : [receipt.lineage.parent]),
+      ]) {
+        const id = referencedReceiptId(ref);
+        if (id !== undefined) linkedIds.add(id);
+      }
+      const linked = new Map<string, Receipt | undefined>();
+      for (const id of linkedIds) linked.set(id, (await load(id)).receipt);
+      return receiptReport({
+        id: receiptId,
+        document: receipt !== undefined ? { receipt } : { error: own.error ?? "unreadable" },
+        policy: deps.policy(),
+        linked,
+        parentIds: [...new Set(parentIds)],
+        runId: indexed?.runId ?? null,
+        now: deps.now(),
+      });
+    },
+
     /** The evidence bundle of a run (re-verifiable offline with `runx verify --bundle`). */
     async bundle(runId: string): Promise<EvidenceBundle> {
       const { run, root, receipts } = await walk(runId);
@@ -228,7 +275,8 @@ export function evidenceServices(deps: {
         },
         receipts: files,
         approvals: deps.store().listDecisions(run.id).map(decisionView),
-        verification: verifyTree(all, { policy: deps.policy(), rootId: root }),
+        // Every tree the run's graph shows (a continuation's paused receipt roots its own).
+        verification: verifyRunReceipts(all, root, deps.policy()).trees,
       };
     },
   };

@@ -70,6 +70,16 @@ export {
   verifyReceiptProof,
   verifyReceiptStructure,
 } from "./verify.js";
+export type {
+  ReceiptReport,
+  ReportCheck,
+  ReportCheckName,
+  ReportCommits,
+  ReportDigest,
+  ReportLink,
+  ReportSigner,
+} from "./report.js";
+export { RECEIPT_REPORT_SCHEMA, receiptReport } from "./report.js";
 export type { VerdictOptions, VerifyVerdict } from "./verdict.js";
 export {
   formatVerdictJson,

@@ -1,12 +1,13 @@
 /** Verification services behind `runx verify`: tree mode over a store, or one receipt. */
 import { RuntimeError } from "../errors.js";
-import { receiptIdFromFileName } from "../receipts/store-files.js";
+import { receiptFileName, receiptIdFromFileName } from "../receipts/store-files.js";
 import {
   localDevelopmentPolicy,
   parseReceiptDocument,
   productionPolicy,
   receiptVerdict,
   ReceiptStore,
+  referencedReceiptId,
   verifyTree,
 } from "../receipts/index.js";
 import type {
@@ -22,6 +23,8 @@ import type {
 export interface StoreVerification {
   receipt_dir: string;
   signature_mode: SignatureMode;
+  /** Distinct receipts the trees hold (a child shared by several trees counts once). */
+  receipt_count: number;
   trees: Array<TreeReport & { status: "verified" | "unverified" | "invalid" }>;
   unreadable_files: Array<{ file_name: string; message: string }>;
   valid: boolean;
@@ -78,9 +81,77 @@ export async function verifyReceiptStore(opts: {
   return {
     receipt_dir: opts.label,
     signature_mode: opts.policy.mode,
+    receipt_count: new Set(receipts.map((r) => r.id)).size,
     trees,
     unreadable_files: unreadable,
     valid: unreadable.length === 0 && trees.every((t) => t.valid),
+  };
+}
+
+function linkedIds(receipt: Receipt): string[] {
+  const refs = [...(receipt.lineage?.children ?? [])];
+  if (receipt.lineage?.previous !== undefined) refs.push(receipt.lineage.previous);
+  return refs.flatMap((ref) => {
+    const id = referencedReceiptId(ref);
+    return id === undefined ? [] : [id];
+  });
+}
+
+/** A run's receipts verified as the run's evidence: every tree, and how they link. */
+export interface RunReceiptsVerification {
+  /** One report per tree: the root's, and one per paused receipt a continuation names. */
+  trees: TreeReport[];
+  /** Distinct receipts reached from the root (what the run's receipt graph shows). */
+  receiptCount: number;
+  /** Receipt ids of the set that the root reaches through neither children nor previous. */
+  unlinked: string[];
+}
+
+/**
+ * Verifies the receipts of one run. A resumed run's seal continues its paused receipt
+ * (`lineage.previous`), and that receipt roots a tree of its own: the children of the
+ * steps that ran before the pause. Checking only the root's tree would leave those
+ * receipts unverified and uncounted, so every tree of the set is verified, each
+ * continuation must carry its paused receipt's exact digest, and a receipt the root does
+ * not reach is reported.
+ */
+export function verifyRunReceipts(
+  receipts: readonly Receipt[],
+  rootId: string,
+  policy: SignaturePolicy,
+): RunReceiptsVerification {
+  const byId = new Map<string, Receipt>();
+  for (const receipt of receipts) if (!byId.has(receipt.id)) byId.set(receipt.id, receipt);
+  const reached = new Set<string>();
+  const queue = byId.has(rootId) ? [rootId] : [];
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    if (reached.has(id)) continue;
+    reached.add(id);
+    const receipt = byId.get(id);
+    if (receipt !== undefined) queue.push(...linkedIds(receipt).filter((next) => byId.has(next)));
+  }
+  const trees = verifyTree(receipts, { policy }).map((tree) => {
+    const findings = [...tree.findings];
+    for (const receipt of byId.values()) {
+      const previous = receipt.lineage?.previous;
+      if (previous === undefined || referencedReceiptId(previous) !== tree.root_receipt_id)
+        continue;
+      const paused = byId.get(tree.root_receipt_id);
+      if (paused !== undefined && previous.locator !== paused.digest) {
+        findings.push({
+          code: "child_receipt_digest_mismatch",
+          path: `receipt[${receipt.id}].lineage.previous.locator`,
+          message:
+            "a continuation's previous ref must carry the exact digest of the paused receipt",
+        });
+      }
+    }
+    return { ...tree, findings, valid: tree.valid && findings.length === tree.findings.length };
+  });
+  return {
+    trees,
+    receiptCount: reached.size,
+    unlinked: [...byId.keys()].filter((id) => !reached.has(id)).sort(),
   };
 }
 
@@ -155,11 +226,24 @@ export function verifyEvidenceBundle(
       unreadable.push({ file_name: name, message: "indexed but missing from the bundle" });
     }
   }
-  const reports = verifyTree(receipts, { policy: opts.policy, rootId: bundle.root_receipt_id });
-  const trees = withStatus(reports, receipts, opts.policy);
+  const run = verifyRunReceipts(receipts, bundle.root_receipt_id, opts.policy);
+  for (const id of run.unlinked) {
+    unreadable.push({
+      file_name: receiptFileName(id),
+      message: "not reached from the run's root receipt through lineage children or previous",
+    });
+  }
+  if (!receipts.some((r) => r.id === bundle.root_receipt_id)) {
+    unreadable.push({
+      file_name: receiptFileName(bundle.root_receipt_id),
+      message: "the root receipt is missing from the bundle",
+    });
+  }
+  const trees = withStatus(run.trees, receipts, opts.policy);
   return {
     receipt_dir: opts.label,
     signature_mode: opts.policy.mode,
+    receipt_count: run.receiptCount,
     trees,
     unreadable_files: unreadable,
     valid: unreadable.length === 0 && trees.length > 0 && trees.every((t) => t.valid),

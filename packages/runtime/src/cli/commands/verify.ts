@@ -70,6 +70,10 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
       ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);
+      const trees = `${report.trees.length} tree${report.trees.length === 1 ? "" : "s"}`;
+      ctx.out(
+        `${report.receipt_count} receipt${report.receipt_count === 1 ? "" : "s"} in ${trees}\n`,
+      );
       for (const t of report.trees) {
         const mark = t.valid ? s.ok("✓") : s.bad("✗");
         ctx.out(

@@ -85,7 +85,11 @@ export default async function RunPage({ params }: { params: Params }) {
             Root receipt
           </Link>
         )}
-        <a href={`/runs/${enc}/receipts#bundle`} className="button ghost">
+        <a
+          href={`/runs/${enc}/bundle`}
+          download={`evidence-${runId}.json`}
+          className="button ghost"
+        >
           Evidence bundle
         </a>
       </nav>

@@ -39,10 +39,14 @@ export default async function RunReceiptsPage({ params }: { params: Params }) {
           Download evidence bundle
         </a>
       </div>
+      <p data-testid="receipt-count">
+        This run recorded <strong>{dag.nodes.length}</strong> receipt
+        {dag.nodes.length === 1 ? "" : "s"}; the evidence bundle holds all of them, and{" "}
+        <code>runx verify --bundle evidence-{runId}.json</code> verifies and counts the same.
+      </p>
       <p className="muted">
-        Verify the bundle offline with <code>runx verify --bundle evidence-{runId}.json</code>.
-        Solid edges: parent → child; dashed: continuation → paused receipt; red: the parent did not
-        commit this exact body.
+        Read top to bottom in execution order. Solid edges: parent → step; dashed: paused receipt →
+        the continuation that resumed it; red: the parent did not commit this exact body.
       </p>
       {dag.truncated && (
         <p className="notice">This graph is truncated to its first {dag.nodes.length} receipts.</p>
