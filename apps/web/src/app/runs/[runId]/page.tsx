@@ -240,9 +240,15 @@ export default async function RunPage({ params }: { params: Params }) {
         </section>
         <section aria-labelledby="output">
           <h2 id="output">Output</h2>
-          <pre className="json" data-testid="run-output">
-            {result === null || result === undefined ? "" : prettyJson(result)}
-          </pre>
+          {result === null || result === undefined ? (
+            <p className="empty">
+              {run.status === "sealed" ? "The run sealed without an output." : "No output yet."}
+            </p>
+          ) : (
+            <pre className="json" data-testid="run-output">
+              {prettyJson(result)}
+            </pre>
+          )}
           {error !== null && error !== undefined && (
             <>
               <h3>Error</h3>
