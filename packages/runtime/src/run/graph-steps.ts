@@ -21,9 +21,11 @@ import type { RunnerDefinition } from "../parser/runner-types.js";
 import { selectRunner } from "../parser/select-runner.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { LineageExtras, Receipt } from "../receipts/index.js";
+import type { ClosureDisposition } from "../receipts/model.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ApprovalDecision } from "../tools/types.js";
 import { asAgentTask } from "./agent-step.js";
+import { agentClosure, withoutClosure } from "./agent-closure.js";
 import {
   commitment,
   idempotencyFor,
@@ -62,7 +64,7 @@ export interface StepResult {
 
 /** What a step attempt's receipt records. */
 export type SealOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
-  disposition: RunnerOutcome["disposition"] | "blocked" | "declined" | "deferred";
+  disposition: ClosureDisposition;
   reasonCode: string;
   /** Receipts this step commits as children (the steps of a nested graph). */
   children?: readonly Receipt[];
@@ -288,6 +290,43 @@ function agentPause(
 }
 
 /**
+ * Seals an agent step's answer: a completed step, unless the agent closed its act with another
+ * disposition (a refusal fails the step with that disposition, so the graph never reads it as
+ * done; a `blocked` step makes the graph `blocked`).
+ */
+async function sealAgentAnswer(
+  seal: (outcome: SealOutcome, status: StepOutcome["status"]) => Promise<StepResult>,
+  answer: JsonObject,
+  artifacts: Parameters<typeof packageArtifacts>[1],
+  metadata: SealOutcome["metadata"],
+  boundary?: SealOutcome["boundary"],
+): Promise<StepResult> {
+  const closure = agentClosure(answer);
+  const base = { metadata, ...(boundary !== undefined ? { boundary } : {}) };
+  if (closure !== null && closure.disposition !== "closed") {
+    return seal(
+      {
+        ...base,
+        disposition: closure.disposition,
+        reasonCode: closure.reasonCode,
+        summary: closure.summary,
+        output: {},
+      },
+      closure.disposition === "declined" ? "declined" : "failure",
+    );
+  }
+  return seal(
+    {
+      ...base,
+      disposition: "closed",
+      reasonCode: closure === null ? sealReasonCode(STEP_CLOSED, artifacts) : closure.reasonCode,
+      output: packageArtifacts(withoutClosure(answer), artifacts),
+    },
+    "success",
+  );
+}
+
+/**
  * The input a tool step hands its tool. Context edges join the step's input namespace (a
  * declared input may read `$input.<name>`); one the tool does not declare as an input field
  * is context for the step, not a tool argument, so it is not passed to the tool's closed
@@ -468,15 +507,10 @@ export async function executeGraphStep(
           },
         );
       }
-      return await seal(
-        {
-          disposition: "closed",
-          reasonCode: sealReasonCode(STEP_CLOSED, artifacts),
-          output: packageArtifacts(check.value, artifacts),
-          metadata: { answered_by: "caller", request_id: requestId },
-        },
-        "success",
-      );
+      return await sealAgentAnswer(seal, check.value, artifacts, {
+        answered_by: "caller",
+        request_id: requestId,
+      });
     }
     const { values, missing } = resolveInputs(
       runner.inputs,
