@@ -153,6 +153,11 @@ describe("an agent step inside a graph", () => {
       outcome: "blocked",
       closure: { disposition: "blocked" },
       result: null,
+      trace: {
+        graph: "answers-review",
+        status: "blocked",
+        steps: [{ step_id: "review", skill: "run:agent-task", status: "failure" }],
+      },
     });
   });
 });

@@ -16,7 +16,13 @@ import {
   resumeGraph,
   validateResultProducers,
 } from "../graph/index.js";
-import type { FanoutSyncRecord, GraphDoc, GraphState, StepContract } from "../graph/index.js";
+import type {
+  FanoutSyncRecord,
+  GraphDoc,
+  GraphState,
+  GraphStep,
+  StepContract,
+} from "../graph/index.js";
 import type { JsonObject } from "../parser/json.js";
 import type { GraphRunner } from "../parser/runner-types.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
@@ -34,7 +40,7 @@ import {
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
-import type { RunRequest, SkillRunEnvelope } from "./envelope.js";
+import type { GraphTrace, GraphTraceStep, RunRequest, SkillRunEnvelope } from "./envelope.js";
 import { executeGraphStep, loadNestedPackage } from "./graph-steps.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
@@ -388,7 +394,40 @@ async function sealGraph(
     receiptId: receipt.id,
     closure: { disposition, reason_code: reasonCode, summary },
     result,
+    trace: graphTrace(doc, state, disposition),
   });
+}
+
+/** What a step ran, as the trace names it. */
+function traceSkill(step: GraphStep): string {
+  if (step.kind === "skill") return step.skill;
+  if (step.kind === "tool") return `tool:${step.tool}`;
+  return `run:${step.run.type}`;
+}
+
+/**
+ * The compact trace of a sealed graph: its name, how it ended, and each executed step by
+ * reference (its receipt), never its payload: outputs stay in the state and receipt stores.
+ */
+export function graphTrace(doc: GraphDoc, state: GraphState, disposition: string): GraphTrace {
+  const status =
+    disposition === "closed"
+      ? "succeeded"
+      : disposition === "blocked" || disposition === "deferred"
+        ? disposition
+        : "failed";
+  const steps: GraphTraceStep[] = [];
+  for (const entry of state.steps) {
+    if (entry.receiptId === undefined) continue;
+    const step = doc.steps.find((s) => s.id === entry.stepId);
+    steps.push({
+      step_id: entry.stepId,
+      skill: step !== undefined ? traceSkill(step) : entry.stepId,
+      status: entry.status === "succeeded" ? "success" : "failure",
+      receipt_id: entry.receiptId,
+    });
+  }
+  return { graph: doc.name, status, steps };
 }
 
 /** Continues a paused graph: human decisions through the machine, agent answers as step results. */
