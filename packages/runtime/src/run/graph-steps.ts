@@ -4,6 +4,8 @@
  */
 import { realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { resolveContextSkills } from "../agents/context-skills.js";
+import { runManagedAgent } from "../agents/managed-agent.js";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import { artifactEnvelope, packageArtifacts } from "../graph/artifacts.js";
@@ -271,22 +273,93 @@ function inlineRunner(step: GraphStep & { kind: "run" }): RunnerDefinition {
   });
 }
 
-function agentPause(
+/**
+ * An agent step with no supplied answer: resolved in-process by the managed agent when one is
+ * configured (the same tool admission, scopes and approvals as a top-level agent task: a gated
+ * tool call pauses the graph `needs_approval` and the act runs again once it is decided), else
+ * a `needs_agent` pause for the caller's answer.
+ */
+async function runAgentStep(
   scope: RunScope,
   step: GraphStep,
   runner: RunnerDefinition,
-  skill: { name: string; body: string },
+  skill: { name: string; body: string; packageDir: string },
   inputs: JsonObject,
-): StepResult {
-  const request = agentActForRunner(asAgentTask(runner, skill.name), {
+  catalog: ToolCatalog,
+  approvals: Record<string, { approved: boolean; reason?: string }>,
+  seal: (outcome: SealOutcome, status: StepOutcome["status"]) => Promise<StepResult>,
+  artifacts: Parameters<typeof packageArtifacts>[1],
+): Promise<StepResult> {
+  const task = asAgentTask(runner, skill.name);
+  const { deps } = scope;
+  const currentContext = await resolveContextSkills(task.context_skills ?? [], {
+    packageDir: skill.packageDir,
+    workspaceRoot: deps.paths.root,
+    ...(deps.registry !== undefined ? { registryDir: deps.registry().root } : {}),
+  });
+  const request = agentActForRunner(task, {
     skill: skill.name,
     skillBody: skill.body,
     ...(step.instructions !== undefined ? { stepInstructions: step.instructions } : {}),
     inputs,
     runId: scope.prep.runId,
     stepId: step.id,
+    currentContext,
   });
-  return { outcome: { status: "needs_agent", requests: [request] } };
+  const settings = deps.agentConfig !== undefined ? await deps.agentConfig() : undefined;
+  if (settings === undefined) return { outcome: { status: "needs_agent", requests: [request] } };
+  // The tools run under the runner's declared scopes, narrowed to what the graph grants.
+  const granted = grantedScopes(scope, step);
+  const scopes =
+    task.scopes.length > 0
+      ? task.scopes.filter((s) => granted.length === 0 || granted.includes(s))
+      : granted;
+  const tools = (task.allowed_tools ?? []).flatMap((name) => {
+    const tool = catalog.get(name);
+    return tool === undefined ? [] : [tool];
+  });
+  const decisions = new Map<string, ApprovalDecision>(Object.entries(approvals));
+  const result = await runManagedAgent({
+    settings,
+    request,
+    ...(task.outputs !== undefined ? { outputs: task.outputs } : {}),
+    tools,
+    callTool: (name, input) =>
+      invokeTool(scope, catalog, name, input, {
+        stepId: stepKey(scope, step.id),
+        scopes,
+        approvals: decisions,
+      }),
+    taint: scope.taint,
+    signal: scope.signal,
+  });
+  if (result.status === "needs_approval") {
+    return { outcome: { status: "needs_approval", requests: [result.request] } };
+  }
+  if (result.status === "failure") {
+    return seal(
+      {
+        disposition: "failed",
+        reasonCode: "process_failed",
+        output: {},
+        summary: `${result.code}: ${result.reason}`,
+        boundary: "remote_provider",
+        metadata: {
+          answered_by: "managed_agent",
+          failure_code: result.code,
+          rounds: result.rounds,
+        },
+      },
+      "failure",
+    );
+  }
+  return sealAgentAnswer(
+    seal,
+    result.output,
+    artifacts,
+    { answered_by: "managed_agent", model: result.model, rounds: result.rounds },
+    "remote_provider",
+  );
 }
 
 /**
@@ -495,8 +568,19 @@ export async function executeGraphStep(
     if (runner.type === "agent-task" || runner.type === "agent") {
       const requestId = agentRequestId(asAgentTask(runner, nested.name).task);
       const answer = answers[requestId];
-      if (answer === undefined)
-        return agentPause(scope, step, runner, nested, action.resolvedInputs);
+      if (answer === undefined) {
+        return await runAgentStep(
+          scope,
+          step,
+          runner,
+          nested,
+          action.resolvedInputs,
+          catalog,
+          approvals,
+          seal,
+          artifacts,
+        );
+      }
       const check = validateAgentAnswer(runner.outputs, answer);
       if (!check.ok) {
         throw new RuntimeError(
