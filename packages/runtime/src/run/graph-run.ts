@@ -223,9 +223,15 @@ export async function advanceGraph(
   catalog: ToolCatalog,
   initial: GraphState,
   answers: Record<string, unknown>,
-): Promise<{ state: GraphState; children: Receipt[]; stop: GraphStop }> {
+): Promise<{
+  state: GraphState;
+  children: Receipt[];
+  stop: GraphStop;
+  gateInputs: Record<string, unknown>;
+}> {
   let state = initial;
   const fresh = new Map<string, Receipt>();
+  const gateInputs: Record<string, unknown> = {};
   for (let round = 0; round < 10_000; round++) {
     const actions = nextActions(doc, state);
     const runs = actions.filter((a) => a.kind === "execute_step");
@@ -242,6 +248,7 @@ export async function advanceGraph(
           stop.kind === "fail"
             ? { kind: "fail", failure: blockedIfRefused(stop, state, children) }
             : stop,
+        gateInputs,
       };
     }
     for (const action of runs) {
@@ -250,9 +257,14 @@ export async function advanceGraph(
           state,
           children: await childReceipts(scope, state, fresh),
           stop: { kind: "killed" },
+          gateInputs,
         };
       }
-      const { outcome, receipt } = await executeGraphStep(
+      const {
+        outcome,
+        receipt,
+        gateInputs: proposed,
+      } = await executeGraphStep(
         scope,
         doc,
         catalog,
@@ -262,6 +274,7 @@ export async function advanceGraph(
         state.steps.find((s) => s.stepId === action.stepId)?.subgraph,
       );
       if (receipt !== undefined) fresh.set(receipt.id, receipt);
+      if (proposed !== undefined) Object.assign(gateInputs, proposed);
       state = applyStepOutcome(doc, state, action.stepId, outcome);
     }
   }
@@ -276,7 +289,13 @@ async function driveGraph(
   previous: Reference | undefined,
   answers: Record<string, unknown> = {},
 ): Promise<SkillRunEnvelope> {
-  const { state, children, stop } = await advanceGraph(scope, doc, catalog, initial, answers);
+  const { state, children, stop, gateInputs } = await advanceGraph(
+    scope,
+    doc,
+    catalog,
+    initial,
+    answers,
+  );
   if (stop.kind === "pause") {
     return pauseRun(scope, {
       kind: "graph",
@@ -287,6 +306,7 @@ async function driveGraph(
       runExists: true,
       graphState: state,
       childReceipts: children,
+      ...(Object.keys(gateInputs).length > 0 ? { gateInputs } : {}),
       ...(previous !== undefined ? { previous } : {}),
     });
   }

@@ -62,6 +62,8 @@ const REFUSAL_CODES = new Set([
 export interface StepResult {
   outcome: StepOutcome;
   receipt?: Receipt;
+  /** A managed agent's proposed tool input, by the gate it paused on (the inbox previews it). */
+  gateInputs?: Record<string, JsonObject>;
 }
 
 /** What a step attempt's receipt records. */
@@ -334,7 +336,10 @@ async function runAgentStep(
     signal: scope.signal,
   });
   if (result.status === "needs_approval") {
-    return { outcome: { status: "needs_approval", requests: [result.request] } };
+    return {
+      outcome: { status: "needs_approval", requests: [result.request] },
+      gateInputs: { [result.request.id]: result.input },
+    };
   }
   if (result.status === "failure") {
     return seal(
