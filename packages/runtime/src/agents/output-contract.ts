@@ -17,6 +17,7 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
+import { agentClosureProblem, withoutClosure } from "../run/agent-closure.js";
 import type { OutputDeclaration } from "../parser/runner-types.js";
 
 /** Declared outputs of a runner or graph step, by output name. */
@@ -121,7 +122,11 @@ export function compileAnswerValidator(outputs: OutputDeclarations | undefined):
     if (!isJsonObject(answer)) {
       return { ok: false, path: "", message: "the answer must be a JSON object" };
     }
-    if (validate(answer)) return { ok: true, value: answer };
+    // An agent's own closure (how it ended the act) is control metadata beside the declared
+    // outputs: checked on its own, never against the output contract.
+    const closure = agentClosureProblem(answer);
+    if (closure !== null) return { ok: false, path: closure.field, message: closure.message };
+    if (validate(withoutClosure(answer))) return { ok: true, value: answer };
     const first = validate.errors?.[0];
     if (first === undefined) return { ok: false, path: "", message: "the answer is invalid" };
     return { ok: false, ...describe(first) };

@@ -163,4 +163,43 @@ describe("a managed agent's gated tool call", () => {
     const sent = Object.values(world.effects).map((e) => e.result.payload);
     expect(sent).toEqual([{ recipient: "acct_ada", note: "agent proposed" }]);
   });
+  it("is previewed the same way when the agent step runs inside a graph", async () => {
+    ws.write("skills/pay-flow/SKILL.md", "---\nname: pay-flow\n---\nPay through a graph.\n");
+    ws.write(
+      "skills/pay-flow/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    graph:",
+        "      name: pay-flow",
+        "      result_from: [pay]",
+        "      steps:",
+        "        - id: pay",
+        "          skill: ../agent-pay",
+        "",
+      ].join("\n"),
+    );
+    const rt = createRuntime({
+      workspaceRoot: ws.root,
+      runxHome: join(ws.home, ".runx"),
+      env: { PATH: process.env.PATH, HOME: ws.home },
+    });
+    runtime = rt;
+    replies.push(payCall("acct_bo"));
+    const env = await rt.runSkill({ ref: "skills/pay-flow", inputs: {}, secretEnv: [] });
+    expect(env.status).toBe("needs_approval");
+    const gateId = env.requests[0]!.id;
+    expect(gateId).toMatch(/^provider-effect:sha256:[0-9a-f]{64}$/);
+    const pending = (await rt.console.approvals.pending()).find((p) => p.runId === env.run_id)!;
+    expect(pending.previewUnavailable).toBeNull();
+    expect(pending.preview).toMatchObject({
+      kind: "provider_effect",
+      headline: "payout.create of $42.00 to payouts",
+    });
+    expect(pending.preview!.fields).toEqual([
+      { path: "recipient", label: "Recipient", value: "acct_bo" },
+      { path: "note", label: "Note", value: "agent proposed" },
+    ]);
+  });
 });

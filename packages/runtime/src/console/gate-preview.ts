@@ -59,7 +59,10 @@ export async function gatePreview(
   gate: ApprovalRequest,
 ): Promise<PreviewResult> {
   if (gate.gate.type === "adapter_dispatch") return adapterPreview(gate.gate);
-  if (checkpoint.kind === "agent") return managedAgentPreview(checkpoint, gate);
+  // A managed agent's gated call, top level or in a graph's agent step, kept what it proposed.
+  if (checkpoint.kind === "agent" || checkpoint.gate_inputs?.[gate.id] !== undefined) {
+    return managedAgentPreview(checkpoint, gate);
+  }
   if (checkpoint.kind !== "graph" || checkpoint.graph_state === undefined) {
     return unavailable(
       `a ${checkpoint.kind} pause keeps no graph state to read the gate's effect from`,

@@ -20,7 +20,8 @@ import type { RunScope } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
 import { pauseRun } from "./pause.js";
 import { sealOutcome } from "./single-step.js";
-import type { StepStart } from "./single-step.js";
+import type { SealableOutcome, StepStart } from "./single-step.js";
+import { agentClosure, withoutClosure } from "./agent-closure.js";
 import { invokeTool, runtimeToolCatalog } from "./tools.js";
 
 /** An agent-task view of `agent` and `agent-task` runners (portable agents use the skill name). */
@@ -46,6 +47,35 @@ async function buildRequest(scope: RunScope, inputs: JsonObject): Promise<AgentA
     currentContext,
     provenance: { package_digest: prep.packageDigest },
   });
+}
+
+/**
+ * The seal of an agent's answer: a completed action, unless the answer carries its own
+ * closure with another disposition (a refusal must never read as a completed action).
+ */
+export function answeredOutcome(
+  answer: Record<string, unknown>,
+  metadata: SealableOutcome["metadata"],
+  boundary?: SealableOutcome["boundary"],
+): SealableOutcome {
+  const closure = agentClosure(answer);
+  const base = { metadata, ...(boundary !== undefined ? { boundary } : {}) };
+  if (closure === null || closure.disposition === "closed") {
+    return {
+      ...base,
+      disposition: "closed",
+      reasonCode: closure === null ? "process_closed" : closure.reasonCode,
+      output: withoutClosure(answer),
+    };
+  }
+  return {
+    ...base,
+    disposition: closure.disposition,
+    reasonCode: closure.reasonCode,
+    summary: closure.summary,
+    output: answer,
+    keepResult: true,
+  };
 }
 
 /** Runs an agent task: managed agent when configured, else pause for the caller's answer. */
@@ -111,13 +141,11 @@ export async function runAgentTask(
     scope,
     inputsDigest,
     result.status === "success"
-      ? {
-          disposition: "closed",
-          reasonCode: "process_closed",
-          output: result.output,
-          boundary: "remote_provider",
-          metadata: { answered_by: "managed_agent", model: result.model, rounds: result.rounds },
-        }
+      ? answeredOutcome(
+          result.output,
+          { answered_by: "managed_agent", model: result.model, rounds: result.rounds },
+          "remote_provider",
+        )
       : {
           disposition: "failed",
           reasonCode: "process_failed",
@@ -179,12 +207,10 @@ export async function resumeAgentTask(
   return sealOutcome(
     scope,
     hashCanonical(scope.taint.redactJson(inputs)),
-    {
-      disposition: "closed",
-      reasonCode: "process_closed",
-      output: answer as Record<string, unknown>,
-      metadata: { answered_by: "caller", request_id: request.id },
-    },
+    answeredOutcome(answer as Record<string, unknown>, {
+      answered_by: "caller",
+      request_id: request.id,
+    }),
     previous,
   );
 }

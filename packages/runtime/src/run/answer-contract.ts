@@ -11,6 +11,7 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
+import { agentClosureProblem, withoutClosure } from "./agent-closure.js";
 import { isAdapterQuestions, packetAnswers } from "./adapter-answers.js";
 import type { DispatchQuestion } from "./adapter-answers.js";
 import type { ResumeAnswers } from "./answers.js";
@@ -239,7 +240,15 @@ export function compileAnswerChecker(contract: AnswerContract): AnswerChecker {
   }
   return (answer) => {
     if (!isJsonObject(answer)) return notAnObject(contract.label, contract.schema);
-    if (validate(answer)) return null;
+    // An agent's own closure is control metadata beside its outputs, never one of them.
+    const problem = contract.kind === "agent" ? agentClosureProblem(answer) : null;
+    if (problem !== null) {
+      return {
+        message: `answer for ${contract.label}: field "${problem.field}" ${problem.message}`,
+        field: problem.field,
+      };
+    }
+    if (validate(contract.kind === "agent" ? withoutClosure(answer) : answer)) return null;
     const first = validate.errors?.[0];
     return first === undefined
       ? { message: `answer for ${contract.label} is invalid`, field: null }

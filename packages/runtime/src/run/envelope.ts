@@ -40,6 +40,23 @@ export interface RunClosure {
   summary?: string;
 }
 
+/** One executed step of a graph run as its trace names it: a reference, never its payload. */
+export interface GraphTraceStep {
+  step_id: string;
+  /** What ran: the skill reference, `tool:<name>`, or `run:<type>` for an inline source. */
+  skill: string;
+  status: "success" | "failure";
+  receipt_id: string;
+}
+
+/** The compact trace of a sealed graph run (graph runs only). */
+export interface GraphTrace {
+  graph: string;
+  /** `succeeded`, `failed`, `blocked` or `deferred`. */
+  status: string;
+  steps: GraphTraceStep[];
+}
+
 /** `runx.skill_run.v1`. */
 export interface SkillRunEnvelope {
   schema: "runx.skill_run.v1";
@@ -54,6 +71,8 @@ export interface SkillRunEnvelope {
   requests: RunRequest[];
   next: string | null;
   answers_template?: { answers?: Record<string, unknown>; approvals?: Record<string, boolean> };
+  /** A sealed graph run's steps by reference (absent for every other run). */
+  trace?: GraphTrace;
 }
 
 /** Outcome rule of §5.1: closure disposition first, then status. */
@@ -189,6 +208,7 @@ export function makeEnvelope(parts: {
   requests?: RunRequest[];
   /** Overrides the default `runx resume` instruction for pending runs. */
   next?: string;
+  trace?: GraphTrace;
 }): SkillRunEnvelope {
   const requests = parts.requests ?? [];
   const pending = requests.length > 0;
@@ -207,5 +227,6 @@ export function makeEnvelope(parts: {
     next: pending ? (parts.next ?? `runx resume ${parts.runId} - --json`) : null,
   };
   if (pending) envelope.answers_template = answersTemplate(requests);
+  if (parts.trace !== undefined && !pending) envelope.trace = parts.trace;
   return envelope;
 }

@@ -16,7 +16,13 @@ import {
   resumeGraph,
   validateResultProducers,
 } from "../graph/index.js";
-import type { FanoutSyncRecord, GraphDoc, GraphState, StepContract } from "../graph/index.js";
+import type {
+  FanoutSyncRecord,
+  GraphDoc,
+  GraphState,
+  GraphStep,
+  StepContract,
+} from "../graph/index.js";
 import type { JsonObject } from "../parser/json.js";
 import type { GraphRunner } from "../parser/runner-types.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
@@ -34,7 +40,7 @@ import {
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
-import type { RunRequest, SkillRunEnvelope } from "./envelope.js";
+import type { GraphTrace, GraphTraceStep, RunRequest, SkillRunEnvelope } from "./envelope.js";
 import { executeGraphStep, loadNestedPackage } from "./graph-steps.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
@@ -232,9 +238,15 @@ export async function advanceGraph(
   catalog: ToolCatalog,
   initial: GraphState,
   answers: Record<string, unknown>,
-): Promise<{ state: GraphState; children: Receipt[]; stop: GraphStop }> {
+): Promise<{
+  state: GraphState;
+  children: Receipt[];
+  stop: GraphStop;
+  gateInputs: Record<string, unknown>;
+}> {
   let state = initial;
   const fresh = new Map<string, Receipt>();
+  const gateInputs: Record<string, unknown> = {};
   for (let round = 0; round < 10_000; round++) {
     const actions = nextActions(doc, state);
     const runs = actions.filter((a) => a.kind === "execute_step");
@@ -251,6 +263,7 @@ export async function advanceGraph(
           stop.kind === "fail"
             ? { kind: "fail", failure: blockedIfRefused(stop, state, children) }
             : stop,
+        gateInputs,
       };
     }
     for (const action of runs) {
@@ -259,9 +272,14 @@ export async function advanceGraph(
           state,
           children: await childReceipts(scope, state, fresh),
           stop: { kind: "killed" },
+          gateInputs,
         };
       }
-      const { outcome, receipt } = await executeGraphStep(
+      const {
+        outcome,
+        receipt,
+        gateInputs: proposed,
+      } = await executeGraphStep(
         scope,
         doc,
         catalog,
@@ -271,6 +289,7 @@ export async function advanceGraph(
         state.steps.find((s) => s.stepId === action.stepId)?.subgraph,
       );
       if (receipt !== undefined) fresh.set(receipt.id, receipt);
+      if (proposed !== undefined) Object.assign(gateInputs, proposed);
       state = applyStepOutcome(doc, state, action.stepId, outcome);
     }
   }
@@ -285,7 +304,13 @@ async function driveGraph(
   previous: Reference | undefined,
   answers: Record<string, unknown> = {},
 ): Promise<SkillRunEnvelope> {
-  const { state, children, stop } = await advanceGraph(scope, doc, catalog, initial, answers);
+  const { state, children, stop, gateInputs } = await advanceGraph(
+    scope,
+    doc,
+    catalog,
+    initial,
+    answers,
+  );
   if (stop.kind === "pause") {
     return pauseRun(scope, {
       kind: "graph",
@@ -296,6 +321,7 @@ async function driveGraph(
       runExists: true,
       graphState: state,
       childReceipts: children,
+      ...(Object.keys(gateInputs).length > 0 ? { gateInputs } : {}),
       ...(previous !== undefined ? { previous } : {}),
     });
   }
@@ -403,7 +429,40 @@ async function sealGraph(
     receiptId: receipt.id,
     closure: { disposition, reason_code: reasonCode, summary },
     result,
+    trace: graphTrace(doc, state, disposition),
   });
+}
+
+/** What a step ran, as the trace names it. */
+function traceSkill(step: GraphStep): string {
+  if (step.kind === "skill") return step.skill;
+  if (step.kind === "tool") return `tool:${step.tool}`;
+  return `run:${step.run.type}`;
+}
+
+/**
+ * The compact trace of a sealed graph: its name, how it ended, and each executed step by
+ * reference (its receipt), never its payload: outputs stay in the state and receipt stores.
+ */
+export function graphTrace(doc: GraphDoc, state: GraphState, disposition: string): GraphTrace {
+  const status =
+    disposition === "closed"
+      ? "succeeded"
+      : disposition === "blocked" || disposition === "deferred"
+        ? disposition
+        : "failed";
+  const steps: GraphTraceStep[] = [];
+  for (const entry of state.steps) {
+    if (entry.receiptId === undefined) continue;
+    const step = doc.steps.find((s) => s.id === entry.stepId);
+    steps.push({
+      step_id: entry.stepId,
+      skill: step !== undefined ? traceSkill(step) : entry.stepId,
+      status: entry.status === "succeeded" ? "success" : "failure",
+      receipt_id: entry.receiptId,
+    });
+  }
+  return { graph: doc.name, status, steps };
 }
 
 /** Continues a paused graph: human decisions through the machine, agent answers as step results. */

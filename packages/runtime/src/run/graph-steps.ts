@@ -4,6 +4,8 @@
  */
 import { realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { resolveContextSkills } from "../agents/context-skills.js";
+import { runManagedAgent } from "../agents/managed-agent.js";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import { artifactEnvelope, packageArtifacts } from "../graph/artifacts.js";
@@ -21,9 +23,11 @@ import type { RunnerDefinition } from "../parser/runner-types.js";
 import { selectRunner } from "../parser/select-runner.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { LineageExtras, Receipt } from "../receipts/index.js";
+import type { ClosureDisposition } from "../receipts/model.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ApprovalDecision } from "../tools/types.js";
 import { asAgentTask } from "./agent-step.js";
+import { agentClosure, withoutClosure } from "./agent-closure.js";
 import {
   commitment,
   idempotencyFor,
@@ -59,11 +63,13 @@ const REFUSAL_CODES = new Set([
 export interface StepResult {
   outcome: StepOutcome;
   receipt?: Receipt;
+  /** A managed agent's proposed tool input, by the gate it paused on (the inbox previews it). */
+  gateInputs?: Record<string, JsonObject>;
 }
 
 /** What a step attempt's receipt records. */
 export type SealOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
-  disposition: RunnerOutcome["disposition"] | "blocked" | "declined" | "deferred";
+  disposition: ClosureDisposition;
   reasonCode: string;
   /** Receipts this step commits as children (the steps of a nested graph). */
   children?: readonly Receipt[];
@@ -283,22 +289,133 @@ function inlineRunner(step: GraphStep & { kind: "run" }): RunnerDefinition {
   });
 }
 
-function agentPause(
+/**
+ * An agent step with no supplied answer: resolved in-process by the managed agent when one is
+ * configured (the same tool admission, scopes and approvals as a top-level agent task: a gated
+ * tool call pauses the graph `needs_approval` and the act runs again once it is decided), else
+ * a `needs_agent` pause for the caller's answer.
+ */
+async function runAgentStep(
   scope: RunScope,
   step: GraphStep,
   runner: RunnerDefinition,
-  skill: { name: string; body: string },
+  skill: { name: string; body: string; packageDir: string },
   inputs: JsonObject,
-): StepResult {
-  const request = agentActForRunner(asAgentTask(runner, skill.name), {
+  catalog: ToolCatalog,
+  approvals: Record<string, { approved: boolean; reason?: string }>,
+  seal: (outcome: SealOutcome, status: StepOutcome["status"]) => Promise<StepResult>,
+  artifacts: Parameters<typeof packageArtifacts>[1],
+): Promise<StepResult> {
+  const task = asAgentTask(runner, skill.name);
+  const { deps } = scope;
+  const currentContext = await resolveContextSkills(task.context_skills ?? [], {
+    packageDir: skill.packageDir,
+    workspaceRoot: deps.paths.root,
+    ...(deps.registry !== undefined ? { registryDir: deps.registry().root } : {}),
+  });
+  const request = agentActForRunner(task, {
     skill: skill.name,
     skillBody: skill.body,
     ...(step.instructions !== undefined ? { stepInstructions: step.instructions } : {}),
     inputs,
     runId: scope.prep.runId,
     stepId: step.id,
+    currentContext,
   });
-  return { outcome: { status: "needs_agent", requests: [request] } };
+  const settings = deps.agentConfig !== undefined ? await deps.agentConfig() : undefined;
+  if (settings === undefined) return { outcome: { status: "needs_agent", requests: [request] } };
+  // The tools run under the runner's declared scopes, narrowed to what the graph grants.
+  const granted = grantedScopes(scope, step);
+  const scopes =
+    task.scopes.length > 0
+      ? task.scopes.filter((s) => granted.length === 0 || granted.includes(s))
+      : granted;
+  const tools = (task.allowed_tools ?? []).flatMap((name) => {
+    const tool = catalog.get(name);
+    return tool === undefined ? [] : [tool];
+  });
+  const decisions = new Map<string, ApprovalDecision>(Object.entries(approvals));
+  const result = await runManagedAgent({
+    settings,
+    request,
+    ...(task.outputs !== undefined ? { outputs: task.outputs } : {}),
+    tools,
+    callTool: (name, input) =>
+      invokeTool(scope, catalog, name, input, {
+        stepId: stepKey(scope, step.id),
+        scopes,
+        approvals: decisions,
+      }),
+    taint: scope.taint,
+    signal: scope.signal,
+  });
+  if (result.status === "needs_approval") {
+    return {
+      outcome: { status: "needs_approval", requests: [result.request] },
+      gateInputs: { [result.request.id]: result.input },
+    };
+  }
+  if (result.status === "failure") {
+    return seal(
+      {
+        disposition: "failed",
+        reasonCode: "process_failed",
+        output: {},
+        summary: `${result.code}: ${result.reason}`,
+        boundary: "remote_provider",
+        metadata: {
+          answered_by: "managed_agent",
+          failure_code: result.code,
+          rounds: result.rounds,
+        },
+      },
+      "failure",
+    );
+  }
+  return sealAgentAnswer(
+    seal,
+    result.output,
+    artifacts,
+    { answered_by: "managed_agent", model: result.model, rounds: result.rounds },
+    "remote_provider",
+  );
+}
+
+/**
+ * Seals an agent step's answer: a completed step, unless the agent closed its act with another
+ * disposition (a refusal fails the step with that disposition, so the graph never reads it as
+ * done; a `blocked` step makes the graph `blocked`).
+ */
+async function sealAgentAnswer(
+  seal: (outcome: SealOutcome, status: StepOutcome["status"]) => Promise<StepResult>,
+  answer: JsonObject,
+  artifacts: Parameters<typeof packageArtifacts>[1],
+  metadata: SealOutcome["metadata"],
+  boundary?: SealOutcome["boundary"],
+): Promise<StepResult> {
+  const closure = agentClosure(answer);
+  const base = { metadata, ...(boundary !== undefined ? { boundary } : {}) };
+  if (closure !== null && closure.disposition !== "closed") {
+    return seal(
+      {
+        ...base,
+        disposition: closure.disposition,
+        reasonCode: closure.reasonCode,
+        summary: closure.summary,
+        output: {},
+      },
+      closure.disposition === "declined" ? "declined" : "failure",
+    );
+  }
+  return seal(
+    {
+      ...base,
+      disposition: "closed",
+      reasonCode: closure === null ? sealReasonCode(STEP_CLOSED, artifacts) : closure.reasonCode,
+      output: packageArtifacts(withoutClosure(answer), artifacts),
+    },
+    "success",
+  );
 }
 
 /**
@@ -496,8 +613,19 @@ export async function executeGraphStep(
     if (runner.type === "agent-task" || runner.type === "agent") {
       const requestId = agentRequestId(asAgentTask(runner, nested.name).task);
       const answer = answers[requestId];
-      if (answer === undefined)
-        return agentPause(scope, step, runner, nested, action.resolvedInputs);
+      if (answer === undefined) {
+        return await runAgentStep(
+          scope,
+          step,
+          runner,
+          nested,
+          action.resolvedInputs,
+          catalog,
+          approvals,
+          seal,
+          artifacts,
+        );
+      }
       const check = validateAgentAnswer(runner.outputs, answer);
       if (!check.ok) {
         throw new RuntimeError(
@@ -508,15 +636,10 @@ export async function executeGraphStep(
           },
         );
       }
-      return await seal(
-        {
-          disposition: "closed",
-          reasonCode: sealReasonCode(STEP_CLOSED, artifacts),
-          output: packageArtifacts(check.value, artifacts),
-          metadata: { answered_by: "caller", request_id: requestId },
-        },
-        "success",
-      );
+      return await sealAgentAnswer(seal, check.value, artifacts, {
+        answered_by: "caller",
+        request_id: requestId,
+      });
     }
     const { values, missing } = resolveInputs(
       runner.inputs,

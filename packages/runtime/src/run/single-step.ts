@@ -16,7 +16,7 @@ import {
 } from "./context.js";
 import type { RunScope } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
-import type { RunClosure, SkillRunEnvelope } from "./envelope.js";
+import type { Disposition, RunClosure, SkillRunEnvelope } from "./envelope.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { appendRunEvent } from "./ledger.js";
@@ -94,11 +94,22 @@ export async function runSingleStep(
   return sealOutcome(scope, inputsDigest, outcome, start.previous);
 }
 
+/**
+ * A finished step as sealed: a runner's outcome, or an agent act that closed itself with its
+ * own disposition (whose answer stays the run's result: it is what the agent said).
+ */
+export type SealableOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
+  disposition: Disposition;
+  reasonCode: string;
+  /** Keep the output as the envelope's result even when the act did not close. */
+  keepResult?: boolean;
+};
+
 /** Seals a finished step as the run's receipt and records it; returns the sealed envelope. */
 export async function sealOutcome(
   scope: RunScope,
   inputsDigest: string,
-  outcome: RunnerOutcome,
+  outcome: SealableOutcome,
   previous?: Reference,
 ): Promise<SkillRunEnvelope> {
   const { deps, prep, taint } = scope;
@@ -204,6 +215,6 @@ export async function sealOutcome(
     runId: prep.runId,
     receiptId: receipt.id,
     closure,
-    result: closed ? output : null,
+    result: closed || outcome.keepResult === true ? output : null,
   });
 }
