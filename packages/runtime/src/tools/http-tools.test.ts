@@ -6,7 +6,7 @@ import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
 import { MAX_REDIRECTS } from "./http-exchange.js";
 import { scriptedTransport, startTestServer } from "./http-test-server.js";
 import type { TestHandler, TestServer } from "./http-test-server.js";
-import { httpTools } from "./http-tools.js";
+import { MAX_BATCH_OUTPUT_BYTES, httpTools } from "./http-tools.js";
 import { createHttpTransport } from "./http-transport.js";
 import type { Resolver } from "./net-guard.js";
 import { failureCode, makeToolContext, successData } from "./test-context.js";
@@ -135,6 +135,21 @@ describe("http.read", () => {
     expect(failureCode(await tool("http.read").execute(input, openContext()))).toBe(
       "HTTP_RESPONSE_TOO_LARGE",
     );
+  });
+
+  it(`fails when the batch output passes ${MAX_BATCH_OUTPUT_BYTES} bytes`, async () => {
+    const big = "y".repeat(3 * 1024 * 1024);
+    const srv = await serve((_req, res) => res.end(big));
+    const requests = [1, 2, 3].map((n) => ({ id: `r${n}`, url: `${srv.origin}/${n}` }));
+    const input = read(srv, requests, { max_response_bytes: 4 * 1024 * 1024 });
+    const result = await tool("http.read").execute(input, openContext());
+    expect(failureCode(result)).toBe("LIMIT_EXCEEDED");
+    expect(srv.received).toHaveLength(3);
+    const two = read(srv, requests.slice(0, 2), { max_response_bytes: 4 * 1024 * 1024 });
+    expect(successData(await tool("http.read").execute(two, openContext()))).toMatchObject({
+      decision: "completed",
+      request_count: 2,
+    });
   });
 
   it("fails when the server does not answer within timeout_ms", async () => {

@@ -9,7 +9,7 @@
  * Every batch answers a `runx.http.execution.v1` packet: decision `completed`, or `stopped`
  * when a response was throttled (429) or, under `stop_on_error`, did not succeed. A request
  * naming `requires_success_of` is skipped (`performed: false`) unless each named request
- * earlier in the batch succeeded.
+ * earlier in the batch succeeded. A batch whose output passes 8 MiB fails (LIMIT_EXCEEDED).
  */
 import { validateToolsHttpExecuteInput } from "../generated/validate-tools-http-execute.input.js";
 import { validateToolsHttpQueryInput } from "../generated/validate-tools-http-query.input.js";
@@ -63,6 +63,8 @@ const RUNTIME_OWNED_HEADERS = new Set([
   "trailer",
 ]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Cap on a batch's whole output (its response records as JSON), as upstream bounds it. */
+export const MAX_BATCH_OUTPUT_BYTES = 8 * 1024 * 1024;
 
 function invalid(message: string, path: string): RuntimeError {
   return new RuntimeError("INPUT_INVALID", message, { path });
@@ -251,6 +253,7 @@ async function runBatch(
   const responses: Json[] = [];
   const succeeded = new Map<string, boolean>();
   let performed = 0;
+  let outputBytes = 0;
   let stopped = false;
   let error: unknown;
   for (const [index, spec] of specs.entries()) {
@@ -284,6 +287,16 @@ async function runBatch(
         stopped = true;
         break;
       }
+    }
+    outputBytes += Buffer.byteLength(JSON.stringify(response));
+    if (outputBytes > MAX_BATCH_OUTPUT_BYTES) {
+      error = new RuntimeError(
+        "LIMIT_EXCEEDED",
+        `HTTP batch output exceeded ${MAX_BATCH_OUTPUT_BYTES} bytes`,
+        { path: `requests.${index}`, limit: MAX_BATCH_OUTPUT_BYTES },
+      );
+      stopped = true;
+      break;
     }
     // A throttled provider stops every batch; any other failure stops it on request.
     stopped = response.status === 429 || (plan.stopOnError && response.ok !== true);
