@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { validateToolsWebFetchOutput } from "../generated/validate-tools-web-fetch.output.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
+import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
 import { startTestServer } from "./http-test-server.js";
 import type { TestHandler, TestServer } from "./http-test-server.js";
 import { createHttpTransport } from "./http-transport.js";
@@ -168,6 +169,35 @@ describe("web.fetch", () => {
     const output = successData(await fetchTool.execute({ url: srv.origin, max_bytes: 100 }, ctx()));
     expect(output).toMatchObject({ decision: "provider_error", status: 0, extracted: "" });
     expect(JSON.stringify(output)).not.toContain("ppp");
+  });
+
+  it("decides needs_agent for a URL admission cannot parse", async () => {
+    const output = successData(await fetchTool.execute({ url: "http://" }, ctx()));
+    expect(validateToolsWebFetchOutput(output)).toBe(true);
+    expect(output).toMatchObject({
+      decision: "needs_agent",
+      status: 0,
+      policy: { allowlist_decision: "denied", allowlist_checked: ["*"] },
+      blockers: ["is not a valid absolute URL"],
+    });
+  });
+
+  it("redacts delivered secrets from the extract, the redirect chain and the digest", async () => {
+    const secret = "sk-web-0123456789";
+    const page = `<p>key ${secret}</p>`;
+    const srv = await serve((req, res) => {
+      if (req.url === "/start") res.writeHead(302, { location: `/k/${secret}` }).end();
+      else res.setHeader("content-type", "text/html").end(page);
+    });
+    const output = successData(
+      await fetchTool.execute(
+        { url: `${srv.origin}/start` },
+        ctx({ taint: createTaintSet([secret]) }),
+      ),
+    );
+    expect(JSON.stringify(output)).not.toContain(secret);
+    expect(output.extracted).toBe(`key ${REDACTION_MARKER}`);
+    expect(output.content_digest).not.toBe(sha256Prefixed(page));
   });
 
   it("keeps cancellation a failure", async () => {
