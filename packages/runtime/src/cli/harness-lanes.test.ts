@@ -109,7 +109,7 @@ caller:
 expect:
   status: sealed
   step_outputs:
-    fetch: {subset: {http_execution: {data: {responses: [{status: 200, json: {temp: 3}, url: "${NOW_URL}"}]}}}}
+    fetch: {subset: {http_execution: {data: {decision: completed, responses: [{id: now, status: 200, json: {temp: 3}}]}}}}
 `,
       "read-unmatched": `inputs: {city: Bergen}
 caller:
@@ -130,7 +130,7 @@ caller:
 expect:
   status: sealed
   step_outputs:
-    post: {subset: {http_execution: {data: {ok: true, responses: [{status: 202, json: {queued: true}}]}}}}
+    post: {subset: {http_execution: {data: {decision: completed, responses: [{ok: true, status: 202, json: {queued: true}}]}}}}
 `,
       "notify-unmatched": `runner: notify
 caller:

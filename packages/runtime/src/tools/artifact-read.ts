@@ -93,8 +93,9 @@ export const artifactReadTool: NativeTool = withNamedOutput(
       let length: number;
       if (remaining === 0) {
         length = 0;
-        if (encoding === "json_array") page.records = [];
-        else page.data = "";
+        // A json_array page with no records carries neither field, as upstream's packet omits
+        // an empty `records`.
+        if (encoding !== "json_array") page.data = "";
       } else if (encoding === "base64") {
         length = window.length;
         page.data = window.toString("base64");
@@ -109,7 +110,7 @@ export const artifactReadTool: NativeTool = withNamedOutput(
           offset,
         });
         length = framed.length;
-        page.records = framed.records;
+        if (framed.records.length > 0) page.records = framed.records;
       }
       const nextOffset = offset + length;
       const output: ArtifactPage = {

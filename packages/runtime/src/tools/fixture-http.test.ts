@@ -78,11 +78,11 @@ describe("fixture HTTP lanes", () => {
     expect(validateToolsHttpReadOutput(output)).toBe(true);
     const [response] = output.responses as JsonRecord[];
     expect(response).toMatchObject({
-      url,
-      final_url: url,
+      id: "locate",
+      performed: true,
       status: 200,
       json: { results: [{ name: "Shanghai" }] },
-      body_sha256: sha256Prefixed(body),
+      body_digest: sha256Prefixed(body),
     });
     expect(transport.unmatched).toEqual([]);
   });
@@ -191,7 +191,8 @@ describe("fixture HTTP lanes", () => {
       },
       ctx,
     );
-    expect(successData(bare).ok).toBe(true);
+    expect(successData(bare)).toMatchObject({ decision: "completed", request_count: 1 });
+    expect((successData(bare).responses as JsonRecord[])[0]).toMatchObject({ ok: true });
   });
 
   it("open no socket, matched or not (the loopback server counts connections)", async () => {

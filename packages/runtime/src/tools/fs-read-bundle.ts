@@ -82,7 +82,10 @@ export const fsReadBundleTool: NativeTool = withNamedOutput(
             isRuntimeError(error) &&
             error.code === "FILE_NOT_FOUND"
           ) {
-            missing.push({ path, reason: "not found" });
+            missing.push({
+              path,
+              reason: "file was unavailable within the declared root and read limits",
+            });
             continue;
           }
           throw error;

@@ -15,7 +15,7 @@ export interface FsWriteInput {
   contents: string;
 }
 
-/** `runx.fs.file_write.v1`. */
+/** `runx.fs.file_write.v1` (`sha256` is bare lowercase hex). */
 export type FileWrite = {
   path: string;
   repo_root: string;
@@ -43,7 +43,14 @@ export const fsWriteTool: NativeTool = withNamedOutput(
       });
       const [written] = (await applyTransaction(plan)).writes;
       if (written === undefined) throw new Error("fs.write: the transaction reported no write");
-      const output: FileWrite = { ...written, repo_root: root.label };
+      // Upstream's fs.write packet carries the bare hex digest (fs.apply_bundle keeps the
+      // `sha256:` prefix on each write).
+      const output: FileWrite = {
+        path: written.path,
+        repo_root: root.label,
+        bytes_written: written.bytes_written,
+        sha256: written.sha256.replace(/^sha256:/, ""),
+      };
       return { output, summary: `wrote ${output.path}: ${output.bytes_written} bytes` };
     },
   }),

@@ -59,11 +59,20 @@ export interface ExchangeSpec {
   onSend?: () => void;
 }
 
+/** One redirect hop that was followed. */
+export interface RedirectHop {
+  status: number;
+  from: string;
+  to: string;
+}
+
 /** What came back, and from where. */
 export interface ExchangeResult {
   response: HttpResponse;
   finalUrl: string;
   redirects: number;
+  /** The followed hops in order (`redirects` of them). */
+  hops: RedirectHop[];
 }
 
 /** Performs one governed exchange; throws RuntimeError (NETWORK_DENIED, HTTP_*, INTERRUPTED). */
@@ -75,6 +84,7 @@ export async function performExchange(
   const deadline = performance.now() + spec.timeoutMs;
   let url = spec.url;
   let headers = { ...spec.headers };
+  const hops: RedirectHop[] = [];
   for (let redirects = 0; ; redirects++) {
     const admitted = await admitUrl(url, {
       allowPrivateNetwork: ctx.allowPrivateNetwork,
@@ -105,7 +115,7 @@ export async function performExchange(
       !REDIRECT_STATUSES.has(response.status) ||
       location === undefined
     ) {
-      return { response, finalUrl: admitted.url.href, redirects };
+      return { response, finalUrl: admitted.url.href, redirects, hops };
     }
     if (redirects >= MAX_REDIRECTS) {
       throw new RuntimeError("HTTP_FAILED", `more than ${MAX_REDIRECTS} redirects`, {
@@ -121,6 +131,7 @@ export async function performExchange(
       });
     }
     if (next.origin !== admitted.url.origin) headers = withoutSensitiveHeaders(headers);
+    hops.push({ status: response.status, from: admitted.url.href, to: next.href });
     url = next.href;
   }
 }
@@ -139,17 +150,34 @@ function withoutSensitiveHeaders(headers: Record<string, string>): Record<string
   );
 }
 
-/** Response headers for output: credential headers and tainted values replaced, names lowercased. */
+/**
+ * Whether a response header name carries credential material; such headers are left out of
+ * outputs entirely (names are compared lowercased).
+ */
+export function sensitiveHeaderName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    SENSITIVE_HEADERS.has(lower) ||
+    lower.includes("token") ||
+    lower.includes("secret") ||
+    lower.includes("api-key")
+  );
+}
+
+/**
+ * Response headers for output: credential headers dropped, names lowercased, tainted values
+ * replaced by the redaction marker.
+ */
 export function redactHeaders(
   headers: Record<string, string>,
   taint: TaintSet,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [rawName, value] of Object.entries(headers)) {
+    if (sensitiveHeaderName(rawName)) continue;
     const name = taint.redactText(rawName.toLowerCase());
-    const sensitive = SENSITIVE_HEADERS.has(rawName.toLowerCase()) || taint.taints(value);
     Object.defineProperty(out, name, {
-      value: sensitive ? REDACTION_MARKER : value,
+      value: taint.taints(value) ? REDACTION_MARKER : value,
       enumerable: true,
       writable: true,
       configurable: true,
@@ -194,13 +222,21 @@ function decode(bytes: Uint8Array, contentType: string | null): string {
   }
 }
 
-/** Redacts the body first, then hashes what is stored (spec §10.3). */
-export function projectBody(response: HttpResponse, taint: TaintSet): BodyProjection {
+/**
+ * Redacts the body first, then hashes what is stored (spec §10.3). With `anyJson` every body
+ * that parses as JSON is JSON (the http.* batch tools); otherwise only bodies that declare or
+ * look like a JSON document are parsed.
+ */
+export function projectBody(
+  response: HttpResponse,
+  taint: TaintSet,
+  anyJson = false,
+): BodyProjection {
   const contentType = headerValue(response.headers, "content-type") ?? null;
   const redacted = taint.redactBytes(response.body);
   const raw = decode(response.body, contentType);
   let json: Json | undefined;
-  const looksJson = /\bjson\b/i.test(contentType ?? "") || /^\s*[[{]/.test(raw);
+  const looksJson = anyJson || /\bjson\b/i.test(contentType ?? "") || /^\s*[[{]/.test(raw);
   if (looksJson) {
     try {
       json = taint.redactJson(JSON.parse(raw)) as Json;

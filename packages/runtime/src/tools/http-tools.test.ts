@@ -6,7 +6,7 @@ import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
 import { MAX_REDIRECTS } from "./http-exchange.js";
 import { scriptedTransport, startTestServer } from "./http-test-server.js";
 import type { TestHandler, TestServer } from "./http-test-server.js";
-import { httpTools } from "./http-tools.js";
+import { MAX_BATCH_OUTPUT_BYTES, httpTools } from "./http-tools.js";
 import { createHttpTransport } from "./http-transport.js";
 import type { Resolver } from "./net-guard.js";
 import { failureCode, makeToolContext, successData } from "./test-context.js";
@@ -80,18 +80,24 @@ describe("http.read", () => {
     const output = successData(await tool("http.read").execute(input, openContext()));
     expect(validateToolsHttpReadOutput(output)).toBe(true);
     const [first] = responses(output);
+    expect(output).toMatchObject({
+      schema: "runx.http.execution.v1",
+      decision: "completed",
+      request_count: 1,
+      stopped: false,
+    });
     expect(first).toMatchObject({
       id: "one",
+      performed: true,
       status: 200,
       ok: true,
       json: { ok: true, n: 3 },
-      body: null,
-      bytes: 17,
-      body_sha256: sha256Prefixed('{"ok":true,"n":3}'),
-      final_url: `${srv.origin}/data`,
-      redirects: 0,
+      body: "",
+      body_bytes: 17,
+      body_digest: sha256Prefixed('{"ok":true,"n":3}'),
+      truncated: false,
     });
-    expect(first?.request_digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(first?.headers).toMatchObject({ "content-type": "application/json" });
   });
 
   it("refuses host names that resolve to loopback", async () => {
@@ -131,6 +137,21 @@ describe("http.read", () => {
     );
   });
 
+  it(`fails when the batch output passes ${MAX_BATCH_OUTPUT_BYTES} bytes`, async () => {
+    const big = "y".repeat(3 * 1024 * 1024);
+    const srv = await serve((_req, res) => res.end(big));
+    const requests = [1, 2, 3].map((n) => ({ id: `r${n}`, url: `${srv.origin}/${n}` }));
+    const input = read(srv, requests, { max_response_bytes: 4 * 1024 * 1024 });
+    const result = await tool("http.read").execute(input, openContext());
+    expect(failureCode(result)).toBe("LIMIT_EXCEEDED");
+    expect(srv.received).toHaveLength(3);
+    const two = read(srv, requests.slice(0, 2), { max_response_bytes: 4 * 1024 * 1024 });
+    expect(successData(await tool("http.read").execute(two, openContext()))).toMatchObject({
+      decision: "completed",
+      request_count: 2,
+    });
+  });
+
   it("fails when the server does not answer within timeout_ms", async () => {
     const srv = await serve(() => {
       // never respond
@@ -162,11 +183,8 @@ describe("http.read", () => {
     const output = successData(
       await tool("http.read").execute(read(srv, [{ url: `${srv.origin}/start` }]), openContext()),
     );
-    expect(responses(output)[0]).toMatchObject({
-      final_url: `${srv.origin}/end`,
-      redirects: 1,
-      body: "arrived",
-    });
+    expect(responses(output)[0]).toMatchObject({ status: 200, body: "arrived", json: null });
+    expect(srv.received.map((r) => r.url)).toEqual(["/start", "/end"]);
   });
 
   it("re-admits every redirect hop and refuses one that lands on a private address", async () => {
@@ -233,12 +251,13 @@ describe("http.read", () => {
     expect(transport.sent).toHaveLength(MAX_REDIRECTS + 1);
   });
 
-  it("redacts credential headers and tainted values from the output", async () => {
+  it("leaves credential headers out and redacts tainted values", async () => {
     const secret = "sk-live-0123456789";
     const srv = await serve((_req, res) => {
       res.setHeader("set-cookie", "session=abc123");
       res.setHeader("authorization", "Bearer whatever");
       res.setHeader("x-echo", `token ${secret}`);
+      res.setHeader("x-session-token", "abc");
       res.setHeader("x-plain", "visible");
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify({ key: secret, note: "fine" }));
@@ -248,15 +267,16 @@ describe("http.read", () => {
     const output = successData(await tool("http.read").execute(input, ctx));
     const [first] = responses(output);
     const headers = first?.headers as JsonRecord;
-    expect(headers["set-cookie"]).toBe(REDACTION_MARKER);
-    expect(headers.authorization).toBe(REDACTION_MARKER);
+    expect(headers["set-cookie"]).toBeUndefined();
+    expect(headers.authorization).toBeUndefined();
+    expect(headers["x-session-token"]).toBeUndefined();
     expect(headers["x-echo"]).toBe(REDACTION_MARKER);
     expect(headers["x-plain"]).toBe("visible");
     expect(first?.json).toEqual({ key: REDACTION_MARKER, note: "fine" });
     expect(JSON.stringify(output)).not.toContain(secret);
   });
 
-  it("stops after a non-2xx response when stop_on_error holds", async () => {
+  it("decides stopped after a non-2xx response when stop_on_error holds", async () => {
     const srv = await serve((req, res) => {
       res.statusCode = req.url === "/bad" ? 500 : 200;
       res.end("x");
@@ -265,11 +285,92 @@ describe("http.read", () => {
     const stopped = successData(
       await tool("http.read").execute(read(srv, requests), openContext()),
     );
-    expect(stopped).toMatchObject({ ok: false, stopped_early: true, performed_count: 1 });
+    expect(validateToolsHttpReadOutput(stopped)).toBe(true);
+    expect(stopped).toMatchObject({ decision: "stopped", stopped: true, request_count: 1 });
+    expect(responses(stopped).map((r) => r.status)).toEqual([500]);
     const all = successData(
       await tool("http.read").execute(read(srv, requests, { stop_on_error: false }), openContext()),
     );
-    expect(all).toMatchObject({ ok: false, stopped_early: false, performed_count: 2 });
+    expect(all).toMatchObject({ decision: "completed", stopped: false, request_count: 2 });
+    expect(responses(all).map((r) => [r.status, r.ok])).toEqual([
+      [500, false],
+      [200, true],
+    ]);
+  });
+
+  it("decides stopped when the last request fails under stop_on_error", async () => {
+    const srv = await serve((_req, res) => res.writeHead(404).end("missing"));
+    const output = successData(
+      await tool("http.read").execute(read(srv, [{ url: srv.origin }]), openContext()),
+    );
+    expect(output).toMatchObject({ decision: "stopped", stopped: true, request_count: 1 });
+  });
+
+  it("decides stopped on HTTP 429 even without stop_on_error", async () => {
+    const srv = await serve((req, res) => {
+      res.statusCode = req.url === "/slow-down" ? 429 : 200;
+      res.end("x");
+    });
+    const requests = [
+      { url: `${srv.origin}/ok` },
+      { url: `${srv.origin}/slow-down` },
+      { url: `${srv.origin}/never` },
+    ];
+    const output = successData(
+      await tool("http.read").execute(read(srv, requests, { stop_on_error: false }), openContext()),
+    );
+    expect(output).toMatchObject({ decision: "stopped", stopped: true, request_count: 2 });
+    expect(responses(output).map((r) => r.status)).toEqual([200, 429]);
+    expect(srv.received.map((r) => r.url)).toEqual(["/ok", "/slow-down"]);
+  });
+
+  it("skips a request whose requires_success_of dependency did not succeed", async () => {
+    const srv = await serve((req, res) => {
+      res.statusCode = req.url === "/bad" ? 500 : 200;
+      res.end('{"n":1}');
+    });
+    const requests: Json[] = [
+      { id: "first", url: `${srv.origin}/bad` },
+      { id: "second", url: `${srv.origin}/after-first`, requires_success_of: ["first"] },
+      { id: "third", url: `${srv.origin}/free` },
+      { id: "fourth", url: `${srv.origin}/after-third`, requires_success_of: ["third"] },
+    ];
+    const input = read(srv, requests, { stop_on_error: false });
+    expect(tool("http.read").validateInput(input)).toEqual({ ok: true });
+    const output = successData(await tool("http.read").execute(input, openContext()));
+    expect(validateToolsHttpReadOutput(output)).toBe(true);
+    expect(output).toMatchObject({ decision: "completed", stopped: false, request_count: 3 });
+    expect(responses(output)[1]).toEqual({
+      id: "second",
+      performed: false,
+      status: 0,
+      ok: false,
+      json: null,
+      body: "",
+      body_digest: "",
+      body_bytes: 0,
+      truncated: false,
+      headers: {},
+      skip_reason: 'dependency "first" did not succeed',
+    });
+    expect(responses(output)[3]).toMatchObject({ id: "fourth", performed: true, ok: true });
+    expect(srv.received.map((r) => r.url)).toEqual(["/bad", "/free", "/after-third"]);
+  });
+
+  it("stops at a skipped request under stop_on_error", async () => {
+    const srv = await serve((_req, res) => res.end("x"));
+    const requests: Json[] = [
+      { id: "a", url: `${srv.origin}/a`, requires_success_of: ["missing"] },
+      { id: "b", url: `${srv.origin}/b` },
+    ];
+    const output = successData(await tool("http.read").execute(read(srv, requests), openContext()));
+    expect(output).toMatchObject({ decision: "stopped", stopped: true, request_count: 0 });
+    expect(responses(output)).toHaveLength(1);
+    expect(responses(output)[0]).toMatchObject({
+      performed: false,
+      skip_reason: 'dependency "missing" did not succeed',
+    });
+    expect(srv.received).toHaveLength(0);
   });
 
   it("rejects unsupported inputs before sending anything", async () => {
@@ -287,6 +388,11 @@ describe("http.read", () => {
       Array.from({ length: 51 }, () => ({ url: srv.origin })),
     );
     expect(tool("http.read").validateInput(tooMany)).toMatchObject({ ok: false, path: "requests" });
+    const blankDependency = read(srv, [{ url: srv.origin, requires_success_of: [""] }]);
+    expect(tool("http.read").validateInput(blankDependency)).toMatchObject({
+      ok: false,
+      path: "requests.0.requires_success_of.0",
+    });
     expect(
       tool("http.read").validateInput({ ...read(srv, [{ url: srv.origin }]), extra: 1 }),
     ).toEqual({ ok: false, path: "extra", message: "is not a field this accepts" });
@@ -308,9 +414,9 @@ describe("http.query", () => {
     const second = successData(await tool("http.query").execute(input, openContext()));
     expect(responses(first)[0]?.json).toEqual({ package: "left-pad" });
     expect(srv.received[0]?.headers["content-type"]).toBe("application/json");
-    expect(responses(first)[1]).toMatchObject({ status: 307, redirects: 0 });
-    expect(responses(first)[0]?.request_digest).toBe(responses(second)[0]?.request_digest);
-    expect(first.batch_digest).toBe(second.batch_digest);
+    expect(responses(first)[1]).toMatchObject({ status: 307, ok: false });
+    expect(srv.received.map((r) => r.url)).toEqual(["/query", "/moved", "/query", "/moved"]);
+    expect(first).toEqual(second);
   });
 });
 
@@ -340,11 +446,11 @@ describe("http.execute", () => {
       await tool("http.execute").execute(mutation(srv, { a: 1 }, "k1"), ctx),
     );
     expect(validateToolsHttpExecuteOutput(first)).toBe(true);
-    expect(first).toMatchObject({ replayed: false, idempotency_key: "k1", ok: true });
-    const again = successData(
-      await tool("http.execute").execute(mutation(srv, { a: 1 }, "k1"), ctx),
-    );
-    expect(again).toMatchObject({ replayed: true, responses: first.responses });
+    expect(first).toMatchObject({ decision: "completed", request_count: 1 });
+    expect(responses(first)[0]).toMatchObject({ status: 201, ok: true, json: { id: 7 } });
+    const replay = await tool("http.execute").execute(mutation(srv, { a: 1 }, "k1"), ctx);
+    expect(replay.status === "success" && replay.summary).toContain("(replayed)");
+    expect(successData(replay)).toEqual(first);
     expect(srv.received).toHaveLength(1);
     const conflict = await tool("http.execute").execute(mutation(srv, { a: 2 }, "k1"), ctx);
     expect(failureCode(conflict)).toBe("IDEMPOTENCY_CONFLICT");
@@ -367,7 +473,8 @@ describe("http.execute", () => {
     const output = successData(
       await tool("http.execute").execute(mutation(srv, { a: 1 }, "r1"), openContext()),
     );
-    expect(responses(output)[0]).toMatchObject({ status: 308, redirects: 0, ok: false });
+    expect(output).toMatchObject({ decision: "stopped", stopped: true });
+    expect(responses(output)[0]).toMatchObject({ status: 308, ok: false });
     expect(srv.received).toHaveLength(1);
   });
 

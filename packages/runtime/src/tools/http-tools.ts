@@ -6,6 +6,10 @@
  * second request, which a mutation must never make. `http.execute` is single-attempt and
  * keyed: without `idempotency_key` nothing is sent; with it, the same key and batch replay
  * the recorded outcome from `ctx.effects`, and the same key with another batch is refused.
+ * Every batch answers a `runx.http.execution.v1` packet: decision `completed`, or `stopped`
+ * when a response was throttled (429) or, under `stop_on_error`, did not succeed. A request
+ * naming `requires_success_of` is skipped (`performed: false`) unless each named request
+ * earlier in the batch succeeded. A batch whose output passes 8 MiB fails (LIMIT_EXCEEDED).
  */
 import { validateToolsHttpExecuteInput } from "../generated/validate-tools-http-execute.input.js";
 import { validateToolsHttpQueryInput } from "../generated/validate-tools-http-query.input.js";
@@ -59,6 +63,8 @@ const RUNTIME_OWNED_HEADERS = new Set([
   "trailer",
 ]);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Cap on a batch's whole output (its response records as JSON), as upstream bounds it. */
+export const MAX_BATCH_OUTPUT_BYTES = 8 * 1024 * 1024;
 
 function invalid(message: string, path: string): RuntimeError {
   return new RuntimeError("INPUT_INVALID", message, { path });
@@ -130,6 +136,8 @@ function prepareRequest(
 interface BatchPlan {
   tool: HttpToolName;
   prepared: PreparedRequest[];
+  /** Per request, the ids it `requires_success_of`. */
+  requires: string[][];
   digests: string[];
   batchDigest: string;
   allowedHosts: string[];
@@ -156,6 +164,9 @@ function planBatch(
   const prepared = records.map((record, index) =>
     prepareRequest(isRecord(record) ? record : {}, index, methods),
   );
+  const requires = records.map((record, index) =>
+    dependenciesOf(isRecord(record) ? record : {}, index),
+  );
   const ids = new Set<string>();
   for (const [index, request] of prepared.entries()) {
     if (ids.has(request.id))
@@ -167,8 +178,12 @@ function planBatch(
   return {
     tool,
     prepared,
+    requires,
     digests,
-    batchDigest: hashCanonical(digests),
+    // Dependencies change what the batch does, so they are part of its identity when named.
+    batchDigest: hashCanonical(
+      requires.some((ids) => ids.length > 0) ? { requests: digests, requires } : digests,
+    ),
     allowedHosts: hosts
       .filter((h): h is string => typeof h === "string")
       .map((h) => h.toLowerCase()),
@@ -178,11 +193,46 @@ function planBatch(
   };
 }
 
+/** The request ids a request's `requires_success_of` names (checked before anything is sent). */
+function dependenciesOf(record: JsonRecord, index: number): string[] {
+  const wanted = record.requires_success_of;
+  if (wanted === undefined) return [];
+  if (!Array.isArray(wanted)) {
+    throw invalid("must be an array of request ids", `requests.${index}.requires_success_of`);
+  }
+  return wanted.map((dependency, at) => {
+    const id = typeof dependency === "string" ? dependency.trim() : "";
+    if (id === "") {
+      throw invalid(
+        "must be a non-empty request id",
+        `requests.${index}.requires_success_of.${at}`,
+      );
+    }
+    return id;
+  });
+}
+
+/** The response record of a request skipped because a dependency did not succeed. */
+function skippedResponse(id: string, dependency: string): JsonRecord {
+  return {
+    id,
+    performed: false,
+    status: 0,
+    ok: false,
+    json: null,
+    body: "",
+    body_digest: "",
+    body_bytes: 0,
+    truncated: false,
+    headers: {},
+    skip_reason: `dependency ${JSON.stringify(dependency)} did not succeed`,
+  };
+}
+
 async function runBatch(
   plan: BatchPlan,
   ctx: ToolContext,
   options: NetToolOptions,
-  key: string | null,
 ): Promise<{ output: JsonRecord; error?: unknown; sent: number }> {
   const hostAllowed = (hostname: string, host: string): boolean =>
     plan.allowedHosts.includes(hostname.toLowerCase()) ||
@@ -201,53 +251,64 @@ async function runBatch(
     onSend: () => void sent++,
   }));
   const responses: Json[] = [];
-  let stoppedEarly = false;
-  let allOk = true;
+  const succeeded = new Map<string, boolean>();
+  let performed = 0;
+  let outputBytes = 0;
+  let stopped = false;
   let error: unknown;
   for (const [index, spec] of specs.entries()) {
+    if (stopped) break;
     const request = plan.prepared[index] as PreparedRequest;
-    try {
-      const result = await performExchange(ctx, spec, options);
-      const body = projectBody(result.response, ctx.taint);
-      const ok = result.response.status >= 200 && result.response.status < 300;
-      allOk &&= ok;
-      responses.push({
-        id: request.id,
-        method: request.method,
-        url: ctx.taint.redactText(request.url),
-        final_url: ctx.taint.redactText(result.finalUrl),
-        redirects: result.redirects,
-        status: result.response.status,
-        ok,
-        headers: redactHeaders(result.response.headers, ctx.taint),
-        content_type: body.contentType,
-        body: body.json === undefined ? body.text : null,
-        json: body.json ?? null,
-        bytes: body.bytes,
-        body_sha256: body.sha256,
-        request_digest: plan.digests[index] as string,
-      });
-      if (!ok && plan.stopOnError && index < specs.length - 1) {
-        stoppedEarly = true;
+    // A dependency that did not run (or ran and failed) did not succeed.
+    const dependency = (plan.requires[index] ?? []).find((id) => succeeded.get(id) !== true);
+    let response: JsonRecord;
+    if (dependency !== undefined) {
+      response = skippedResponse(request.id, dependency);
+    } else {
+      try {
+        const result = await performExchange(ctx, spec, options);
+        const body = projectBody(result.response, ctx.taint, true);
+        performed++;
+        response = {
+          id: request.id,
+          performed: true,
+          status: result.response.status,
+          ok: result.response.status >= 200 && result.response.status < 300,
+          json: body.json ?? null,
+          body: body.json === undefined ? body.text : "",
+          body_digest: body.sha256,
+          body_bytes: body.bytes,
+          // A response over the cap fails the call instead of being clipped.
+          truncated: false,
+          headers: redactHeaders(result.response.headers, ctx.taint),
+        };
+      } catch (caught) {
+        error = caught;
+        stopped = true;
         break;
       }
-    } catch (caught) {
-      error = caught;
-      allOk = false;
+    }
+    outputBytes += Buffer.byteLength(JSON.stringify(response));
+    if (outputBytes > MAX_BATCH_OUTPUT_BYTES) {
+      error = new RuntimeError(
+        "LIMIT_EXCEEDED",
+        `HTTP batch output exceeded ${MAX_BATCH_OUTPUT_BYTES} bytes`,
+        { path: `requests.${index}`, limit: MAX_BATCH_OUTPUT_BYTES },
+      );
+      stopped = true;
       break;
     }
+    // A throttled provider stops every batch; any other failure stops it on request.
+    stopped = response.status === 429 || (plan.stopOnError && response.ok !== true);
+    succeeded.set(request.id, response.ok === true);
+    responses.push(response);
   }
   const output: JsonRecord = {
     schema: "runx.http.execution.v1",
-    tool: plan.tool,
-    request_count: specs.length,
-    performed_count: responses.length,
-    ok: allOk,
-    stopped_early: stoppedEarly,
+    decision: stopped ? "stopped" : "completed",
     responses,
-    batch_digest: plan.batchDigest,
-    idempotency_key: key,
-    replayed: false,
+    request_count: performed,
+    stopped,
   };
   if (error !== undefined) {
     const failed = failureOf(error, ctx.taint);
@@ -257,7 +318,7 @@ async function runBatch(
   return { output, error, sent };
 }
 
-function resultOf(output: JsonRecord): ToolResult {
+function resultOf(output: JsonRecord, replayed = false): ToolResult {
   const failure = output.failure;
   if (isRecord(failure)) {
     return {
@@ -268,7 +329,8 @@ function resultOf(output: JsonRecord): ToolResult {
     };
   }
   const responses = Array.isArray(output.responses) ? output.responses.length : 0;
-  const summary = `${responses} response(s)${output.replayed === true ? " (replayed)" : ""}`;
+  const decision = typeof output.decision === "string" ? output.decision : "completed";
+  const summary = `${decision}: ${responses} response(s)${replayed ? " (replayed)" : ""}`;
   return { status: "success", output, summary };
 }
 
@@ -285,7 +347,7 @@ async function executeBatch(
   } catch (error) {
     return failureOf(error, ctx.taint);
   }
-  if (tool !== "http.execute") return resultOf((await runBatch(plan, ctx, options, null)).output);
+  if (tool !== "http.execute") return resultOf((await runBatch(plan, ctx, options)).output);
 
   const key = typeof input.idempotency_key === "string" ? input.idempotency_key.trim() : "";
   if (key === "") {
@@ -304,9 +366,9 @@ async function executeBatch(
           "idempotency_key was already used for a different request batch",
         );
       }
-      return resultOf({ ...prior.output, replayed: true });
+      return resultOf(prior.output, true);
     }
-    const run = await runBatch(plan, ctx, options, key);
+    const run = await runBatch(plan, ctx, options);
     // Anything that reached the transport is an effect with a known or unknown outcome:
     // record it, so a retry with the same key replays instead of sending again.
     if (run.sent > 0) {

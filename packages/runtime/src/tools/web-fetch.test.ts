@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { validateToolsWebFetchOutput } from "../generated/validate-tools-web-fetch.output.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
+import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
 import { startTestServer } from "./http-test-server.js";
 import type { TestHandler, TestServer } from "./http-test-server.js";
 import { createHttpTransport } from "./http-transport.js";
@@ -48,15 +49,23 @@ describe("web.fetch", () => {
     const output = successData(await fetchTool.execute(input, ctx()));
     expect(validateToolsWebFetchOutput(output)).toBe(true);
     expect(output).toMatchObject({
-      schema: "runx.fetch.v1",
+      decision: "ready",
+      final_url: `${srv.origin}/doc`,
       status: 200,
-      content_type: "text/html; charset=utf-8",
-      body_sha256: sha256Prefixed(PAGE),
-      extract: "text",
+      content_digest: sha256Prefixed(PAGE),
+      extract_mode: "text",
+      provenance: { redirects: [], bytes: Buffer.byteLength(PAGE), truncated: false },
+      policy: {
+        allowlist_decision: "allowed",
+        attempted_host: "127.0.0.1",
+        allowlist_checked: ["*"],
+      },
+      blockers: [],
     });
-    expect(output.text).toContain("First paragraph with bold text.");
-    expect(output.text).not.toContain("do not show");
-    expect(output.text).not.toContain("color:red");
+    expect((output.provenance as { fetched_at: string }).fetched_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(output.extracted).toContain("First paragraph with bold text.");
+    expect(output.extracted).not.toContain("do not show");
+    expect(output.extracted).not.toContain("color:red");
   });
 
   it("extracts metadata resolved against the final URL", async () => {
@@ -64,11 +73,14 @@ describe("web.fetch", () => {
     const output = successData(
       await fetchTool.execute({ url: `${srv.origin}/doc`, extract: "metadata" }, ctx()),
     );
-    expect(output.metadata).toEqual({
+    expect(validateToolsWebFetchOutput(output)).toBe(true);
+    expect(output.extract_mode).toBe("metadata");
+    expect(output.extracted).toEqual({
+      content_type: "text/html",
       title: "HTTP & Semantics",
       description: "Fixture RFC evidence",
       canonical: `${srv.origin}/rfc9110`,
-      lang: "en",
+      declared_language: "en",
     });
   });
 
@@ -77,33 +89,125 @@ describe("web.fetch", () => {
     const output = successData(
       await fetchTool.execute({ url: `${srv.origin}/doc`, extract: "links" }, ctx()),
     );
-    expect(output.links).toEqual([
-      { url: `${srv.origin}/a`, text: "Link A" },
-      { url: "https://other.example/b", text: "B" },
-    ]);
+    expect(validateToolsWebFetchOutput(output)).toBe(true);
+    expect(output.extracted).toEqual([`${srv.origin}/a`, "https://other.example/b"]);
   });
 
   it("returns plain text bodies as they are", async () => {
     const srv = await serve((_req, res) => res.setHeader("content-type", "text/plain").end("a\nb"));
     const output = successData(await fetchTool.execute({ url: srv.origin }, ctx()));
-    expect(output.text).toBe("a\nb");
+    expect(output.extracted).toBe("a\nb");
   });
 
-  it("refuses hosts outside the allowlist and loopback without the private-network grant", async () => {
+  it("decides policy_denied for hosts off the allowlist or not public, sending nothing", async () => {
     const srv = await serve((_req, res) => res.end("x"));
-    const narrowed = { url: srv.origin, allowlist: ["*.example.com"] };
-    expect(failureCode(await fetchTool.execute(narrowed, ctx()))).toBe("NETWORK_DENIED");
+    const narrowed = { url: srv.origin, allowlist: ["*.Example.com"], extract: "links" };
+    const denied = successData(await fetchTool.execute(narrowed, ctx()));
+    expect(validateToolsWebFetchOutput(denied)).toBe(true);
+    expect(denied).toMatchObject({
+      decision: "policy_denied",
+      final_url: "",
+      status: 0,
+      content_digest: "",
+      extract_mode: "links",
+      extracted: [],
+      provenance: { fetched_at: "", redirects: [], bytes: 0, truncated: false },
+      policy: {
+        allowlist_decision: "denied",
+        attempted_host: "127.0.0.1",
+        allowlist_checked: ["*.example.com"],
+      },
+    });
+    expect(denied.blockers).toHaveLength(1);
     const closed = ctx({ allowPrivateNetwork: false });
-    expect(failureCode(await fetchTool.execute({ url: srv.origin }, closed))).toBe(
-      "NETWORK_DENIED",
-    );
+    const loopback = successData(await fetchTool.execute({ url: srv.origin }, closed));
+    expect(loopback).toMatchObject({ decision: "policy_denied", extracted: "" });
     expect(srv.received).toHaveLength(0);
   });
 
-  it("fails when the page is larger than max_bytes", async () => {
+  it("records redirect hops and decides policy_denied at a hop off the allowlist", async () => {
+    const srv = await serve((req, res) => {
+      if (req.url === "/start") res.writeHead(302, { location: "/end" }).end();
+      else if (req.url === "/away") res.writeHead(302, { location: "http://localhost/" }).end();
+      else res.setHeader("content-type", "text/plain").end("arrived");
+    });
+    const followed = successData(await fetchTool.execute({ url: `${srv.origin}/start` }, ctx()));
+    expect(followed).toMatchObject({
+      decision: "ready",
+      final_url: `${srv.origin}/end`,
+      extracted: "arrived",
+      provenance: {
+        redirects: [{ status: 302, from: `${srv.origin}/start`, to: `${srv.origin}/end` }],
+      },
+    });
+    const away = successData(
+      await fetchTool.execute({ url: `${srv.origin}/away`, allowlist: ["127.0.0.1"] }, ctx()),
+    );
+    expect(away).toMatchObject({
+      decision: "policy_denied",
+      policy: { allowlist_decision: "denied", attempted_host: "localhost" },
+    });
+  });
+
+  it("decides provider_error for a non-2xx page, keeping what it returned", async () => {
+    const srv = await serve((_req, res) =>
+      res.writeHead(503, { "content-type": "text/plain" }).end("busy"),
+    );
+    const output = successData(await fetchTool.execute({ url: srv.origin }, ctx()));
+    expect(validateToolsWebFetchOutput(output)).toBe(true);
+    expect(output).toMatchObject({
+      decision: "provider_error",
+      status: 503,
+      extracted: "busy",
+      policy: { allowlist_decision: "allowed" },
+      blockers: ["provider returned HTTP 503"],
+    });
+  });
+
+  it("decides provider_error when the page is larger than max_bytes, returning none of it", async () => {
     const srv = await serve((_req, res) => res.end("p".repeat(2000)));
-    const result = await fetchTool.execute({ url: srv.origin, max_bytes: 100 }, ctx());
-    expect(failureCode(result)).toBe("HTTP_RESPONSE_TOO_LARGE");
+    const output = successData(await fetchTool.execute({ url: srv.origin, max_bytes: 100 }, ctx()));
+    expect(output).toMatchObject({ decision: "provider_error", status: 0, extracted: "" });
+    expect(JSON.stringify(output)).not.toContain("ppp");
+  });
+
+  it("decides needs_agent for a URL admission cannot parse", async () => {
+    const output = successData(await fetchTool.execute({ url: "http://" }, ctx()));
+    expect(validateToolsWebFetchOutput(output)).toBe(true);
+    expect(output).toMatchObject({
+      decision: "needs_agent",
+      status: 0,
+      policy: { allowlist_decision: "denied", allowlist_checked: ["*"] },
+      blockers: ["is not a valid absolute URL"],
+    });
+  });
+
+  it("redacts delivered secrets from the extract, the redirect chain and the digest", async () => {
+    const secret = "sk-web-0123456789";
+    const page = `<p>key ${secret}</p>`;
+    const srv = await serve((req, res) => {
+      if (req.url === "/start") res.writeHead(302, { location: `/k/${secret}` }).end();
+      else res.setHeader("content-type", "text/html").end(page);
+    });
+    const output = successData(
+      await fetchTool.execute(
+        { url: `${srv.origin}/start` },
+        ctx({ taint: createTaintSet([secret]) }),
+      ),
+    );
+    expect(JSON.stringify(output)).not.toContain(secret);
+    expect(output.extracted).toBe(`key ${REDACTION_MARKER}`);
+    expect(output.content_digest).not.toBe(sha256Prefixed(page));
+  });
+
+  it("keeps cancellation a failure", async () => {
+    const srv = await serve(() => {
+      // never respond
+    });
+    const controller = new AbortController();
+    const pending = fetchTool.execute({ url: srv.origin }, ctx({ signal: controller.signal }));
+    setTimeout(() => controller.abort(), 50);
+    expect(failureCode(await pending)).toBe("INTERRUPTED");
   });
 
   it("rejects a max_bytes above 8 MiB and non-http URLs at validation", () => {
