@@ -7,6 +7,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeViolations, horizontalOverflow, seriousViolations } from "./harness/a11y.js";
+import { decisionResult, inboxCard } from "./harness/approvals.js";
 import { launchChromium } from "./harness/chromium.js";
 import {
   apiMutate,
@@ -150,6 +151,44 @@ it("signs in and starts a run with the keyboard alone", async () => {
       timeout: 30_000,
     });
     await j.shot(page, "started-by-keyboard");
+  });
+});
+
+it("approves a gate with the keyboard alone: reason, Approve, confirmation", async () => {
+  const { admin, approver } = stack();
+  const admins = await apiSession(admin);
+  const started = await apiMutate<{ runId: string }>(admins, "runs.start", {
+    skill: "gated",
+    inputs: { message: "approved by keyboard" },
+  });
+  await eventually("the gated run to pause", async () => {
+    const d = await apiQuery<{ run: { status: string } }>(admins, "runs.get", {
+      runId: started.runId,
+    });
+    return d.run.status === "needs_approval" ? true : undefined;
+  });
+  await journey(browser, "keyboard-approve", async (j) => {
+    const page = await j.signIn(approver);
+    const card = await inboxCard(page, started.runId);
+    // The card's first field takes the focus the way Tab would reach it; from there on only
+    // keys: type the reason, Tab to Approve, Enter; the confirmation takes the focus, Tab to
+    // "Yes, approve", Enter.
+    await card.getByLabel("Reason").focus();
+    await page.keyboard.type("read it, approving by keyboard");
+    await tabTo(page, (el) => el.tag === "button" && el.text === "Approve");
+    await page.keyboard.press("Enter");
+    await card.getByTestId("confirm-decision").waitFor({ timeout: 10_000 });
+    await tabTo(page, (el) => el.tag === "button" && el.text === "Yes, approve");
+    await j.shot(page, "confirm-focused");
+    await page.keyboard.press("Enter");
+    await decisionResult(page, started.runId);
+    await j.shot(page, "approved");
+  });
+  await eventually("the approved run to seal", async () => {
+    const d = await apiQuery<{ run: { status: string } }>(admins, "runs.get", {
+      runId: started.runId,
+    });
+    return d.run.status === "sealed" ? true : undefined;
   });
 });
 
