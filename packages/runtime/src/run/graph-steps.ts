@@ -32,6 +32,7 @@ import {
   runMetadata,
   stepKey,
   storeReceipt,
+  runnerBaseEnv,
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
@@ -554,7 +555,7 @@ export async function executeGraphStep(
       workspaceRoot: scope.deps.paths.root,
       scratchDir: `${scope.deps.paths.runxDir}/runs/${scope.prep.runId}`,
       inputs: values,
-      baseEnv: scope.deps.env,
+      baseEnv: runnerBaseEnv(scope, runner),
       secrets: scope.secrets,
       strictInlineCode: scope.deps.config().policy.strictCliToolInlineCode,
       signal: scope.signal,
