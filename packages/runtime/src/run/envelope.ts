@@ -54,6 +54,14 @@ export interface SkillRunEnvelope {
   requests: RunRequest[];
   next: string | null;
   answers_template?: { answers?: Record<string, unknown>; approvals?: Record<string, boolean> };
+  /** For `needs_credential`: the unmet requirement and the commands that would satisfy it. */
+  credential_requirement?: {
+    credential: string;
+    provider: string;
+    auth_modes: string[];
+    env: string[];
+    setup: string[];
+  };
 }
 
 /** Outcome rule of §5.1: closure disposition first, then status. */
