@@ -261,6 +261,43 @@ describe("skill credentials", () => {
       `printf '%s' "$NITRO_KEY" | runx credential set nitrosend --profile <name> --auth-mode api_key --from-stdin`,
     );
     expect(existsSync(join(ws.root, "spawned.txt"))).toBe(false);
+    const text = await runx(ws, ["skill", "skills/nitro"]);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toContain("status: needs_credential");
+    expect(text.stdout).toContain("runx credential bind <name> --skill nitro --credential nitro");
+    expect(text.stdout).toContain("or export NITRO_KEY");
+    expect(existsSync(join(ws.root, "spawned.txt"))).toBe(false);
+  });
+
+  it("resume re-resolves the profile named by --profile and delivers its current material", async () => {
+    ws.write(
+      "skills/nitro/X.yaml",
+      ws
+        .read("skills/nitro/X.yaml")
+        .replace(
+          "    credential: nitro\n",
+          "    credential: nitro\n    inputs:\n      note:\n        type: string\n        required: true\n",
+        ),
+    );
+    expect((await setProfile("nitrosend", "chosen", "first_secret_Aa11Bb22")).code).toBe(0);
+    expect((await setProfile("nitrosend", "fallback", "fallback_secret_Cc33")).code).toBe(0);
+    const paused = await runx(ws, ["skill", "skills/nitro", "--profile", "chosen", "--json"]);
+    expect(paused.code, paused.stdout + paused.stderr).toBe(2);
+    const runId = String(paused.json().run_id);
+    const requestId = String((paused.json().requests as Array<{ id: string }>)[0]?.id);
+    // Rotation between pause and resume takes effect; the checkpoint held the name only.
+    expect((await setProfile("nitrosend", "chosen", "rotated_secret_Dd44Ee55")).code).toBe(0);
+    expect((await setProfile("nitrosend", "fallback", "fallback_secret_Cc33")).code).toBe(0);
+    const state = bytesUnder(join(ws.root, ".runx"));
+    expect(state).toContain('"credential_profile":"chosen"');
+    expect(state).not.toContain("first_secret_Aa11Bb22");
+    ws.write("answers.json", JSON.stringify({ answers: { [requestId]: { note: "go" } } }));
+    const resumed = await runx(ws, ["resume", runId, "answers.json", "--json"]);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    const out = resumed.json<{ result: ProbeResult }>().result;
+    expect(out.digest).toBe(sha("rotated_secret_Dd44Ee55"));
+    expect(out.token).toBe("[redacted-credential]");
+    expect(bytesUnder(join(ws.root, ".runx"))).not.toContain("rotated_secret_Dd44Ee55");
   });
 
   it("resolves --profile > project binding > provider default > exported env > .env", async () => {
