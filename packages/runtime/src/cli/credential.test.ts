@@ -428,6 +428,39 @@ describe("skill credentials", () => {
     expect(chosen.code).toBe(0);
   });
 
+  it("resolves a graph step's own credential and fails that step before its process when none matches", async () => {
+    ws.write(
+      "skills/nitro/X.yaml",
+      `${ws.read("skills/nitro/X.yaml")}    outputs:\n      digest: string\n      token: string\n`,
+    );
+    ws.write("skills/flow/SKILL.md", "---\nname: flow\n---\nCalls nitro as a step.\n");
+    ws.write(
+      "skills/flow/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    graph:",
+        "      name: flow",
+        "      result_from: [call]",
+        "      steps:",
+        "        - id: call",
+        "          skill: ../nitro",
+        "",
+      ].join("\n"),
+    );
+    const missing = await runx(ws, ["skill", "skills/flow", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain("CREDENTIAL_UNAVAILABLE");
+    expect(existsSync(join(ws.root, "spawned.txt"))).toBe(false);
+    expect((await setProfile("nitrosend", "p", PROFILE_SECRET)).code).toBe(0);
+    const r = await runx(ws, ["skill", "skills/flow", "--json"]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(sha(PROFILE_SECRET));
+    expect(r.stdout).not.toContain(PROFILE_SECRET);
+    expect(bytesUnder(join(ws.root, ".runx"))).not.toContain(PROFILE_SECRET);
+  });
+
   it("refuses --profile for a runner that declares no credential", async () => {
     ws.write("skills/plain/SKILL.md", "---\nname: plain\n---\nPlain.\n");
     ws.write(
