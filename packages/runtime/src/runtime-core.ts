@@ -59,6 +59,14 @@ export interface RuntimeOptions {
   receiptDir?: string | undefined;
   /** The host environment: signer/verifier keys, RUNX_RECEIPT_DIR, the child-process baseline. */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The workspace snapshot runners and credential resolution read (process env, then the
+   * workspace `.env` for missing names); `env` when unset. runx's own settings (signer keys,
+   * RUNX_RECEIPT_DIR) keep coming from `env` alone.
+   */
+  workspaceEnv?: Readonly<Record<string, string | undefined>>;
+  /** Names of `workspaceEnv` whose value came from `.env` (tainted when delivered). */
+  dotenvNames?: ReadonlySet<string>;
   now?: () => Date;
   randomHex?: (bytes: number) => string;
   readStdin?: () => AsyncIterable<Uint8Array | string>;
@@ -248,6 +256,9 @@ export function createRuntimeCore(
   const runDeps: RunSkillDeps = {
     paths,
     env,
+    workspaceEnv: options.workspaceEnv ?? env,
+    dotenvNames: options.dotenvNames ?? new Set(),
+    runxHome: options.runxHome,
     runtimeRelease: RUNTIME_RELEASE,
     signer: getSigner,
     receipts: getReceipts,

@@ -175,7 +175,7 @@ export async function readUserConfig(runxHome: string): Promise<JsonObject> {
 }
 
 /** Writes the config atomically (temp file, fsync, rename) with mode 0600. */
-async function writeUserConfig(runxHome: string, config: JsonObject): Promise<void> {
+export async function writeUserConfig(runxHome: string, config: JsonObject): Promise<void> {
   await mkdir(runxHome, { recursive: true, mode: 0o700 });
   const file = configFile(runxHome);
   const temp = path.join(

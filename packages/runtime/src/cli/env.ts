@@ -3,6 +3,8 @@
  * explicitly, so the runtime never consults ambient state.
  */
 import { join, resolve } from "node:path";
+import { readWorkspaceEnv } from "../workspace-env.js";
+import type { WorkspaceEnvSnapshot } from "../workspace-env.js";
 
 /** The environment facts the CLI needs, read once at start-up. */
 export interface CliEnv {
@@ -18,6 +20,11 @@ export interface CliEnv {
   readonly color: boolean;
   /** A frozen copy of the process environment: the baseline for child processes and signer config. */
   processEnv: Readonly<Record<string, string | undefined>>;
+  /**
+   * The workspace snapshot (process env, then the workspace `.env` for missing names), read
+   * on first use so that help and version never depend on workspace state.
+   */
+  readonly workspace: WorkspaceEnvSnapshot;
 }
 
 /**
@@ -38,8 +45,11 @@ export function readCliEnv(): CliEnv {
     }
     return terminals;
   };
+  const workspaceRoot = resolve(base);
+  let snapshot: WorkspaceEnvSnapshot | undefined;
+  const frozen = Object.freeze(env);
   return {
-    workspaceRoot: resolve(base),
+    workspaceRoot,
     runxHome: resolve(env.RUNX_HOME ?? join(homeDirectory(env), ".runx")),
     receiptDir: env.RUNX_RECEIPT_DIR,
     get stdoutIsTTY() {
@@ -51,7 +61,10 @@ export function readCliEnv(): CliEnv {
     get color() {
       return tty().stdout && !noColor && env.TERM !== "dumb";
     },
-    processEnv: Object.freeze(env),
+    processEnv: frozen,
+    get workspace() {
+      return (snapshot ??= readWorkspaceEnv(workspaceRoot, frozen));
+    },
   };
 }
 

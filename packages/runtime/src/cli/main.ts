@@ -18,6 +18,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   list: () => import("./commands/list.js"),
   init: () => import("./commands/init.js"),
   config: () => import("./commands/config.js"),
+  credential: () => import("./commands/credential.js"),
   tool: () => import("./commands/tool.js"),
   harness: () => import("./commands/harness.js"),
   kernel: () => import("./commands/kernel.js"),

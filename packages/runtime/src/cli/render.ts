@@ -58,5 +58,14 @@ export function renderEnvelope(e: SkillRunEnvelope, color: boolean): string {
       );
     }
   }
+  const need = e.credential_requirement;
+  if (need !== undefined) {
+    lines.push(
+      `needs_credential: ${need.credential} (provider ${need.provider}; env ${need.env.join(" or ")})`,
+    );
+    lines.push("set up, then run again:");
+    for (const command of need.setup) lines.push(`  ${command}`);
+    lines.push(`  or export ${need.env.join(" or ")} (the workspace .env also works)`);
+  }
   return `${lines.join("\n")}\n`;
 }

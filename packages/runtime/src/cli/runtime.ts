@@ -16,6 +16,8 @@ function cliOptions(
     receiptDir,
     registryDir,
     env: ctx.env.processEnv,
+    workspaceEnv: ctx.env.workspace.env,
+    dotenvNames: ctx.env.workspace.fromDotenv,
     readStdin: () => ctx.stdin as AsyncIterable<Uint8Array | string>,
     // main() exits the process once the command returns.
     releaseStateAtExit: true,

@@ -12,6 +12,7 @@ import type { FailAt, InputDeclaration } from "./input-declarations.js";
 import { normalizeRunner } from "./runners.js";
 import type { RunnerDefinition } from "./runners.js";
 import { schemaError } from "./schema-errors.js";
+import { isRunxSecretName } from "../process/environment.js";
 import { formatKeyPath, parseStrictYaml } from "./strict-yaml.js";
 import type { StrictYamlDocument } from "./strict-yaml.js";
 
@@ -66,6 +67,67 @@ export function failIn(
   };
 }
 
+/**
+ * Credential declarations beyond their schema: an HTTPS audience with a host and nothing
+ * else, delivery names that are not runx's own secrets and not shared between auth modes,
+ * and every runner `credential:` naming a declared requirement.
+ */
+function checkCredentials(
+  raw: JsonObject,
+  runners: Record<string, RunnerDefinition>,
+  fail: FailAt,
+): void {
+  const declared = isJsonObject(raw.credentials) ? raw.credentials : {};
+  for (const [name, requirement] of Object.entries(declared)) {
+    if (!isJsonObject(requirement)) continue;
+    if (typeof requirement.audience === "string") {
+      let url: URL | undefined;
+      try {
+        url = new URL(requirement.audience);
+      } catch {
+        url = undefined;
+      }
+      if (
+        url?.protocol !== "https:" ||
+        url.hostname === "" ||
+        url.username !== "" ||
+        url.password !== "" ||
+        url.search !== "" ||
+        url.hash !== ""
+      ) {
+        fail(
+          ["credentials", name, "audience"],
+          "audience must be an https URL with a host and no credentials, query or fragment",
+        );
+      }
+    }
+    const seen = new Map<string, string>();
+    for (const [mode, auth] of Object.entries(
+      isJsonObject(requirement.auth) ? requirement.auth : {},
+    )) {
+      const delivery = isJsonObject(auth) && isJsonObject(auth.delivery) ? auth.delivery : {};
+      if (typeof delivery.env !== "string") continue;
+      const at = ["credentials", name, "auth", mode, "delivery", "env"];
+      if (isRunxSecretName(delivery.env)) {
+        fail(at, `${delivery.env} is a runx secret and can never be a credential delivery`);
+      }
+      const other = seen.get(delivery.env);
+      if (other !== undefined) {
+        fail(at, `auth modes ${other} and ${mode} both deliver ${delivery.env}`);
+      }
+      seen.set(delivery.env, mode);
+    }
+  }
+  for (const runner of Object.values(runners)) {
+    if (runner.credential !== undefined && !isJsonObject(declared[runner.credential])) {
+      fail(
+        ["runners", runner.name, "credential"],
+        `credential "${runner.credential}" is not declared under credentials`,
+      );
+    }
+  }
+}
+
 function checkCrossFieldRules(
   raw: JsonObject,
   runners: Record<string, RunnerDefinition>,
@@ -88,6 +150,8 @@ function checkCrossFieldRules(
       }
     }
   }
+
+  checkCredentials(raw, runners, fail);
 
   const offers =
     isJsonObject(raw.marketplace) && isJsonObject(raw.marketplace.offers)

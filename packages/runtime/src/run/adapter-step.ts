@@ -35,6 +35,7 @@ import {
   receiptTimestamp,
   runMetadata,
   storeReceipt,
+  runnerBaseEnv,
 } from "./context.js";
 import type { RunScope } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
@@ -163,7 +164,7 @@ export async function dispatchCall(scope: RunScope, call: DispatchCall): Promise
     adapter: adapterConfigOf(call.runner),
     ceiling: call.ceiling,
     inputs: call.inputs,
-    baseEnv: deps.env,
+    baseEnv: runnerBaseEnv(scope, call.runner),
     secrets: scope.secrets,
     taint: scope.taint,
     spawnAuthority: scope.spawnAuthority ?? { granted: false, source: null, principal: null },

@@ -23,6 +23,8 @@ export interface Checkpoint {
   inputs: Record<string, unknown>;
   /** Names of secret variables to deliver again on resume (values are never stored). */
   secret_env: string[];
+  /** The credential profile named by `--profile` (a name only; resume re-reads its material). */
+  credential_profile?: string;
   requests: RunRequest[];
   paused_receipt: { id: string; digest: string };
   /** The graph machine's serialised state (graph runs). */

@@ -29,11 +29,19 @@ import { secondsTimestamp } from "../time.js";
 import { appendRunEvent } from "./ledger.js";
 import { originDetail } from "./origin.js";
 import type { RunOrigin } from "./origin.js";
+import { BASELINE_ENV_ALLOWLIST } from "../process/environment.js";
+import type { DeclaredEnvironment } from "../process/environment.js";
 
 /** Services a run needs, supplied by the composition root. */
 export interface RunSkillDeps {
   paths: WorkspacePaths;
   env: Readonly<Record<string, string | undefined>>;
+  /** The workspace snapshot runners receive their declared names from; `env` when unset. */
+  workspaceEnv?: Readonly<Record<string, string | undefined>>;
+  /** Names of `workspaceEnv` whose value came from the workspace `.env`. */
+  dotenvNames?: ReadonlySet<string>;
+  /** `$RUNX_HOME`: credential profiles and defaults live there. */
+  runxHome?: string;
   runtimeRelease: string;
   signer(): ReceiptSigner;
   receipts(): ReceiptStore;
@@ -157,12 +165,24 @@ export interface RunScope {
   deps: RunSkillDeps;
   prep: Prepared;
   secrets: Record<string, string>;
+  /** The credential the selected runner declares, once resolved (never the material). */
+  credential?: ResolvedCredentialRef;
   taint: TaintSet;
   signal: AbortSignal;
   /** Set while a nested graph runs as one step of an enclosing graph. */
   nest?: NestedGraphScope;
   /** Spawn authority of an operator-originated invocation (`--allow-spawn`); never from inputs. */
   spawnAuthority?: SpawnAuthority;
+}
+
+/** What a run remembers about its resolved credential: names and the source, not the value. */
+export interface ResolvedCredentialRef {
+  requirement: string;
+  provider: string;
+  authMode: string;
+  envName: string;
+  source: "explicit_profile" | "project_binding" | "global_default" | "environment";
+  profile?: string;
 }
 
 /** Where a nested graph runs: the step path from the root graph, and the graphs above it. */
@@ -346,4 +366,28 @@ export function markRunFailed(
 /** A `sha256` commitment in the receipt's subject. */
 export function commitment(scope: Commitment["scope"], value: string): Commitment {
   return { scope, algorithm: "sha256", value, canonicalization: "runx.stable-json.v1" };
+}
+
+/**
+ * The base environment a runner's child is built from: the workspace snapshot, except that
+ * the baseline names (PATH, HOME, …) come from the exported process alone. A value the
+ * workspace `.env` supplied for a name the runner declares enters the run's taint set, as a
+ * `--secret-env` value does: `.env` is where development secrets live.
+ */
+export function runnerBaseEnv(
+  scope: RunScope,
+  runner: { environment?: DeclaredEnvironment | undefined } | object,
+): Readonly<Record<string, string | undefined>> {
+  const { deps } = scope;
+  const snapshot = deps.workspaceEnv ?? deps.env;
+  const fromDotenv = deps.dotenvNames;
+  if (fromDotenv === undefined || fromDotenv.size === 0) return snapshot;
+  const env: Record<string, string | undefined> = { ...snapshot };
+  for (const name of BASELINE_ENV_ALLOWLIST) if (fromDotenv.has(name)) delete env[name];
+  const declared = "environment" in runner ? runner.environment : undefined;
+  for (const name of [...(declared?.required ?? []), ...(declared?.optional ?? [])]) {
+    const value = env[name];
+    if (fromDotenv.has(name) && value !== undefined && value !== "") scope.taint.add(value);
+  }
+  return env;
 }

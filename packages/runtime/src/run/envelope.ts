@@ -73,6 +73,14 @@ export interface SkillRunEnvelope {
   answers_template?: { answers?: Record<string, unknown>; approvals?: Record<string, boolean> };
   /** A sealed graph run's steps by reference (absent for every other run). */
   trace?: GraphTrace;
+  /** For `needs_credential`: the unmet requirement and the commands that would satisfy it. */
+  credential_requirement?: {
+    credential: string;
+    provider: string;
+    auth_modes: string[];
+    env: string[];
+    setup: string[];
+  };
 }
 
 /** Outcome rule of §5.1: closure disposition first, then status. */

@@ -36,6 +36,7 @@ import {
   runMetadata,
   stepKey,
   storeReceipt,
+  runnerBaseEnv,
 } from "./context.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
 import { executeRunner } from "./execute.js";
@@ -711,14 +712,15 @@ export async function executeGraphStep(
         "success",
       );
     }
+    const secrets = await stepCredential(scope, step.id, runner, nested.pkg);
     const outcome = await executeRunner({
       runner,
       packageDir: nested.packageDir,
       workspaceRoot: scope.deps.paths.root,
       scratchDir: `${scope.deps.paths.runxDir}/runs/${scope.prep.runId}`,
       inputs: values,
-      baseEnv: scope.deps.env,
-      secrets: scope.secrets,
+      baseEnv: runnerBaseEnv(scope, runner),
+      secrets,
       strictInlineCode: scope.deps.config().policy.strictCliToolInlineCode,
       signal: scope.signal,
       stateRoots: runStateRoots(scope),
@@ -748,4 +750,39 @@ export async function executeGraphStep(
       "failure",
     );
   }
+}
+
+/**
+ * The secrets a nested step's process receives: the run's, plus the step runner's own
+ * declared credential when it has one, resolved from the project binding, the provider
+ * default or the declared env name (a `--profile` selects only the top-level runner's).
+ * Nothing matching fails the step before its process starts.
+ */
+async function stepCredential(
+  scope: RunScope,
+  stepId: string,
+  runner: RunnerDefinition,
+  pkg: LoadedSkillPackage | undefined,
+): Promise<Record<string, string>> {
+  if (runner.credential === undefined || pkg === undefined) return scope.secrets;
+  const { requirementOf, resolveCredential, setupCommands } =
+    await import("../credentials/resolve.js");
+  const requirement = requirementOf(pkg.profile?.credentials ?? {}, runner.credential);
+  const resolved = await resolveCredential({
+    requirement,
+    skillName: pkg.name,
+    runxHome: scope.deps.runxHome,
+    workspaceRoot: scope.deps.paths.root,
+    env: scope.deps.workspaceEnv ?? scope.deps.env,
+  });
+  if (resolved === undefined) {
+    throw new RuntimeError(
+      "CREDENTIAL_UNAVAILABLE",
+      `step ${stepId}: credential "${requirement.name}" of ${pkg.name} is not configured; ` +
+        `set it up: ${setupCommands(requirement, pkg.name)[0] ?? ""}`,
+      { step: stepId, credential: requirement.name, setup: setupCommands(requirement, pkg.name) },
+    );
+  }
+  scope.taint.add(resolved.value);
+  return { ...scope.secrets, [resolved.ref.envName]: resolved.value };
 }

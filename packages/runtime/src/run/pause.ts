@@ -86,7 +86,11 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
     package_digest: prep.packageDigest,
     execution_closure_digest: prep.closureDigest,
     inputs: scope.taint.redactJson(spec.inputs) as Record<string, unknown>,
-    secret_env: Object.keys(scope.secrets),
+    // The credential's delivery name is resolved again on resume, not read from the env.
+    secret_env: Object.keys(scope.secrets).filter((name) => name !== scope.credential?.envName),
+    ...(scope.credential?.source === "explicit_profile" && scope.credential.profile !== undefined
+      ? { credential_profile: scope.credential.profile }
+      : {}),
     requests: spec.requests,
     paused_receipt: { id: receipt.id, digest: receiptBodyDigest(receipt) },
     ...(spec.graphState !== undefined ? { graph_state: spec.graphState } : {}),

@@ -25,6 +25,7 @@ import {
   withRefusal,
 } from "./run-skill.js";
 import type { AllowSpawn } from "./run-skill.js";
+import { admitCredential } from "./credential.js";
 
 /** What the caller asks for. */
 export interface ResumeRequest {
@@ -130,6 +131,9 @@ export async function resumeRun(
     return await withRefusal(scope, async (stage) => {
       stage("admit_secrets");
       scope.secrets = deliverSecrets(deps, checkpoint.secret_env, scope.taint);
+      stage("admit_credential");
+      const needsCredential = await admitCredential(scope, checkpoint.credential_profile);
+      if (needsCredential !== undefined) throw credentialGone(needsCredential);
       stage("admit_policy");
       admitPolicy(scope);
       if (checkpoint.kind === "inputs") {
@@ -188,4 +192,14 @@ export async function resumeRun(
     }
     throw error;
   }
+}
+
+/** A paused run whose credential no longer resolves cannot continue: say how to set it up. */
+function credentialGone(envelope: SkillRunEnvelope): RuntimeError {
+  const req = envelope.credential_requirement;
+  return new RuntimeError(
+    "CREDENTIAL_UNAVAILABLE",
+    `credential "${req?.credential ?? "?"}" no longer resolves; set it up again: ${envelope.next ?? ""}`,
+    { credential: req?.credential ?? null, setup: req?.setup ?? [] },
+  );
 }

@@ -22,6 +22,7 @@ import {
 } from "./context.js";
 import type { Prepared, RunScope, RunSkillDeps } from "./context.js";
 import type { SkillRunEnvelope } from "./envelope.js";
+import { admitCredential } from "./credential.js";
 import { assertRunnerSupported } from "./execute.js";
 import type { RunOrigin } from "./origin.js";
 import { pauseRun } from "./pause.js";
@@ -54,6 +55,8 @@ export interface SkillRequest {
   registryDigest?: string;
   /** The entry point and person starting the run (the run ledger's `run_started` line). */
   origin?: RunOrigin;
+  /** `--profile`: the stored credential profile for the runner's declared credential. */
+  profile?: string;
 }
 
 /** Runs a skill to a sealed, paused or refused envelope. */
@@ -86,6 +89,9 @@ export async function runSkill(
   return withRefusal(scope, async (stage) => {
     stage("admit_secrets");
     scope.secrets = deliverSecrets(deps, request.secretEnv, taint);
+    stage("admit_credential");
+    const needsCredential = await admitCredential(scope, request.profile);
+    if (needsCredential !== undefined) return needsCredential;
     stage("materialize_inputs");
     const supplied =
       request.inputsFile !== undefined
@@ -194,7 +200,7 @@ export function deliverSecrets(
 ): Record<string, string> {
   const secrets: Record<string, string> = {};
   for (const name of names) {
-    const value = deps.env[name];
+    const value = (deps.workspaceEnv ?? deps.env)[name];
     if (value === undefined || value === "") {
       throw new RuntimeError("INPUT_INVALID", `--secret-env ${name}: the variable is not set`, {
         path: `secret_env.${name}`,

@@ -13,6 +13,7 @@ import {
   receiptTimestamp,
   runMetadata,
   storeReceipt,
+  runnerBaseEnv,
 } from "./context.js";
 import type { RunScope } from "./context.js";
 import { makeEnvelope } from "./envelope.js";
@@ -56,7 +57,7 @@ export async function runSingleStep(
       workspaceRoot: deps.paths.root,
       scratchDir: `${deps.paths.runxDir}/runs/${prep.runId}`,
       inputs,
-      baseEnv: deps.env,
+      baseEnv: runnerBaseEnv(scope, prep.runner),
       secrets: scope.secrets,
       strictInlineCode: deps.config().policy.strictCliToolInlineCode,
       signal: stop.signal,

@@ -35,6 +35,7 @@ async function config(
       stderrIsTTY: false,
       color: false,
       processEnv: {},
+      workspace: { env: {}, fromDotenv: new Set() },
     },
     signal: new AbortController().signal,
     json: tokens.includes("--json") || tokens.includes("-j"),

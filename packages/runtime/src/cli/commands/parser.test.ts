@@ -14,6 +14,7 @@ function context(stdin: string, json = true): { ctx: CommandContext; out: string
     stderrIsTTY: false,
     color: false,
     processEnv: {},
+    workspace: { env: {}, fromDotenv: new Set() },
   };
   const ctx: CommandContext = {
     env,

@@ -16,6 +16,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       {
         ...COMMON_FLAGS,
         "secret-env": { value: true, repeatable: true },
+        profile: { value: true },
         "package-digest": { value: true },
         "execution-closure-digest": { value: true },
         "non-interactive": {},
@@ -39,6 +40,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const secretEnv = args.flags.get("secret-env");
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"), registryDirFlag(args.flags));
     const registryDigest = flagValue(args, "digest");
+    const profile = flagValue(args, "profile");
     const showProgress = !ctx.json && ctx.env.stderrIsTTY;
     if (showProgress)
       ctx.status(`runx: running ${ref}${runner !== undefined ? ` (${runner})` : ""}…`);
@@ -57,6 +59,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ...(flagSet(args, "allow-spawn") ? { allowSpawn: true } : {}),
           ...(registryDigest !== undefined ? { registryDigest } : {}),
           origin: { via: "cli" },
+          ...(profile !== undefined ? { profile } : {}),
         },
         { signal: ctx.signal },
       );

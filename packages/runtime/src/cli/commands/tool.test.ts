@@ -20,6 +20,7 @@ function context(
     stderrIsTTY: false,
     color: false,
     processEnv: {},
+    workspace: { env: {}, fromDotenv: new Set() },
     ...overrides,
   };
   const ctx: CommandContext = {
