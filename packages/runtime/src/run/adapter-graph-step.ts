@@ -193,7 +193,7 @@ export async function executeAdapterGraphStep(
       [child],
     );
   }
-  const disposition = (DISPOSITION[body.status] ?? "failed") as SealOutcome["disposition"];
+  const disposition = DISPOSITION[body.status] ?? "failed";
   const output = dispatchOutput(outcome, child.id);
   const closed = disposition === "closed";
   const summary = body.failure?.message ?? body.summary ?? `dispatch ${body.status}`;
