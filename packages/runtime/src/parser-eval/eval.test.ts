@@ -68,11 +68,51 @@ describe("parser eval: graphs", () => {
     expect(graph("name: &a x\nsteps: []\n").error?.code).toBe("parse_error");
     expect(graph("- a\n").error).toEqual({
       code: "parse_error",
-      message: "Graph YAML must parse to an object.",
+      message: "graph: YAML parse failed: invalid type: sequence, expected a map",
     });
     const bad = graph("name: g\nsteps:\n  - id: a\n    skill: ./s\n    tool: fs.read\n").error;
-    expect(bad?.code).toBe("validation_error");
-    expect(bad?.message).toMatch(/^steps\[0\]: .*exactly one of skill, tool or run/);
+    expect(bad).toEqual({
+      code: "validation_error",
+      message: "steps.0 must not declare more than one of run, skill, or tool.",
+    });
+  });
+
+  it("words graph rejections as upstream does, in upstream's order", () => {
+    const message = (yaml: string) => graph(yaml).error?.message;
+    expect(message("steps:\n  - id: a\n    tool: fs.read\n")).toBe("name is required.");
+    expect(message("name: g\nsteps: []\n")).toBe("steps must contain at least one step.");
+    expect(message("name: g\nsteps: {}\n")).toBe("steps must be an array.");
+    expect(message("name: g\nschedule: daily\nsteps: []\n")).toBe(
+      "schedule is not supported by the local sequential graph runner.",
+    );
+    expect(message("name: g\nsteps:\n  - tool: fs.read\n")).toBe("steps.0.id is required.");
+    expect(message("name: g\nsteps:\n  - id: a\n")).toBe(
+      "steps.0 must declare exactly one of skill, tool, or run.",
+    );
+    expect(
+      message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: a\n    tool: fs.read\n"),
+    ).toBe("steps.1.id 'a' must be unique.");
+    expect(message("name: g\nsteps:\n  - id: a\n    run: {agent: x}\n")).toBe(
+      "steps.0.run.type is required.",
+    );
+    expect(
+      message(
+        "name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    inputs: {x: a.data}\n",
+      ),
+    ).toBe(
+      'steps.1.inputs.x looks like step output reference "a.data"; move it to context if you meant to read a previous step output.',
+    );
+    expect(
+      message("name: g\npolicy:\n  transitions: []\nsteps:\n  - id: a\n    tool: fs.read\n"),
+    ).toBe("policy has unknown field 'transitions'; only 'guards' is supported.");
+    expect(
+      message(
+        "name: g\npolicy:\n  guards:\n    - {step: a, field: ok}\nsteps:\n  - id: a\n    tool: fs.read\n",
+      ),
+    ).toBe("policy.guards.0 must declare equals or not_equals.");
+    expect(
+      message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n    retry: {max_attempts: 0}\n"),
+    ).toBe("steps.0.retry.max_attempts must be a positive integer.");
   });
 });
 
@@ -129,6 +169,185 @@ describe("parser eval: runner manifests", () => {
   });
 });
 
+describe("parser eval: runner manifest rejections", () => {
+  const runner = (yaml: string) => one({ kind: "parser.validateRunnerManifestYaml", yaml });
+
+  it("refuses a reflect policy other than auto, always or never", () => {
+    const yaml = (reflect: string) =>
+      `runners:\n  main:\n    type: cli-tool\n    command: node\n    runx:\n      post_run:\n        reflect: ${reflect}\n`;
+    expect(runner(yaml("sometimes")).error).toEqual({
+      code: "validation_error",
+      message: "runners.main.runx.post_run.reflect must be auto, always, or never.",
+    });
+    expect(runner(yaml("[auto]")).error?.message).toBe(
+      "runners.main.runx.post_run.reflect must be a string.",
+    );
+    expect(runner(yaml("always")).status).toBe("success");
+    expect(
+      runner(
+        "runners:\n  main:\n    type: cli-tool\n    command: node\n    runx:\n      post_run: 3\n",
+      ).error?.message,
+    ).toBe("runners.main.runx.post_run must be an object.");
+  });
+
+  it("words manifest-level rejections as upstream does", () => {
+    expect(runner("skill: s\n").error?.message).toBe("runners is required.");
+    expect(runner("runners:\n  main: 3\n").error?.message).toBe("runners.main must be an object.");
+    expect(runner("extra: 1\nrunners: {}\n").error?.message).toBe(
+      "runner_manifest.extra is not supported; allowed fields: skill, version, runx, policy, emits, catalog, credentials, input_definitions, marketplace, runners, harness.",
+    );
+    expect(runner("- a\n").error).toEqual({
+      code: "parse_error",
+      message: "runner_manifest: Runner manifest YAML must parse to an object.",
+    });
+  });
+
+  it("words a graph runner's graph rejection with graph-relative fields", () => {
+    const out = runner(
+      "runners:\n  flow:\n    type: graph\n    graph:\n      name: flow\n      steps:\n        - tool: fs.read\n",
+    );
+    expect(out.error).toEqual({ code: "validation_error", message: "steps.0.id is required." });
+  });
+});
+
+describe("parser eval: tool manifests", () => {
+  const yaml = [
+    "schema: runx.tool.manifest.v1",
+    "name: demo.echo",
+    "version: 1.0.0",
+    "description: Echo",
+    "source:",
+    "  type: cli-tool",
+    "  command: node",
+    "  args: [run.mjs]",
+    "  input_mode: stdin",
+    "  timeout_seconds: 30",
+    "inputs:",
+    "  message:",
+    "    type: string",
+    "    required: true",
+    "    description: What to echo",
+    "  times:",
+    "    type: number",
+    "    default: 1",
+    "scopes: [fs:read]",
+    "risk: {level: low}",
+    "retry: {max_attempts: 2}",
+    "idempotency: {key: message}",
+    "mutating: false",
+    "artifacts:",
+    "  emits: echo",
+    "",
+  ].join("\n");
+  const validated = {
+    name: "demo.echo",
+    version: "1.0.0",
+    description: "Echo",
+    source: {
+      type: "cli-tool",
+      command: "node",
+      args: ["run.mjs"],
+      inputMode: "stdin",
+      timeoutSeconds: 30,
+      raw: {
+        type: "cli-tool",
+        command: "node",
+        args: ["run.mjs"],
+        input_mode: "stdin",
+        timeout_seconds: 30,
+      },
+    },
+    inputs: {
+      message: { type: "string", required: true, description: "What to echo" },
+      times: { type: "number", required: false, default: 1 },
+    },
+    scopes: ["fs:read"],
+    risk: { level: "low" },
+    retry: { maxAttempts: 2 },
+    idempotency: { key: "message" },
+    mutating: false,
+    artifacts: { emits: ["echo"] },
+  };
+  const toolYaml = (text: string) => one({ kind: "parser.validateToolManifestYaml", yaml: text });
+  const toolJson = (doc: Record<string, JsonValue>) =>
+    one({ kind: "parser.validateToolManifestJson", json: JSON.stringify(doc) });
+
+  it("validates YAML and JSON manifests to upstream's ValidatedTool shape", () => {
+    expect(toolYaml(yaml)).toEqual({ status: "success", value: validated });
+    const json = toolJson({
+      schema: "runx.tool.manifest.v1",
+      name: "demo.mcp",
+      source: { type: "mcp", server: { command: "srv" }, tool: "echo" },
+      idempotency: "k",
+    });
+    expect(json).toEqual({
+      status: "success",
+      value: {
+        name: "demo.mcp",
+        source: {
+          type: "mcp",
+          args: [],
+          server: { command: "srv", args: [] },
+          tool: "echo",
+          raw: { type: "mcp", server: { command: "srv" }, tool: "echo" },
+        },
+        inputs: {},
+        scopes: [],
+        idempotency: { key: "k" },
+      },
+    });
+  });
+
+  it("rejects manifests with upstream's messages", () => {
+    const base = {
+      schema: "runx.tool.manifest.v1",
+      name: "a.b",
+      source: { type: "cli-tool", command: "x" },
+    };
+    const message = (doc: Record<string, JsonValue>) => toolJson(doc).error?.message;
+    expect(toolJson({ ...base, source: { type: "agent" } }).error).toEqual({
+      code: "validation_error",
+      message: "source.type must be one of cli-tool, javascript, mcp, or a2a for tool manifests.",
+    });
+    expect(message({ ...base, extra: true })).toBe(
+      "tool_manifest.extra is not supported; allowed fields: schema, name, version, description, source, inputs, scopes, risk, retry, idempotency, mutating, artifacts.",
+    );
+    expect(message({ name: "a.b", source: base.source })).toBe("schema is required");
+    expect(message({ ...base, schema: "v2" })).toBe(
+      "schema is invalid: unknown variant `v2`, expected `runx.tool.manifest.v1`",
+    );
+    expect(message({ ...base, source: { type: "cli-tool" } })).toBe("source.command is required.");
+    expect(message({ ...base, source: { type: "nope" } })).toBe(
+      "source.type nope is not a supported source type.",
+    );
+    expect(message({ schema: base.schema, source: base.source })).toBe("name is required.");
+    expect(message({ ...base, scopes: ["ok", " "] })).toBe(
+      "scopes must contain only non-empty scope strings",
+    );
+    expect(message({ ...base, retry: { max_attempts: 0 } })).toBe(
+      "retry.max_attempts must be a positive integer.",
+    );
+    expect(message({ ...base, inputs: { a: 1 } })).toBe("inputs.a must be an object.");
+    expect(message({ ...base, mutating: "yes" })).toBe("mutating must be a boolean.");
+    expect(message({ ...base, artifacts: { packet: "p" } })).toBe(
+      "artifacts.packet requires artifacts.wrap_as. Use named_emits for named packet outputs.",
+    );
+    expect(toolYaml("- a\n").error).toEqual({
+      code: "parse_error",
+      message: "tool_manifest: Tool manifest YAML must parse to an object.",
+    });
+    expect(one({ kind: "parser.validateToolManifestJson", json: "[1]" }).error).toEqual({
+      code: "parse_error",
+      message: "tool_manifest: Tool manifest JSON must parse to an object.",
+    });
+    const broken = one({ kind: "parser.validateToolManifestJson", json: "{" }).error;
+    expect(broken?.code).toBe("parse_error");
+    expect(broken?.message).toMatch(
+      /^tool_manifest: JSON parse failed: Tool manifest JSON is invalid: /,
+    );
+  });
+});
+
 describe("parser eval: skills and installs", () => {
   const markdown = "---\nname: demo\ncategory: ' ops '\n---\n# Demo\n";
 
@@ -147,6 +366,62 @@ describe("parser eval: skills and installs", () => {
         body: "# Demo\n",
       },
     });
+  });
+
+  it("reports a graph source's graph in graph IR form", () => {
+    const graphSkill = [
+      "---",
+      "name: flow",
+      "source:",
+      "  type: graph",
+      "  graph:",
+      "    name: inner",
+      "    steps:",
+      "      - id: a",
+      "        tool: fs.read",
+      "---",
+      "# Flow",
+      "",
+    ].join("\n");
+    const out = one({ kind: "parser.validateSkillMarkdown", markdown: graphSkill });
+    const rawGraph = { name: "inner", steps: [{ id: "a", tool: "fs.read" }] };
+    expect(out.value?.source).toEqual({
+      type: "graph",
+      args: [],
+      raw: { type: "graph", graph: rawGraph },
+      graph: {
+        name: "inner",
+        resultFrom: [],
+        steps: [
+          {
+            id: "a",
+            tool: "fs.read",
+            inputs: {},
+            context: {},
+            contextEdges: [],
+            scopes: [],
+            mutating: false,
+          },
+        ],
+        fanoutGroups: {},
+        raw: { document: rawGraph },
+      },
+    });
+    const broken = graphSkill.replace("      - id: a\n", "      - label: a\n");
+    expect(one({ kind: "parser.validateSkillMarkdown", markdown: broken }).error).toEqual({
+      code: "validation_error",
+      message: "steps.0.id is required.",
+    });
+  });
+
+  it("words skill rejections as upstream does", () => {
+    const skill = (frontmatter: string) =>
+      one({ kind: "parser.validateSkillMarkdown", markdown: `---\n${frontmatter}\n---\nbody\n` })
+        .error?.message;
+    expect(skill("description: d")).toBe("name is required.");
+    expect(skill("name: 4")).toBe("name must be a string.");
+    expect(skill("name: s\nrunx: 3")).toBe("runx must be an object when present.");
+    expect(skill("name: s\nsource: 3")).toBe("source must be an object.");
   });
 
   it("separates SKILL.md parse errors from frontmatter validation errors", () => {
@@ -180,9 +455,11 @@ describe("parser eval: requests", () => {
       code: "invalid_input",
       message: "unsupported parser input kind 'parser.nope'",
     });
-    expect(one({ kind: "parser.validateToolManifestYaml", yaml: "x: 1\n" }).error?.message).toMatch(
-      /not supported by this runtime/,
-    );
+    expect(one({ kind: "parser.validateHarnessFixtureYaml", yaml: "x: 1\n" }).error).toEqual({
+      code: "invalid_input",
+      message:
+        "parser input kind 'parser.validateHarnessFixtureYaml' is not supported by this runtime",
+    });
   });
 
   it("answers single inputs and envelopes, and fails a batch without returnErrors wholesale", () => {

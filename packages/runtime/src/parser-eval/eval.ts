@@ -14,7 +14,18 @@ import { buildSkillPackage } from "../parser/package.js";
 import { splitSkillMarkdown } from "../parser/skill-markdown.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
 import type { StrictYamlDocument } from "../parser/strict-yaml.js";
+import {
+  optionalObject,
+  optionalString,
+  postRunReflectPolicy,
+  rejectUnknownFields,
+  requiredObject,
+  requiredString,
+  UpstreamValidationError,
+} from "./fields.js";
+import { precheckGraph } from "./graph-precheck.js";
 import { graphIr, rawSourceOf, runnerManifestIr, skillIr } from "./ir.js";
+import { validateToolManifestDocument } from "./tool.js";
 
 /** Error codes of a parser evaluation (upstream's spelling). */
 export type ParserEvalCode =
@@ -41,13 +52,13 @@ export const PARSER_KINDS = [
   "parser.validateSkillMarkdown",
   "parser.validateRunnerManifestYaml",
   "parser.validateGraphYaml",
+  "parser.validateToolManifestYaml",
+  "parser.validateToolManifestJson",
   "parser.validateSkillInstall",
 ] as const;
 
 /** Upstream kinds we recognise but do not evaluate (no parser for them here yet). */
 const UNSUPPORTED_KINDS = new Set([
-  "parser.validateToolManifestYaml",
-  "parser.validateToolManifestJson",
   "parser.validateHarnessFixtureYaml",
   "parser.parsePacketSchemaDocument",
   "parser.validateSkillSource",
@@ -76,6 +87,8 @@ function phase<T>(code: ParserEvalCode, body: () => T): T {
     return body();
   } catch (error) {
     if (error instanceof ParserEvalError) throw error;
+    if (error instanceof UpstreamValidationError)
+      throw new ParserEvalError("validation_error", error.message);
     if (!isRuntimeError(error)) throw error;
     throw new ParserEvalError(PARSE_CODES.has(error.code) ? "parse_error" : code, describe(error));
   }
@@ -88,27 +101,90 @@ function field(input: JsonObject, name: string, kind: string): string {
   return value;
 }
 
-/** Parses a YAML document that must be a mapping (parse phase). */
+/**
+ * Parses a YAML document that must be a mapping (parse phase). `field` names the document the
+ * way upstream prefixes its parse errors (`runner_manifest: …`); `notMapping` is the sentence
+ * for a document that parsed to something else.
+ */
 function yamlMapping(
   text: string,
-  what: string,
+  field: string,
+  notMapping: (value: JsonValue) => string,
 ): { document: StrictYamlDocument; raw: JsonObject } {
   return phase("parse_error", () => {
     const document = parseStrictYaml(text);
     if (!isJsonObject(document.value))
-      throw new ParserEvalError("parse_error", `${what} YAML must parse to an object.`);
+      throw new ParserEvalError("parse_error", `${field}: ${notMapping(document.value)}`);
     return { document, raw: document.value };
   });
 }
 
+/** How upstream's deserializer names a YAML value that is not the mapping it expected. */
+function yamlKind(value: JsonValue): string {
+  if (value === null) return "unit value";
+  if (Array.isArray(value)) return "sequence";
+  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
+  if (typeof value === "boolean") return `boolean \`${value}\``;
+  if (typeof value === "number")
+    return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  return "map";
+}
+
 function validateGraphYaml(yaml: string): JsonValue {
-  const { raw } = yamlMapping(yaml, "Graph");
-  return phase("validation_error", () => graphIr(normalizeGraph(raw), raw));
+  // Upstream deserializes a graph straight into a map, so a non-mapping is a YAML failure.
+  const { raw } = yamlMapping(
+    yaml,
+    "graph",
+    (value) => `YAML parse failed: invalid type: ${yamlKind(value)}, expected a map`,
+  );
+  return phase("validation_error", () => {
+    precheckGraph(raw);
+    return graphIr(normalizeGraph(raw), raw);
+  });
+}
+
+/** The top-level fields of a runner manifest, in upstream's order (its allowed-fields list). */
+const RUNNER_MANIFEST_FIELDS = [
+  "skill",
+  "version",
+  "runx",
+  "policy",
+  "emits",
+  "catalog",
+  "credentials",
+  "input_definitions",
+  "marketplace",
+  "runners",
+  "harness",
+] as const;
+
+/**
+ * Upstream's first manifest checks, in its order (runners sorted by name): no unknown top-level
+ * fields, `runners` a mapping of mappings, and each runner's `runx.post_run.reflect` must be auto, always or never.
+ */
+function precheckRunners(raw: JsonObject): void {
+  rejectUnknownFields(raw, "runner_manifest", RUNNER_MANIFEST_FIELDS);
+  optionalObject(raw.input_definitions, "input_definitions");
+  const runners = requiredObject(raw.runners, "runners");
+  for (const name of Object.keys(runners).sort()) {
+    const runner = runners[name];
+    if (!isJsonObject(runner))
+      throw new UpstreamValidationError(`runners.${name} must be an object.`);
+    const field = `runners.${name}.runx`;
+    postRunReflectPolicy(optionalObject(runner.runx, field), field);
+    const source = rawSourceOf(runner);
+    if (source.type === "graph" && isJsonObject(source.graph)) precheckGraph(source.graph);
+  }
 }
 
 function validateRunnerManifestYaml(yaml: string): JsonValue {
-  const { document, raw } = yamlMapping(yaml, "Runner manifest");
+  const { document, raw } = yamlMapping(
+    yaml,
+    "runner_manifest",
+    () => "Runner manifest YAML must parse to an object.",
+  );
   return phase("validation_error", () => {
+    precheckRunners(raw);
     const profile = buildExecutionProfile(document);
     const graphs: Record<string, JsonObject> = {};
     const rawRunners = isJsonObject(raw.runners) ? raw.runners : {};
@@ -123,11 +199,70 @@ function validateRunnerManifestYaml(yaml: string): JsonValue {
   });
 }
 
+function validateToolManifestYaml(yaml: string): JsonValue {
+  const { raw } = yamlMapping(
+    yaml,
+    "tool_manifest",
+    () => "Tool manifest YAML must parse to an object.",
+  );
+  return phase("validation_error", () => validateToolManifestDocument(raw));
+}
+
+function validateToolManifestJson(json: string): JsonValue {
+  const parseFailure = (message: string): never => {
+    throw new ParserEvalError(
+      "parse_error",
+      `tool_manifest: JSON parse failed: Tool manifest JSON is invalid: ${message}`,
+    );
+  };
+  const deep = scanJsonNesting(json);
+  if (deep !== undefined)
+    parseFailure(
+      `nesting deeper than ${MAX_NESTING_DEPTH} levels at line ${deep.line}, column ${deep.column}`,
+    );
+  let value: JsonValue = null;
+  try {
+    value = JSON.parse(json) as JsonValue;
+  } catch (error) {
+    parseFailure(error instanceof Error ? error.message : String(error));
+  }
+  if (!isJsonObject(value))
+    throw new ParserEvalError(
+      "parse_error",
+      "tool_manifest: Tool manifest JSON must parse to an object.",
+    );
+  return phase("validation_error", () => validateToolManifestDocument(value));
+}
+
+/**
+ * Upstream's first SKILL.md checks with its sentences (`runx`, `source`, `name`, and a graph
+ * source's graph); returns the graph of a graph source.
+ */
+function precheckSkill(frontmatter: JsonObject): JsonObject | undefined {
+  const runx = frontmatter.runx;
+  if (runx !== undefined && runx !== null && !isJsonObject(runx))
+    throw new UpstreamValidationError("runx must be an object when present.");
+  const source = optionalObject(frontmatter.source, "source");
+  requiredString(frontmatter.name, "name");
+  optionalString(frontmatter.description, "description");
+  if (source?.type !== "graph") return undefined;
+  const graph = requiredObject(source.graph, "source.graph");
+  precheckGraph(graph);
+  return graph;
+}
+
 function validateSkillMarkdown(markdown: string, parseCode: ParserEvalCode): JsonObject {
   const parts = phase(parseCode, () => splitSkillMarkdown(markdown));
-  return phase("validation_error", () =>
-    skillIr(buildSkillPackage({ skillMd: { text: markdown } }), parts),
-  );
+  return phase("validation_error", () => {
+    const graph = precheckSkill(parts.frontmatter);
+    const pkg = buildSkillPackage({ skillMd: { text: markdown } });
+    // A graph source reports its graph in graph IR form, as a graph runner does.
+    const graphValue =
+      graph === undefined
+        ? undefined
+        : graphIr(normalizeGraph(graph, { path: ["source", "graph"] }), graph);
+    return skillIr(pkg, parts, graphValue);
+  });
 }
 
 const ORIGIN_STRINGS = ["source", "source_label", "ref"] as const;
@@ -184,6 +319,10 @@ export function evaluateParserInput(input: JsonValue): JsonValue {
       return validateRunnerManifestYaml(field(input, "yaml", kind));
     case "parser.validateGraphYaml":
       return validateGraphYaml(field(input, "yaml", kind));
+    case "parser.validateToolManifestYaml":
+      return validateToolManifestYaml(field(input, "yaml", kind));
+    case "parser.validateToolManifestJson":
+      return validateToolManifestJson(field(input, "json", kind));
     case "parser.validateSkillInstall": {
       const markdown = field(input, "markdown", kind);
       const origin = installOrigin(input.origin);

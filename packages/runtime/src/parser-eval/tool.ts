@@ -1,0 +1,250 @@
+/**
+ * `parser.validateToolManifestYaml` / `parser.validateToolManifestJson`: a `runx.tool.manifest.v1`
+ * document validated field by field in upstream's order and answered as upstream's
+ * `ValidatedTool` (name, version?, description?, source, inputs, scopes, risk?, retry?,
+ * idempotency?, mutating?, artifacts?). Failures carry upstream's sentences. Pure.
+ */
+import type { JsonObject, JsonValue } from "../parser/json.js";
+import {
+  invalid,
+  optionalBool,
+  optionalCount,
+  optionalNonEmptyString,
+  optionalObject,
+  optionalString,
+  optionalStringArray,
+  rejectUnknownFields,
+  requiredObject,
+  requiredString,
+} from "./fields.js";
+import { sourceFieldsIr } from "./ir.js";
+
+const MANIFEST_FIELDS = [
+  "schema",
+  "name",
+  "version",
+  "description",
+  "source",
+  "inputs",
+  "scopes",
+  "risk",
+  "retry",
+  "idempotency",
+  "mutating",
+  "artifacts",
+] as const;
+
+const TOOL_MANIFEST_SCHEMA = "runx.tool.manifest.v1";
+
+/** Source kinds a skill source may name; tool manifests accept only {@link TOOL_SOURCE_KINDS}. */
+const SOURCE_KINDS = new Set([
+  "cli-tool",
+  "javascript",
+  "mcp",
+  "catalog",
+  "a2a",
+  "agent",
+  "agent-task",
+  "harness-hook",
+  "graph",
+  "http",
+  "external-adapter",
+  "thread-outbox-provider",
+]);
+const TOOL_SOURCE_KINDS = new Set(["cli-tool", "javascript", "mcp", "a2a"]);
+
+/** Fields a source kind requires (upstream checks them before narrowing to tool kinds). */
+const REQUIRED_BY_KIND: Record<string, readonly string[]> = {
+  "agent-task": ["agent", "task"],
+  a2a: ["agent_card_url", "task"],
+  mcp: ["tool"],
+  catalog: ["catalog_ref"],
+  "harness-hook": ["hook"],
+};
+
+/** The source fields upstream reads after the server, in its order (`arguments` is a map). */
+const SOURCE_STRING_FIELDS = [
+  "catalog_ref",
+  "tool",
+  "arguments",
+  "agent_card_url",
+  "agent_identity",
+  "agent",
+  "task",
+  "hook",
+] as const;
+
+/** How upstream's JSON deserializer names a value it did not expect. */
+function unexpected(value: JsonValue): string {
+  if (value === null) return "null";
+  if (typeof value === "boolean") return `boolean \`${value}\``;
+  if (typeof value === "number")
+    return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
+  return Array.isArray(value) ? "sequence" : "map";
+}
+
+function checkSchema(value: JsonValue | undefined): void {
+  if (value === undefined) invalid("schema is required");
+  if (value === TOOL_MANIFEST_SCHEMA) return;
+  const reason =
+    typeof value === "string"
+      ? `unknown variant \`${value}\`, expected \`${TOOL_MANIFEST_SCHEMA}\``
+      : `invalid type: ${unexpected(value)}, expected string or map`;
+  invalid(`schema is invalid: ${reason}`);
+}
+
+/** A source as upstream validates any skill source, then narrowed to the tool kinds. */
+function toolSource(source: JsonObject): JsonObject {
+  const type = requiredString(source.type, "source.type");
+  optionalStringArray(source.args, "source.args");
+  const inputMode = optionalString(source.input_mode, "source.input_mode");
+  if (inputMode !== undefined && !["args", "stdin", "none"].includes(inputMode))
+    invalid("source.input_mode must be args, stdin, or none.");
+  optionalCount(source.timeout_seconds, "source.timeout_seconds");
+  if (type === "cli-tool") requiredString(source.command, "source.command");
+  if (
+    (type === "agent-task" || type === "harness-hook") &&
+    ("command" in source || "args" in source)
+  )
+    invalid(`${type} sources must not declare source.command or source.args.`);
+  if (!SOURCE_KINDS.has(type)) invalid(`source.type ${type} is not a supported source type.`);
+  optionalString(source.command, "source.command");
+  optionalString(source.cwd, "source.cwd");
+  if (type === "mcp") {
+    const server = requiredObject(source.server, "source.server");
+    requiredString(server.command, "source.server.command");
+    optionalStringArray(server.args, "source.server.args");
+    optionalString(server.cwd, "source.server.cwd");
+  }
+  const required = REQUIRED_BY_KIND[type] ?? [];
+  for (const key of SOURCE_STRING_FIELDS) {
+    if (key === "arguments") optionalObject(source.arguments, "source.arguments");
+    else if (required.includes(key)) requiredString(source[key], `source.${key}`);
+    else optionalString(source[key], `source.${key}`);
+  }
+  optionalObject(source.outputs, "source.outputs");
+  if (type === "graph") requiredObject(source.graph, "source.graph");
+  if (type === "http") requiredString(source.url, "source.url");
+  if (type === "javascript") requiredString(source.module, "source.module");
+  if (!TOOL_SOURCE_KINDS.has(type))
+    invalid("source.type must be one of cli-tool, javascript, mcp, or a2a for tool manifests.");
+  return sourceFieldsIr(type, source, source);
+}
+
+function toolInputs(value: JsonValue | undefined): JsonObject {
+  const inputs = optionalObject(value, "inputs") ?? {};
+  const out: JsonObject = {};
+  for (const name of Object.keys(inputs).sort()) {
+    const field = `inputs.${name}`;
+    const input = requiredObject(inputs[name], field);
+    const declared: JsonObject = {
+      type: optionalString(input.type, `${field}.type`) ?? "string",
+      required: optionalBool(input.required, `${field}.required`) ?? false,
+    };
+    const description = optionalString(input.description, `${field}.description`);
+    if (description !== undefined) declared.description = description;
+    if (input.default !== undefined) declared.default = input.default;
+    out[name] = declared;
+  }
+  return out;
+}
+
+function toolScopes(value: JsonValue | undefined): string[] {
+  const scopes = optionalStringArray(value, "scopes") ?? [];
+  if (scopes.some((scope) => scope.trim() === ""))
+    invalid("scopes must contain only non-empty scope strings");
+  return scopes;
+}
+
+function toolRetry(value: JsonValue | undefined): JsonObject | undefined {
+  const retry = optionalObject(value, "retry");
+  if (retry === undefined) return undefined;
+  const maxAttempts = optionalCount(retry.max_attempts, "retry.max_attempts") ?? 1;
+  if (maxAttempts === 0) invalid("retry.max_attempts must be a positive integer.");
+  return { maxAttempts };
+}
+
+function toolIdempotency(value: JsonValue | undefined): JsonObject | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") {
+    if (value.trim() === "") invalid("idempotency must not be empty.");
+    return { key: value };
+  }
+  const record = requiredObject(value, "idempotency");
+  const key = optionalNonEmptyString(record.key, "idempotency.key");
+  return key === undefined ? {} : { key };
+}
+
+/** Named outputs: every value a non-empty string. */
+function namedOutputs(value: JsonValue | undefined, field: string): JsonObject | undefined {
+  const record = optionalObject(value, field);
+  if (record === undefined) return undefined;
+  const out: JsonObject = {};
+  for (const key of Object.keys(record).sort()) {
+    const output = record[key];
+    if (typeof output !== "string" || output.trim() === "")
+      invalid(`${field}.${key} must be a non-empty string.`);
+    out[key] = output;
+  }
+  return out;
+}
+
+/** The artifact contract under `field` (upstream's `SkillArtifactContract`). */
+export function artifactContract(
+  value: JsonValue | undefined,
+  field: string,
+): JsonObject | undefined {
+  const record = optionalObject(value, field);
+  if (record === undefined) return undefined;
+  const emits =
+    typeof record.emits === "string"
+      ? [record.emits]
+      : optionalStringArray(record.emits, `${field}.emits`);
+  const named = namedOutputs(record.named_emits ?? record.namedEmits, `${field}.named_emits`);
+  const packets = namedOutputs(record.packets, `${field}.packets`);
+  if (packets !== undefined) {
+    if (named === undefined) invalid(`${field}.packets requires ${field}.named_emits`);
+    const stray = Object.keys(packets).find((output) => !(output in named));
+    if (stray !== undefined)
+      invalid(`${field}.packets.${stray} must name an output declared by ${field}.named_emits`);
+  }
+  const wrapAs = optionalNonEmptyString(record.wrap_as ?? record.wrapAs, `${field}.wrap_as`);
+  const packet = optionalNonEmptyString(record.packet, `${field}.packet`);
+  if (packet !== undefined && wrapAs === undefined)
+    invalid(`${field}.packet requires ${field}.wrap_as. Use named_emits for named packet outputs.`);
+  if (emits === undefined && named === undefined && packets === undefined && wrapAs === undefined)
+    return undefined;
+  const out: JsonObject = {};
+  if (emits !== undefined) out.emits = emits;
+  if (named !== undefined) out.namedEmits = named;
+  if (packets !== undefined) out.packets = packets;
+  if (wrapAs !== undefined) out.wrapAs = wrapAs;
+  if (packet !== undefined) out.packet = packet;
+  return out;
+}
+
+/** Validates a parsed tool manifest document; throws UpstreamValidationError. */
+export function validateToolManifestDocument(document: JsonObject): JsonObject {
+  rejectUnknownFields(document, "tool_manifest", MANIFEST_FIELDS);
+  checkSchema(document.schema);
+  const source = toolSource(requiredObject(document.source, "source"));
+  const out: JsonObject = { name: requiredString(document.name, "name") };
+  const version = optionalString(document.version, "version");
+  if (version !== undefined) out.version = version;
+  const description = optionalString(document.description, "description");
+  if (description !== undefined) out.description = description;
+  out.source = source;
+  out.inputs = toolInputs(document.inputs);
+  out.scopes = toolScopes(document.scopes);
+  if (document.risk !== undefined) out.risk = document.risk;
+  const retry = toolRetry(document.retry);
+  if (retry !== undefined) out.retry = retry;
+  const idempotency = toolIdempotency(document.idempotency);
+  if (idempotency !== undefined) out.idempotency = idempotency;
+  const mutating = optionalBool(document.mutating, "mutating");
+  if (mutating !== undefined) out.mutating = mutating;
+  const artifacts = artifactContract(document.artifacts, "artifacts");
+  if (artifacts !== undefined) out.artifacts = artifacts;
+  return out;
+}
