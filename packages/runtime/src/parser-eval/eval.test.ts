@@ -164,8 +164,32 @@ describe("parser eval: runner manifests", () => {
       kind: "parser.validateRunnerManifestYaml",
       yaml: "runners:\n  main:\n    type: cli-tool\n",
     });
-    expect(out.error?.code).toBe("validation_error");
-    expect(out.error?.message).toMatch(/command/);
+    expect(out.error).toEqual({
+      code: "validation_error",
+      message: "source.command is required.",
+    });
+  });
+
+  it("checks runner sources as upstream checks a skill source", () => {
+    const message = (yaml: string) =>
+      one({ kind: "parser.validateRunnerManifestYaml", yaml }).error?.message;
+    expect(
+      message("runners:\n  main:\n    source:\n      type: agent-task\n      agent: a\n"),
+    ).toBe("source.task is required.");
+    expect(
+      message(
+        "runners:\n  main:\n    type: agent-task\n    agent: a\n    task: t\n    command: x\n",
+      ),
+    ).toBe("agent-task sources must not declare source.command or source.args.");
+    expect(message("runners:\n  main:\n    source: 3\n")).toBe(
+      "runners.main.source must be an object.",
+    );
+    expect(
+      message("runners:\n  main:\n    type: cli-tool\n    command: x\n    input_mode: pipe\n"),
+    ).toBe("source.input_mode must be args, stdin, or none.");
+    expect(message("runners:\n  main:\n    type: mcp\n    tool: t\n")).toBe(
+      "source.server is required.",
+    );
   });
 });
 
@@ -422,6 +446,8 @@ describe("parser eval: skills and installs", () => {
     expect(skill("name: 4")).toBe("name must be a string.");
     expect(skill("name: s\nrunx: 3")).toBe("runx must be an object when present.");
     expect(skill("name: s\nsource: 3")).toBe("source must be an object.");
+    expect(skill("name: s\nsource: {type: cli-tool}")).toBe("source.command is required.");
+    expect(skill("name: s\nsource: {type: graph}")).toBe("source.graph is required.");
   });
 
   it("separates SKILL.md parse errors from frontmatter validation errors", () => {

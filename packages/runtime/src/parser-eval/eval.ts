@@ -24,6 +24,7 @@ import {
   UpstreamValidationError,
 } from "./fields.js";
 import { precheckGraph } from "./graph-precheck.js";
+import { checkSource } from "./source-check.js";
 import { graphIr, rawSourceOf, runnerManifestIr, skillIr } from "./ir.js";
 import { validateToolManifestDocument } from "./tool.js";
 
@@ -160,7 +161,8 @@ const RUNNER_MANIFEST_FIELDS = [
 
 /**
  * Upstream's first manifest checks, in its order (runners sorted by name): no unknown top-level
- * fields, `runners` a mapping of mappings, and each runner's `runx.post_run.reflect` must be auto, always or never.
+ * fields, `runners` a mapping of mappings, each runner's `runx.post_run.reflect` auto, always
+ * or never, and its source (and graph) as upstream checks a skill source.
  */
 function precheckRunners(raw: JsonObject): void {
   rejectUnknownFields(raw, "runner_manifest", RUNNER_MANIFEST_FIELDS);
@@ -172,8 +174,9 @@ function precheckRunners(raw: JsonObject): void {
       throw new UpstreamValidationError(`runners.${name} must be an object.`);
     const field = `runners.${name}.runx`;
     postRunReflectPolicy(optionalObject(runner.runx, field), field);
-    const source = rawSourceOf(runner);
-    if (source.type === "graph" && isJsonObject(source.graph)) precheckGraph(source.graph);
+    const source = optionalObject(runner.source, `runners.${name}.source`) ?? rawSourceOf(runner);
+    if (checkSource(source, "defer") === "graph")
+      precheckGraph(requiredObject(source.graph, "source.graph"));
   }
 }
 
@@ -242,10 +245,10 @@ function precheckSkill(frontmatter: JsonObject): JsonObject | undefined {
   const runx = frontmatter.runx;
   if (runx !== undefined && runx !== null && !isJsonObject(runx))
     throw new UpstreamValidationError("runx must be an object when present.");
-  const source = optionalObject(frontmatter.source, "source");
+  const source = optionalObject(frontmatter.source, "source") ?? { type: "agent" };
   requiredString(frontmatter.name, "name");
   optionalString(frontmatter.description, "description");
-  if (source?.type !== "graph") return undefined;
+  if (checkSource(source, "defer") !== "graph") return undefined;
   const graph = requiredObject(source.graph, "source.graph");
   precheckGraph(graph);
   return graph;

@@ -18,6 +18,7 @@ import {
   requiredString,
 } from "./fields.js";
 import { sourceFieldsIr } from "./ir.js";
+import { checkSource } from "./source-check.js";
 
 const MANIFEST_FIELDS = [
   "schema",
@@ -36,43 +37,7 @@ const MANIFEST_FIELDS = [
 
 const TOOL_MANIFEST_SCHEMA = "runx.tool.manifest.v1";
 
-/** Source kinds a skill source may name; tool manifests accept only {@link TOOL_SOURCE_KINDS}. */
-const SOURCE_KINDS = new Set([
-  "cli-tool",
-  "javascript",
-  "mcp",
-  "catalog",
-  "a2a",
-  "agent",
-  "agent-task",
-  "harness-hook",
-  "graph",
-  "http",
-  "external-adapter",
-  "thread-outbox-provider",
-]);
 const TOOL_SOURCE_KINDS = new Set(["cli-tool", "javascript", "mcp", "a2a"]);
-
-/** Fields a source kind requires (upstream checks them before narrowing to tool kinds). */
-const REQUIRED_BY_KIND: Record<string, readonly string[]> = {
-  "agent-task": ["agent", "task"],
-  a2a: ["agent_card_url", "task"],
-  mcp: ["tool"],
-  catalog: ["catalog_ref"],
-  "harness-hook": ["hook"],
-};
-
-/** The source fields upstream reads after the server, in its order (`arguments` is a map). */
-const SOURCE_STRING_FIELDS = [
-  "catalog_ref",
-  "tool",
-  "arguments",
-  "agent_card_url",
-  "agent_identity",
-  "agent",
-  "task",
-  "hook",
-] as const;
 
 /** How upstream's JSON deserializer names a value it did not expect. */
 function unexpected(value: JsonValue): string {
@@ -96,37 +61,7 @@ function checkSchema(value: JsonValue | undefined): void {
 
 /** A source as upstream validates any skill source, then narrowed to the tool kinds. */
 function toolSource(source: JsonObject): JsonObject {
-  const type = requiredString(source.type, "source.type");
-  optionalStringArray(source.args, "source.args");
-  const inputMode = optionalString(source.input_mode, "source.input_mode");
-  if (inputMode !== undefined && !["args", "stdin", "none"].includes(inputMode))
-    invalid("source.input_mode must be args, stdin, or none.");
-  optionalCount(source.timeout_seconds, "source.timeout_seconds");
-  if (type === "cli-tool") requiredString(source.command, "source.command");
-  if (
-    (type === "agent-task" || type === "harness-hook") &&
-    ("command" in source || "args" in source)
-  )
-    invalid(`${type} sources must not declare source.command or source.args.`);
-  if (!SOURCE_KINDS.has(type)) invalid(`source.type ${type} is not a supported source type.`);
-  optionalString(source.command, "source.command");
-  optionalString(source.cwd, "source.cwd");
-  if (type === "mcp") {
-    const server = requiredObject(source.server, "source.server");
-    requiredString(server.command, "source.server.command");
-    optionalStringArray(server.args, "source.server.args");
-    optionalString(server.cwd, "source.server.cwd");
-  }
-  const required = REQUIRED_BY_KIND[type] ?? [];
-  for (const key of SOURCE_STRING_FIELDS) {
-    if (key === "arguments") optionalObject(source.arguments, "source.arguments");
-    else if (required.includes(key)) requiredString(source[key], `source.${key}`);
-    else optionalString(source[key], `source.${key}`);
-  }
-  optionalObject(source.outputs, "source.outputs");
-  if (type === "graph") requiredObject(source.graph, "source.graph");
-  if (type === "http") requiredString(source.url, "source.url");
-  if (type === "javascript") requiredString(source.module, "source.module");
+  const type = checkSource(source, "reject");
   if (!TOOL_SOURCE_KINDS.has(type))
     invalid("source.type must be one of cli-tool, javascript, mcp, or a2a for tool manifests.");
   return sourceFieldsIr(type, source, source);
