@@ -475,6 +475,69 @@ describe("parser eval: skills and installs", () => {
   });
 });
 
+describe("parser eval: source, artifact contract and reflect policy inputs", () => {
+  it("validates one skill source to upstream's SkillSource shape", () => {
+    const source = { type: "a2a", agent_card_url: "https://a.example/card", task: "t" };
+    expect(one({ kind: "parser.validateSkillSource", source })).toEqual({
+      status: "success",
+      value: {
+        type: "a2a",
+        args: [],
+        agentCardUrl: "https://a.example/card",
+        task: "t",
+        raw: source,
+      },
+    });
+    const graph = { name: "g", steps: [{ id: "a", tool: "fs.read" }] };
+    const out = one({ kind: "parser.validateSkillSource", source: { type: "graph", graph } });
+    expect(out.value?.graph).toMatchObject({ name: "g", raw: { document: graph } });
+    expect(
+      one({ kind: "parser.validateSkillSource", source: { type: "agent-step" } }).error,
+    ).toEqual({
+      code: "validation_error",
+      message: "source.type agent-step is not a supported source type.",
+    });
+    expect(one({ kind: "parser.validateSkillSource" }).error?.code).toBe("invalid_input");
+  });
+
+  it("validates an artifact contract under the given field", () => {
+    const contract = (artifacts: JsonValue, field?: string) =>
+      one({
+        kind: "parser.validateSkillArtifactContract",
+        artifacts,
+        ...(field === undefined ? {} : { field }),
+      });
+    expect(contract({ emits: "report", wrap_as: "runx.report.v1" }).value).toEqual({
+      emits: ["report"],
+      wrapAs: "runx.report.v1",
+    });
+    expect(contract({}).value).toBeNull();
+    expect(contract({ packets: { plan: "runx.plan.v1" } }).error).toEqual({
+      code: "validation_error",
+      message: "runx.artifacts.packets requires runx.artifacts.named_emits",
+    });
+    expect(contract({ named_emits: { plan: " " } }, "artifacts").error?.message).toBe(
+      "artifacts.named_emits.plan must be a non-empty string.",
+    );
+  });
+
+  it("resolves the post-run reflect policy, defaulting to never", () => {
+    const resolve = (runx?: JsonValue, field?: string) =>
+      one({
+        kind: "parser.resolvePostRunReflectPolicy",
+        ...(runx === undefined ? {} : { runx }),
+        ...(field === undefined ? {} : { field }),
+      });
+    expect(resolve().value).toBe("never");
+    expect(resolve({ post_run: { reflect: "auto" } }).value).toBe("auto");
+    expect(resolve({ post_run: { reflect: "later" } }, "runners.a.runx").error).toEqual({
+      code: "validation_error",
+      message: "runners.a.runx.post_run.reflect must be auto, always, or never.",
+    });
+    expect(resolve({ post_run: [] }).error?.message).toBe("runx.post_run must be an object.");
+  });
+});
+
 describe("parser eval: requests", () => {
   it("names unknown and unimplemented kinds", () => {
     expect(one({ kind: "parser.nope" }).error).toEqual({

@@ -25,8 +25,8 @@ import {
 } from "./fields.js";
 import { precheckGraph } from "./graph-precheck.js";
 import { checkSource } from "./source-check.js";
-import { graphIr, rawSourceOf, runnerManifestIr, skillIr } from "./ir.js";
-import { validateToolManifestDocument } from "./tool.js";
+import { graphIr, rawSourceOf, runnerManifestIr, skillIr, sourceFieldsIr } from "./ir.js";
+import { artifactContract, validateToolManifestDocument } from "./tool.js";
 
 /** Error codes of a parser evaluation (upstream's spelling). */
 export type ParserEvalCode =
@@ -55,6 +55,9 @@ export const PARSER_KINDS = [
   "parser.validateGraphYaml",
   "parser.validateToolManifestYaml",
   "parser.validateToolManifestJson",
+  "parser.validateSkillSource",
+  "parser.validateSkillArtifactContract",
+  "parser.resolvePostRunReflectPolicy",
   "parser.validateSkillInstall",
 ] as const;
 
@@ -62,9 +65,6 @@ export const PARSER_KINDS = [
 const UNSUPPORTED_KINDS = new Set([
   "parser.validateHarnessFixtureYaml",
   "parser.parsePacketSchemaDocument",
-  "parser.validateSkillSource",
-  "parser.validateSkillArtifactContract",
-  "parser.resolvePostRunReflectPolicy",
 ]);
 
 const PARSE_CODES = new Set(["YAML_SYNTAX", "YAML_FORBIDDEN"]);
@@ -100,6 +100,23 @@ function field(input: JsonObject, name: string, kind: string): string {
   if (typeof value !== "string")
     throw new ParserEvalError("invalid_input", `${kind} needs a string field "${name}"`);
   return value;
+}
+
+function optionalField(input: JsonObject, name: string, kind: string): string | undefined {
+  const value = input[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string")
+    throw new ParserEvalError("invalid_input", `${kind} field "${name}" must be a string`);
+  return value;
+}
+
+/** One skill source on its own (upstream's `SkillSource`); a graph source carries its graph IR. */
+function validateSkillSource(source: JsonObject): JsonObject {
+  const type = checkSource(source, "reject");
+  if (type !== "graph") return sourceFieldsIr(type, source, source);
+  const graph = requiredObject(source.graph, "source.graph");
+  precheckGraph(graph);
+  return sourceFieldsIr(type, source, source, graphIr(normalizeGraph(graph), graph));
 }
 
 /**
@@ -326,6 +343,25 @@ export function evaluateParserInput(input: JsonValue): JsonValue {
       return validateToolManifestYaml(field(input, "yaml", kind));
     case "parser.validateToolManifestJson":
       return validateToolManifestJson(field(input, "json", kind));
+    case "parser.validateSkillSource": {
+      const source = input.source;
+      if (!isJsonObject(source))
+        throw new ParserEvalError("invalid_input", `${kind} needs an object field "source"`);
+      return phase("validation_error", () => validateSkillSource(source));
+    }
+    case "parser.validateSkillArtifactContract": {
+      const name = optionalField(input, "field", kind) ?? "runx.artifacts";
+      return phase("validation_error", () => artifactContract(input.artifacts, name) ?? null);
+    }
+    case "parser.resolvePostRunReflectPolicy": {
+      const name = optionalField(input, "field", kind) ?? "runx";
+      const runx = input.runx;
+      if (runx !== undefined && runx !== null && !isJsonObject(runx))
+        throw new ParserEvalError("invalid_input", `${kind} field "runx" must be an object`);
+      return phase("validation_error", () =>
+        postRunReflectPolicy(isJsonObject(runx) ? runx : undefined, name),
+      );
+    }
     case "parser.validateSkillInstall": {
       const markdown = field(input, "markdown", kind);
       const origin = installOrigin(input.origin);
