@@ -226,6 +226,48 @@ describe("parser eval: runner manifest rejections", () => {
     });
   });
 
+  it("checks each runner in upstream's order with upstream's sentences", () => {
+    const cli = "    type: cli-tool\n    command: node\n";
+    const message = (extra: string, top = "") =>
+      runner(`${top}runners:\n  main:\n${cli}${extra}`).error?.message;
+    expect(message("    instructions: do it\n")).toBe(
+      "runners.main.instructions is not supported; put agent operating instructions in the owning SKILL.md",
+    );
+    expect(message("    env: {A: b}\n")).toMatch(
+      /^runners\.main\.env is not supported; allowed fields: act, agent, .*, allow_private_network\.$/,
+    );
+    expect(message("    runx:\n      scopes: [a]\n")).toBe(
+      "runners.main.runx contains unknown field 'scopes'; execution requirements belong on the runner or its source",
+    );
+    expect(message("    retry: {max_attempts: 0}\n")).toBe(
+      "runners.main.retry.max_attempts must be a positive integer.",
+    );
+    expect(message("    idempotency: ' '\n")).toBe("runners.main.idempotency must not be empty.");
+    expect(message("    mutating: 1\n")).toBe("runners.main.mutating must be a boolean.");
+    expect(message("    inputs:\n      a: 3\n")).toBe("runners.main.inputs.a must be an object.");
+    expect(message("    inputs:\n      a: {definition: missing}\n")).toBe(
+      "runners.main.inputs.a.definition references unknown input_definitions.missing",
+    );
+    expect(message("    examples: {}\n")).toBe("runners.main.examples must be an array.");
+    expect(message("    default: 1\n")).toBe("runners.main.default must be a boolean.");
+    expect(message("    scopes: ['']\n")).toBe(
+      "runners.main.scopes must contain only non-empty scope strings",
+    );
+    expect(
+      runner("runners:\n  main:\n    type: javascript\n    module: a.mjs\n    credential: c\n")
+        .error?.message,
+    ).toBe(
+      "runners.main.credential is not valid for a pure javascript source; route credentials through a native provider tool",
+    );
+    expect(
+      runner(
+        "runners:\n  flow:\n    type: graph\n    outputs: {a: string}\n    graph:\n      name: f\n      steps:\n        - id: a\n          tool: fs.read\n",
+      ).error?.message,
+    ).toBe(
+      "runners.flow.outputs is ambiguous for a graph source; declare outputs on the graph's terminal output-producing step",
+    );
+  });
+
   it("words a graph runner's graph rejection with graph-relative fields", () => {
     const out = runner(
       "runners:\n  flow:\n    type: graph\n    graph:\n      name: flow\n      steps:\n        - tool: fs.read\n",

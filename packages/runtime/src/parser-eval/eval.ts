@@ -18,12 +18,12 @@ import {
   optionalObject,
   optionalString,
   postRunReflectPolicy,
-  rejectUnknownFields,
   requiredObject,
   requiredString,
   UpstreamValidationError,
 } from "./fields.js";
 import { precheckGraph } from "./graph-precheck.js";
+import { precheckRunnerManifest } from "./runner-precheck.js";
 import { checkSource } from "./source-check.js";
 import { graphIr, rawSourceOf, runnerManifestIr, skillIr, sourceFieldsIr } from "./ir.js";
 import { artifactContract, validateToolManifestDocument } from "./tool.js";
@@ -161,42 +161,6 @@ function validateGraphYaml(yaml: string): JsonValue {
   });
 }
 
-/** The top-level fields of a runner manifest, in upstream's order (its allowed-fields list). */
-const RUNNER_MANIFEST_FIELDS = [
-  "skill",
-  "version",
-  "runx",
-  "policy",
-  "emits",
-  "catalog",
-  "credentials",
-  "input_definitions",
-  "marketplace",
-  "runners",
-  "harness",
-] as const;
-
-/**
- * Upstream's first manifest checks, in its order (runners sorted by name): no unknown top-level
- * fields, `runners` a mapping of mappings, each runner's `runx.post_run.reflect` auto, always
- * or never, and its source (and graph) as upstream checks a skill source.
- */
-function precheckRunners(raw: JsonObject): void {
-  rejectUnknownFields(raw, "runner_manifest", RUNNER_MANIFEST_FIELDS);
-  optionalObject(raw.input_definitions, "input_definitions");
-  const runners = requiredObject(raw.runners, "runners");
-  for (const name of Object.keys(runners).sort()) {
-    const runner = runners[name];
-    if (!isJsonObject(runner))
-      throw new UpstreamValidationError(`runners.${name} must be an object.`);
-    const field = `runners.${name}.runx`;
-    postRunReflectPolicy(optionalObject(runner.runx, field), field);
-    const source = optionalObject(runner.source, `runners.${name}.source`) ?? rawSourceOf(runner);
-    if (checkSource(source, "defer") === "graph")
-      precheckGraph(requiredObject(source.graph, "source.graph"));
-  }
-}
-
 function validateRunnerManifestYaml(yaml: string): JsonValue {
   const { document, raw } = yamlMapping(
     yaml,
@@ -204,7 +168,7 @@ function validateRunnerManifestYaml(yaml: string): JsonValue {
     () => "Runner manifest YAML must parse to an object.",
   );
   return phase("validation_error", () => {
-    precheckRunners(raw);
+    precheckRunnerManifest(raw);
     const profile = buildExecutionProfile(document);
     const graphs: Record<string, JsonObject> = {};
     const rawRunners = isJsonObject(raw.runners) ? raw.runners : {};
