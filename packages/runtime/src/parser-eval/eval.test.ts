@@ -490,6 +490,30 @@ describe("parser eval: skills and installs", () => {
     expect(skill("name: s\nsource: 3")).toBe("source must be an object.");
     expect(skill("name: s\nsource: {type: cli-tool}")).toBe("source.command is required.");
     expect(skill("name: s\nsource: {type: graph}")).toBe("source.graph is required.");
+    expect(skill("name: s\nretry: {max_attempts: 0}")).toBe(
+      "retry.max_attempts must be a positive integer.",
+    );
+    expect(skill("name: s\nrunx:\n  artifacts: {packet: p}")).toBe(
+      "runx.artifacts.packet requires runx.artifacts.wrap_as. Use named_emits for named packet outputs.",
+    );
+    expect(skill("name: s\ncategory: 3")).toBe("category must be a string.");
+    expect(skill("name: s\ninputs:\n  a: {required: 1}")).toBe(
+      "inputs.a.required must be a boolean.",
+    );
+    // Governance is checked before the name, as upstream does.
+    expect(skill("retry: 3")).toBe("retry must be an object.");
+  });
+
+  it("reports governance in upstream's form (retry attempts, artifact contract)", () => {
+    const out = one({
+      kind: "parser.validateSkillMarkdown",
+      markdown:
+        "---\nname: s\nretry: {max_attempts: 2}\nrunx:\n  artifacts: {emits: report, wrap_as: runx.report.v1}\n---\nbody\n",
+    });
+    expect(out.value).toMatchObject({
+      retry: { maxAttempts: 2 },
+      artifacts: { emits: ["report"], wrapAs: "runx.report.v1" },
+    });
   });
 
   it("separates SKILL.md parse errors from frontmatter validation errors", () => {

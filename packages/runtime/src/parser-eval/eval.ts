@@ -15,18 +15,27 @@ import { splitSkillMarkdown } from "../parser/skill-markdown.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
 import type { StrictYamlDocument } from "../parser/strict-yaml.js";
 import {
+  optionalBool,
   optionalObject,
   optionalString,
+  optionalStringArray,
   postRunReflectPolicy,
   requiredObject,
   requiredString,
   UpstreamValidationError,
 } from "./fields.js";
 import { precheckGraph } from "./graph-precheck.js";
-import { precheckRunnerManifest } from "./runner-precheck.js";
+import {
+  checkIdempotency,
+  checkInputs,
+  checkRetry,
+  first,
+  precheckRunnerManifest,
+} from "./runner-precheck.js";
 import { checkSource } from "./source-check.js";
 import { graphIr, rawSourceOf, runnerManifestIr, skillIr, sourceFieldsIr } from "./ir.js";
-import { artifactContract, validateToolManifestDocument } from "./tool.js";
+import { artifactContract } from "./artifact-contract.js";
+import { validateToolManifestDocument } from "./tool.js";
 
 /** Error codes of a parser evaluation (upstream's spelling). */
 export type ParserEvalCode =
@@ -219,17 +228,29 @@ function validateToolManifestJson(json: string): JsonValue {
 }
 
 /**
- * Upstream's first SKILL.md checks with its sentences (`runx`, `source`, `name`, and a graph
- * source's graph); returns the graph of a graph source.
+ * Upstream's first SKILL.md checks with its sentences, in its order (`runx`, `source`,
+ * governance, categories, `name`, the source, inputs, and a graph source's graph); returns the
+ * graph of a graph source.
  */
 function precheckSkill(frontmatter: JsonObject): JsonObject | undefined {
   const runx = frontmatter.runx;
   if (runx !== undefined && runx !== null && !isJsonObject(runx))
     throw new UpstreamValidationError("runx must be an object when present.");
   const source = optionalObject(frontmatter.source, "source") ?? { type: "agent" };
+  const meta = isJsonObject(runx) ? runx : undefined;
+  const risk = isJsonObject(frontmatter.risk) ? frontmatter.risk : undefined;
+  checkRetry(first(frontmatter.retry, meta?.retry), "retry");
+  checkIdempotency(first(frontmatter.idempotency, meta?.idempotency), "idempotency");
+  optionalBool(first(first(frontmatter.mutating, risk?.mutating), meta?.mutating), "mutating");
+  artifactContract(meta?.artifacts, "runx.artifacts");
+  optionalStringArray(meta?.allowed_tools, "runx.allowed_tools");
+  optionalString(frontmatter.category, "category");
+  optionalString(meta?.category, "runx.category");
   requiredString(frontmatter.name, "name");
   optionalString(frontmatter.description, "description");
-  if (checkSource(source, "defer") !== "graph") return undefined;
+  const type = checkSource(source, "defer");
+  checkInputs(optionalObject(frontmatter.inputs, "inputs") ?? {}, "inputs");
+  if (type !== "graph") return undefined;
   const graph = requiredObject(source.graph, "source.graph");
   precheckGraph(graph);
   return graph;

@@ -12,6 +12,7 @@ import type { JsonObject, JsonValue } from "../parser/json.js";
 import type { SkillPackage } from "../parser/package.js";
 import type { RetryPolicy, RunnerDefinition } from "../parser/runner-types.js";
 import { SOURCE_FIELDS } from "../parser/runners.js";
+import { artifactContract } from "./artifact-contract.js";
 
 /** Copies the defined entries of `fields` onto `target` (undefined means "omit the key"). */
 function put(target: JsonObject, fields: Record<string, JsonValue | undefined>): JsonObject {
@@ -257,7 +258,9 @@ function governanceIr(fields: {
     retry: fields.retry === undefined ? undefined : { maxAttempts: fields.retry.max_attempts },
     idempotency: fields.idempotency === undefined ? undefined : { ...fields.idempotency },
     mutating: fields.mutating,
-    artifacts: fields.artifacts,
+    // The contract in upstream's form (`emits` a list, camelCase keys); omitted when empty.
+    artifacts:
+      fields.artifacts === undefined ? undefined : artifactContract(fields.artifacts, "artifacts"),
     execution: fields.execution,
     runx: fields.runx,
   };

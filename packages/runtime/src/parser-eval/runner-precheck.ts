@@ -23,7 +23,7 @@ import {
 import { precheckGraph } from "./graph-precheck.js";
 import { rawSourceOf } from "./ir.js";
 import { checkSource } from "./source-check.js";
-import { artifactContract } from "./tool.js";
+import { artifactContract } from "./artifact-contract.js";
 
 /** The top-level fields of a runner manifest, in upstream's order (its allowed-fields list). */
 const MANIFEST_FIELDS = [
@@ -95,11 +95,11 @@ const RUNNER_FIELDS = [
 const RUNX_FORBIDDEN = ["auth", "credential", "environment", "runtime", "sandbox", "scopes"];
 
 /** The first of two alternatives that is present (upstream's `first_value`). */
-const first = (a: JsonValue | undefined, b: JsonValue | undefined): JsonValue | undefined =>
+export const first = (a: JsonValue | undefined, b: JsonValue | undefined): JsonValue | undefined =>
   a === undefined || a === null ? b : a;
 
 /** Input declarations: each a mapping with a string type, boolean required, string description. */
-function checkInputs(inputs: JsonObject, field: string): void {
+export function checkInputs(inputs: JsonObject, field: string): void {
   for (const name of Object.keys(inputs).sort()) {
     const at = `${field}.${name}`;
     const input = requiredObject(inputs[name], at);
@@ -134,14 +134,14 @@ function expandInputs(runner: JsonObject, name: string, definitions: JsonObject)
   return expanded;
 }
 
-function checkRetry(value: JsonValue | undefined, field: string): void {
+export function checkRetry(value: JsonValue | undefined, field: string): void {
   const retry = optionalObject(value, field);
   if (retry === undefined) return;
   if (optionalCount(retry.max_attempts, `${field}.max_attempts`) === 0)
     invalid(`${field}.max_attempts must be a positive integer.`);
 }
 
-function checkIdempotency(value: JsonValue | undefined, field: string): void {
+export function checkIdempotency(value: JsonValue | undefined, field: string): void {
   if (value === undefined || value === null) return;
   if (typeof value === "string") {
     if (value.trim() === "") invalid(`${field} must not be empty.`);
