@@ -114,6 +114,40 @@ describe("parser eval: graphs", () => {
       message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n    retry: {max_attempts: 0}\n"),
     ).toBe("steps.0.retry.max_attempts must be a positive integer.");
   });
+
+  it("words fanout rejections as upstream does", () => {
+    const message = (yaml: string) => graph(yaml).error?.message;
+    const branches =
+      "steps:\n  - id: a\n    tool: fs.read\n    fanout_group: g\n  - id: b\n    tool: fs.read\n    fanout_group: g\n";
+    const withGroup = (group: string) =>
+      `name: f\nfanout:\n  groups:\n    g: ${group}\n${branches}`;
+    expect(message(withGroup("{strategy: some}"))).toBe(
+      "fanout.groups.g.strategy must be all, any, or quorum.",
+    );
+    expect(message(withGroup("{strategy: quorum}"))).toBe(
+      "fanout.groups.g.min_success must be a positive integer for quorum sync.",
+    );
+    expect(message(withGroup("{strategy: quorum, min_success: 3}"))).toBe(
+      "fanout.groups.g.min_success cannot exceed the number of branches.",
+    );
+    expect(message(withGroup("{on_branch_failure: retry}"))).toBe(
+      "fanout.groups.g.on_branch_failure must be halt or continue.",
+    );
+    expect(
+      message(withGroup("{threshold_gates: [{step: c, field: score, above: 1, action: pause}]}")),
+    ).toBe("fanout.groups.g.threshold_gates step 'c' is not in the fanout group.");
+    expect(message(withGroup("{conflict_gates: [{field: verdict, action: stop}]}"))).toBe(
+      "fanout.groups.g.conflict_gates.0.action must be pause or escalate.",
+    );
+    expect(message(`name: f\nfanout:\n  groups:\n    h: {}\n${branches}`)).toBe(
+      "steps.a.fanout_group references unknown fanout group 'g'.",
+    );
+    expect(
+      message(
+        "name: f\nfanout:\n  groups:\n    g: {}\nsteps:\n  - id: a\n    tool: fs.read\n    fanout_group: g\n  - id: m\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    fanout_group: g\n",
+      ),
+    ).toBe("fanout group 'g' steps must be contiguous.");
+  });
 });
 
 describe("parser eval: runner manifests", () => {

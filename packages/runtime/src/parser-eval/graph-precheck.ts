@@ -1,11 +1,12 @@
 /**
  * Upstream's graph checks, in upstream's order and with its sentences, run before our graph
  * normaliser (graph/document.ts) so a parser-eval rejection reads as upstream's does:
- * unsupported top-level keys, name/owner/charter_from, a non-empty steps list, the graph
- * policy's guards, then each step's shape (unsupported keys, mode, id, exactly one target,
- * runner, context, when, retry). Field names are relative to the graph document (`steps.0.id`),
- * as upstream reports them for nested graphs too. The normaliser still decides everything
- * else; this only words the first problem upstream would find. Pure.
+ * unsupported top-level keys, name/owner/charter_from, a non-empty steps list, fanout groups,
+ * the policy's guards, each step's shape (unsupported keys, mode, id, exactly one target,
+ * runner, context, when, retry), then the fanout bindings. Field names are relative to the
+ * graph document (`steps.0.id`), as upstream reports them for nested graphs too. The
+ * normaliser still decides everything else; this only words the first problem upstream
+ * would find. Pure.
  */
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
@@ -146,6 +147,150 @@ function checkStep(step: JsonObject, field: string, previous: ReadonlySet<string
   return id;
 }
 
+function requireObject(value: JsonValue | undefined, field: string): JsonObject {
+  if (!isJsonObject(value)) return invalid(`${field} must be an object.`);
+  return value;
+}
+
+function oneOf(value: JsonValue | undefined, field: string, allowed: readonly string[]): string {
+  const text = optionalString(value, field);
+  if (text !== undefined && !allowed.includes(text)) {
+    const words =
+      allowed.length === 2
+        ? allowed.join(" or ")
+        : `${allowed.slice(0, -1).join(", ")}, or ${allowed.at(-1) ?? ""}`;
+    invalid(`${field} must be ${words}.`);
+  }
+  return text ?? "";
+}
+
+const GATE_UNSUPPORTED = ["contains", "matches", "semantic", "prompt", "sentiment"];
+
+/** A gate list: absent, or a non-empty array of gate mappings with structured fields only. */
+function gates(value: JsonValue | undefined, field: string): JsonObject[] {
+  if (value === undefined || value === null) return [];
+  return nonEmptyArray(value, field).map((raw, index) => {
+    const at = `${field}.${index}`;
+    const gate = requireObject(raw, at);
+    for (const key of GATE_UNSUPPORTED)
+      if (key in gate)
+        invalid(`${at}.${key} is not supported; graph policy must evaluate structured fields.`);
+    return gate;
+  });
+}
+
+interface FanoutGroupShape {
+  minSuccess?: number;
+  thresholdSteps: string[];
+  conflictSteps: string[];
+}
+
+/** `fanout.groups`: each group's strategy, min_success, branch-failure policy and gates. */
+function checkFanout(value: JsonValue | undefined): Map<string, FanoutGroupShape> {
+  const groups = new Map<string, FanoutGroupShape>();
+  const fanout = optionalObject(value, "fanout");
+  if (fanout === undefined) return groups;
+  const raw = requireObject(fanout.groups, "fanout.groups");
+  for (const id of Object.keys(raw).sort()) {
+    const at = `fanout.groups.${id}`;
+    const group = requireObject(raw[id], at);
+    const strategy = oneOf(group.strategy, `${at}.strategy`, ["all", "any", "quorum"]);
+    const min = group.min_success;
+    if (min !== undefined && min !== null) {
+      if (typeof min !== "number" || !Number.isFinite(min))
+        invalid(`${at}.min_success must be a finite number.`);
+      if (!Number.isInteger(min) || min < 1)
+        invalid(`${at}.min_success must be a positive integer.`);
+    } else if (strategy === "quorum") {
+      invalid(`${at}.min_success must be a positive integer for quorum sync.`);
+    }
+    oneOf(group.on_branch_failure, `${at}.on_branch_failure`, ["halt", "continue"]);
+    const thresholdSteps = gates(group.threshold_gates, `${at}.threshold_gates`).map(
+      (gate, index) => {
+        const gateAt = `${at}.threshold_gates.${index}`;
+        const step = requiredString(gate.step, `${gateAt}.step`);
+        requiredString(gate.field, `${gateAt}.field`);
+        const above = gate.above;
+        if (above === undefined || above === null) invalid(`${gateAt}.above is required.`);
+        if (typeof above !== "number") invalid(`${gateAt}.above must be a finite number.`);
+        if (gate.action !== "pause" && gate.action !== "escalate") {
+          optionalString(gate.action, `${gateAt}.action`);
+          invalid(`${gateAt}.action must be pause or escalate.`);
+        }
+        return step;
+      },
+    );
+    const conflictSteps = gates(group.conflict_gates, `${at}.conflict_gates`).flatMap(
+      (gate, index) => {
+        const gateAt = `${at}.conflict_gates.${index}`;
+        requiredString(gate.field, `${gateAt}.field`);
+        const steps = optionalStringArray(gate.steps, `${gateAt}.steps`) ?? [];
+        if (gate.action !== "pause" && gate.action !== "escalate") {
+          optionalString(gate.action, `${gateAt}.action`);
+          invalid(`${gateAt}.action must be pause or escalate.`);
+        }
+        return steps;
+      },
+    );
+    const shape: FanoutGroupShape = { thresholdSteps, conflictSteps };
+    if (typeof min === "number") shape.minSuccess = min;
+    groups.set(id, shape);
+  }
+  return groups;
+}
+
+/** A checked step: its validated id beside the document. */
+interface CheckedStep {
+  id: string;
+  step: JsonObject;
+}
+
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Steps name declared groups; each group is used, contiguous, and its gates name its steps. */
+function checkFanoutBindings(steps: CheckedStep[], groups: Map<string, FanoutGroupShape>): void {
+  const groupOf = new Map<string, string>();
+  const members = new Map<string, string[]>();
+  for (const { id, step } of steps) {
+    const group = step.fanout_group;
+    if (typeof group !== "string") continue;
+    if (!groups.has(group))
+      invalid(`steps.${id}.fanout_group references unknown fanout group '${group}'.`);
+    groupOf.set(id, group);
+    members.set(group, [...(members.get(group) ?? []), id]);
+  }
+  for (const [group, shape] of [...groups.entries()].sort(byKey)) {
+    const ids = members.get(group) ?? [];
+    if (ids.length === 0) invalid(`fanout.groups.${group} is not used by any graph step.`);
+    const indexes = steps.flatMap(({ id }, index) => (ids.includes(id) ? [index] : []));
+    for (let i = Math.min(...indexes); i <= Math.max(...indexes); i++)
+      if (steps[i]?.step.fanout_group !== group)
+        invalid(`fanout group '${group}' steps must be contiguous.`);
+    if (shape.minSuccess !== undefined && shape.minSuccess > ids.length)
+      invalid(`fanout.groups.${group}.min_success cannot exceed the number of branches.`);
+    for (const step of shape.thresholdSteps)
+      if (!ids.includes(step))
+        invalid(
+          `fanout.groups.${group}.threshold_gates step '${step}' is not in the fanout group.`,
+        );
+    for (const step of shape.conflictSteps)
+      if (!ids.includes(step))
+        invalid(`fanout.groups.${group}.conflict_gates step '${step}' is not in the fanout group.`);
+  }
+  for (const { id, step } of steps) {
+    const group = groupOf.get(id);
+    if (group === undefined || !isJsonObject(step.context)) continue;
+    for (const input of Object.keys(step.context).sort()) {
+      const ref = step.context[input];
+      const from = typeof ref === "string" ? ref.slice(0, Math.max(ref.indexOf("."), 0)) : "";
+      if (groupOf.get(from) === group)
+        invalid(
+          `steps.${id}.context.${input} cannot depend on another branch in the same fanout group.`,
+        );
+    }
+  }
+}
+
 /** Runs upstream's graph checks over a parsed graph document; throws UpstreamValidationError. */
 export function precheckGraph(document: JsonObject): void {
   for (const key of ["sync", "schedule", "schedules"])
@@ -154,12 +299,15 @@ export function precheckGraph(document: JsonObject): void {
   optionalString(document.owner, "owner");
   optionalString(document.charter_from, "charter_from");
   const steps = nonEmptyArray(document.steps, "steps");
-  optionalObject(document.fanout, "fanout");
+  const groups = checkFanout(document.fanout);
   checkPolicy(document.policy);
   const seen = new Set<string>();
-  steps.forEach((step, index) => {
+  const checked = steps.map((step, index): CheckedStep => {
     const field = `steps.${index}`;
-    if (!isJsonObject(step)) invalid(`${field} must be an object.`);
-    seen.add(checkStep(step, field, seen));
+    if (!isJsonObject(step)) return invalid(`${field} must be an object.`);
+    const id = checkStep(step, field, seen);
+    seen.add(id);
+    return { id, step };
   });
+  checkFanoutBindings(checked, groups);
 }
