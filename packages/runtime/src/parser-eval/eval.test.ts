@@ -68,11 +68,85 @@ describe("parser eval: graphs", () => {
     expect(graph("name: &a x\nsteps: []\n").error?.code).toBe("parse_error");
     expect(graph("- a\n").error).toEqual({
       code: "parse_error",
-      message: "Graph YAML must parse to an object.",
+      message: "graph: YAML parse failed: invalid type: sequence, expected a map",
     });
     const bad = graph("name: g\nsteps:\n  - id: a\n    skill: ./s\n    tool: fs.read\n").error;
-    expect(bad?.code).toBe("validation_error");
-    expect(bad?.message).toMatch(/^steps\[0\]: .*exactly one of skill, tool or run/);
+    expect(bad).toEqual({
+      code: "validation_error",
+      message: "steps.0 must not declare more than one of run, skill, or tool.",
+    });
+  });
+
+  it("words graph rejections as upstream does, in upstream's order", () => {
+    const message = (yaml: string) => graph(yaml).error?.message;
+    expect(message("steps:\n  - id: a\n    tool: fs.read\n")).toBe("name is required.");
+    expect(message("name: g\nsteps: []\n")).toBe("steps must contain at least one step.");
+    expect(message("name: g\nsteps: {}\n")).toBe("steps must be an array.");
+    expect(message("name: g\nschedule: daily\nsteps: []\n")).toBe(
+      "schedule is not supported by the local sequential graph runner.",
+    );
+    expect(message("name: g\nsteps:\n  - tool: fs.read\n")).toBe("steps.0.id is required.");
+    expect(message("name: g\nsteps:\n  - id: a\n")).toBe(
+      "steps.0 must declare exactly one of skill, tool, or run.",
+    );
+    expect(
+      message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: a\n    tool: fs.read\n"),
+    ).toBe("steps.1.id 'a' must be unique.");
+    expect(message("name: g\nsteps:\n  - id: a\n    run: {agent: x}\n")).toBe(
+      "steps.0.run.type is required.",
+    );
+    expect(
+      message(
+        "name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    inputs: {x: a.data}\n",
+      ),
+    ).toBe(
+      'steps.1.inputs.x looks like step output reference "a.data"; move it to context if you meant to read a previous step output.',
+    );
+    expect(
+      message("name: g\npolicy:\n  transitions: []\nsteps:\n  - id: a\n    tool: fs.read\n"),
+    ).toBe("policy has unknown field 'transitions'; only 'guards' is supported.");
+    expect(
+      message(
+        "name: g\npolicy:\n  guards:\n    - {step: a, field: ok}\nsteps:\n  - id: a\n    tool: fs.read\n",
+      ),
+    ).toBe("policy.guards.0 must declare equals or not_equals.");
+    expect(
+      message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n    retry: {max_attempts: 0}\n"),
+    ).toBe("steps.0.retry.max_attempts must be a positive integer.");
+  });
+
+  it("words fanout rejections as upstream does", () => {
+    const message = (yaml: string) => graph(yaml).error?.message;
+    const branches =
+      "steps:\n  - id: a\n    tool: fs.read\n    fanout_group: g\n  - id: b\n    tool: fs.read\n    fanout_group: g\n";
+    const withGroup = (group: string) =>
+      `name: f\nfanout:\n  groups:\n    g: ${group}\n${branches}`;
+    expect(message(withGroup("{strategy: some}"))).toBe(
+      "fanout.groups.g.strategy must be all, any, or quorum.",
+    );
+    expect(message(withGroup("{strategy: quorum}"))).toBe(
+      "fanout.groups.g.min_success must be a positive integer for quorum sync.",
+    );
+    expect(message(withGroup("{strategy: quorum, min_success: 3}"))).toBe(
+      "fanout.groups.g.min_success cannot exceed the number of branches.",
+    );
+    expect(message(withGroup("{on_branch_failure: retry}"))).toBe(
+      "fanout.groups.g.on_branch_failure must be halt or continue.",
+    );
+    expect(
+      message(withGroup("{threshold_gates: [{step: c, field: score, above: 1, action: pause}]}")),
+    ).toBe("fanout.groups.g.threshold_gates step 'c' is not in the fanout group.");
+    expect(message(withGroup("{conflict_gates: [{field: verdict, action: stop}]}"))).toBe(
+      "fanout.groups.g.conflict_gates.0.action must be pause or escalate.",
+    );
+    expect(message(`name: f\nfanout:\n  groups:\n    h: {}\n${branches}`)).toBe(
+      "steps.a.fanout_group references unknown fanout group 'g'.",
+    );
+    expect(
+      message(
+        "name: f\nfanout:\n  groups:\n    g: {}\nsteps:\n  - id: a\n    tool: fs.read\n    fanout_group: g\n  - id: m\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    fanout_group: g\n",
+      ),
+    ).toBe("fanout group 'g' steps must be contiguous.");
   });
 });
 
@@ -124,8 +198,253 @@ describe("parser eval: runner manifests", () => {
       kind: "parser.validateRunnerManifestYaml",
       yaml: "runners:\n  main:\n    type: cli-tool\n",
     });
-    expect(out.error?.code).toBe("validation_error");
-    expect(out.error?.message).toMatch(/command/);
+    expect(out.error).toEqual({
+      code: "validation_error",
+      message: "source.command is required.",
+    });
+  });
+
+  it("checks runner sources as upstream checks a skill source", () => {
+    const message = (yaml: string) =>
+      one({ kind: "parser.validateRunnerManifestYaml", yaml }).error?.message;
+    expect(
+      message("runners:\n  main:\n    source:\n      type: agent-task\n      agent: a\n"),
+    ).toBe("source.task is required.");
+    expect(
+      message(
+        "runners:\n  main:\n    type: agent-task\n    agent: a\n    task: t\n    command: x\n",
+      ),
+    ).toBe("agent-task sources must not declare source.command or source.args.");
+    expect(message("runners:\n  main:\n    source: 3\n")).toBe(
+      "runners.main.source must be an object.",
+    );
+    expect(
+      message("runners:\n  main:\n    type: cli-tool\n    command: x\n    input_mode: pipe\n"),
+    ).toBe("source.input_mode must be args, stdin, or none.");
+    expect(message("runners:\n  main:\n    type: mcp\n    tool: t\n")).toBe(
+      "source.server is required.",
+    );
+  });
+});
+
+describe("parser eval: runner manifest rejections", () => {
+  const runner = (yaml: string) => one({ kind: "parser.validateRunnerManifestYaml", yaml });
+
+  it("refuses a reflect policy other than auto, always or never", () => {
+    const yaml = (reflect: string) =>
+      `runners:\n  main:\n    type: cli-tool\n    command: node\n    runx:\n      post_run:\n        reflect: ${reflect}\n`;
+    expect(runner(yaml("sometimes")).error).toEqual({
+      code: "validation_error",
+      message: "runners.main.runx.post_run.reflect must be auto, always, or never.",
+    });
+    expect(runner(yaml("[auto]")).error?.message).toBe(
+      "runners.main.runx.post_run.reflect must be a string.",
+    );
+    expect(runner(yaml("always")).status).toBe("success");
+    expect(
+      runner(
+        "runners:\n  main:\n    type: cli-tool\n    command: node\n    runx:\n      post_run: 3\n",
+      ).error?.message,
+    ).toBe("runners.main.runx.post_run must be an object.");
+  });
+
+  it("words manifest-level rejections as upstream does", () => {
+    expect(runner("skill: s\n").error?.message).toBe("runners is required.");
+    expect(runner("runners:\n  main: 3\n").error?.message).toBe("runners.main must be an object.");
+    expect(runner("extra: 1\nrunners: {}\n").error?.message).toBe(
+      "runner_manifest.extra is not supported; allowed fields: skill, version, runx, policy, emits, catalog, credentials, input_definitions, marketplace, runners, harness.",
+    );
+    expect(runner("- a\n").error).toEqual({
+      code: "parse_error",
+      message: "runner_manifest: Runner manifest YAML must parse to an object.",
+    });
+  });
+
+  it("checks each runner in upstream's order with upstream's sentences", () => {
+    const cli = "    type: cli-tool\n    command: node\n";
+    const message = (extra: string, top = "") =>
+      runner(`${top}runners:\n  main:\n${cli}${extra}`).error?.message;
+    expect(message("    instructions: do it\n")).toBe(
+      "runners.main.instructions is not supported; put agent operating instructions in the owning SKILL.md",
+    );
+    expect(message("    env: {A: b}\n")).toMatch(
+      /^runners\.main\.env is not supported; allowed fields: act, agent, .*, allow_private_network\.$/,
+    );
+    expect(message("    runx:\n      scopes: [a]\n")).toBe(
+      "runners.main.runx contains unknown field 'scopes'; execution requirements belong on the runner or its source",
+    );
+    expect(message("    retry: {max_attempts: 0}\n")).toBe(
+      "runners.main.retry.max_attempts must be a positive integer.",
+    );
+    expect(message("    idempotency: ' '\n")).toBe("runners.main.idempotency must not be empty.");
+    expect(message("    mutating: 1\n")).toBe("runners.main.mutating must be a boolean.");
+    expect(message("    inputs:\n      a: 3\n")).toBe("runners.main.inputs.a must be an object.");
+    expect(message("    inputs:\n      a: {definition: missing}\n")).toBe(
+      "runners.main.inputs.a.definition references unknown input_definitions.missing",
+    );
+    expect(message("    examples: {}\n")).toBe("runners.main.examples must be an array.");
+    expect(message("    default: 1\n")).toBe("runners.main.default must be a boolean.");
+    expect(message("    scopes: ['']\n")).toBe(
+      "runners.main.scopes must contain only non-empty scope strings",
+    );
+    expect(
+      runner("runners:\n  main:\n    type: javascript\n    module: a.mjs\n    credential: c\n")
+        .error?.message,
+    ).toBe(
+      "runners.main.credential is not valid for a pure javascript source; route credentials through a native provider tool",
+    );
+    expect(
+      runner(
+        "runners:\n  flow:\n    type: graph\n    outputs: {a: string}\n    graph:\n      name: f\n      steps:\n        - id: a\n          tool: fs.read\n",
+      ).error?.message,
+    ).toBe(
+      "runners.flow.outputs is ambiguous for a graph source; declare outputs on the graph's terminal output-producing step",
+    );
+  });
+
+  it("words a graph runner's graph rejection with graph-relative fields", () => {
+    const out = runner(
+      "runners:\n  flow:\n    type: graph\n    graph:\n      name: flow\n      steps:\n        - tool: fs.read\n",
+    );
+    expect(out.error).toEqual({ code: "validation_error", message: "steps.0.id is required." });
+  });
+});
+
+describe("parser eval: tool manifests", () => {
+  const yaml = [
+    "schema: runx.tool.manifest.v1",
+    "name: demo.echo",
+    "version: 1.0.0",
+    "description: Echo",
+    "source:",
+    "  type: cli-tool",
+    "  command: node",
+    "  args: [run.mjs]",
+    "  input_mode: stdin",
+    "  timeout_seconds: 30",
+    "inputs:",
+    "  message:",
+    "    type: string",
+    "    required: true",
+    "    description: What to echo",
+    "  times:",
+    "    type: number",
+    "    default: 1",
+    "scopes: [fs:read]",
+    "risk: {level: low}",
+    "retry: {max_attempts: 2}",
+    "idempotency: {key: message}",
+    "mutating: false",
+    "artifacts:",
+    "  emits: echo",
+    "",
+  ].join("\n");
+  const validated = {
+    name: "demo.echo",
+    version: "1.0.0",
+    description: "Echo",
+    source: {
+      type: "cli-tool",
+      command: "node",
+      args: ["run.mjs"],
+      inputMode: "stdin",
+      timeoutSeconds: 30,
+      raw: {
+        type: "cli-tool",
+        command: "node",
+        args: ["run.mjs"],
+        input_mode: "stdin",
+        timeout_seconds: 30,
+      },
+    },
+    inputs: {
+      message: { type: "string", required: true, description: "What to echo" },
+      times: { type: "number", required: false, default: 1 },
+    },
+    scopes: ["fs:read"],
+    risk: { level: "low" },
+    retry: { maxAttempts: 2 },
+    idempotency: { key: "message" },
+    mutating: false,
+    artifacts: { emits: ["echo"] },
+  };
+  const toolYaml = (text: string) => one({ kind: "parser.validateToolManifestYaml", yaml: text });
+  const toolJson = (doc: Record<string, JsonValue>) =>
+    one({ kind: "parser.validateToolManifestJson", json: JSON.stringify(doc) });
+
+  it("validates YAML and JSON manifests to upstream's ValidatedTool shape", () => {
+    expect(toolYaml(yaml)).toEqual({ status: "success", value: validated });
+    const json = toolJson({
+      schema: "runx.tool.manifest.v1",
+      name: "demo.mcp",
+      source: { type: "mcp", server: { command: "srv" }, tool: "echo" },
+      idempotency: "k",
+    });
+    expect(json).toEqual({
+      status: "success",
+      value: {
+        name: "demo.mcp",
+        source: {
+          type: "mcp",
+          args: [],
+          server: { command: "srv", args: [] },
+          tool: "echo",
+          raw: { type: "mcp", server: { command: "srv" }, tool: "echo" },
+        },
+        inputs: {},
+        scopes: [],
+        idempotency: { key: "k" },
+      },
+    });
+  });
+
+  it("rejects manifests with upstream's messages", () => {
+    const base = {
+      schema: "runx.tool.manifest.v1",
+      name: "a.b",
+      source: { type: "cli-tool", command: "x" },
+    };
+    const message = (doc: Record<string, JsonValue>) => toolJson(doc).error?.message;
+    expect(toolJson({ ...base, source: { type: "agent" } }).error).toEqual({
+      code: "validation_error",
+      message: "source.type must be one of cli-tool, javascript, mcp, or a2a for tool manifests.",
+    });
+    expect(message({ ...base, extra: true })).toBe(
+      "tool_manifest.extra is not supported; allowed fields: schema, name, version, description, source, inputs, scopes, risk, retry, idempotency, mutating, artifacts.",
+    );
+    expect(message({ name: "a.b", source: base.source })).toBe("schema is required");
+    expect(message({ ...base, schema: "v2" })).toBe(
+      "schema is invalid: unknown variant `v2`, expected `runx.tool.manifest.v1`",
+    );
+    expect(message({ ...base, source: { type: "cli-tool" } })).toBe("source.command is required.");
+    expect(message({ ...base, source: { type: "nope" } })).toBe(
+      "source.type nope is not a supported source type.",
+    );
+    expect(message({ schema: base.schema, source: base.source })).toBe("name is required.");
+    expect(message({ ...base, scopes: ["ok", " "] })).toBe(
+      "scopes must contain only non-empty scope strings",
+    );
+    expect(message({ ...base, retry: { max_attempts: 0 } })).toBe(
+      "retry.max_attempts must be a positive integer.",
+    );
+    expect(message({ ...base, inputs: { a: 1 } })).toBe("inputs.a must be an object.");
+    expect(message({ ...base, mutating: "yes" })).toBe("mutating must be a boolean.");
+    expect(message({ ...base, artifacts: { packet: "p" } })).toBe(
+      "artifacts.packet requires artifacts.wrap_as. Use named_emits for named packet outputs.",
+    );
+    expect(toolYaml("- a\n").error).toEqual({
+      code: "parse_error",
+      message: "tool_manifest: Tool manifest YAML must parse to an object.",
+    });
+    expect(one({ kind: "parser.validateToolManifestJson", json: "[1]" }).error).toEqual({
+      code: "parse_error",
+      message: "tool_manifest: Tool manifest JSON must parse to an object.",
+    });
+    const broken = one({ kind: "parser.validateToolManifestJson", json: "{" }).error;
+    expect(broken?.code).toBe("parse_error");
+    expect(broken?.message).toMatch(
+      /^tool_manifest: JSON parse failed: Tool manifest JSON is invalid: /,
+    );
   });
 });
 
@@ -146,6 +465,88 @@ describe("parser eval: skills and installs", () => {
         rawFrontmatter: "name: demo\ncategory: ' ops '",
         body: "# Demo\n",
       },
+    });
+  });
+
+  it("reports a graph source's graph in graph IR form", () => {
+    const graphSkill = [
+      "---",
+      "name: flow",
+      "source:",
+      "  type: graph",
+      "  graph:",
+      "    name: inner",
+      "    steps:",
+      "      - id: a",
+      "        tool: fs.read",
+      "---",
+      "# Flow",
+      "",
+    ].join("\n");
+    const out = one({ kind: "parser.validateSkillMarkdown", markdown: graphSkill });
+    const rawGraph = { name: "inner", steps: [{ id: "a", tool: "fs.read" }] };
+    expect(out.value?.source).toEqual({
+      type: "graph",
+      args: [],
+      raw: { type: "graph", graph: rawGraph },
+      graph: {
+        name: "inner",
+        resultFrom: [],
+        steps: [
+          {
+            id: "a",
+            tool: "fs.read",
+            inputs: {},
+            context: {},
+            contextEdges: [],
+            scopes: [],
+            mutating: false,
+          },
+        ],
+        fanoutGroups: {},
+        raw: { document: rawGraph },
+      },
+    });
+    const broken = graphSkill.replace("      - id: a\n", "      - label: a\n");
+    expect(one({ kind: "parser.validateSkillMarkdown", markdown: broken }).error).toEqual({
+      code: "validation_error",
+      message: "steps.0.id is required.",
+    });
+  });
+
+  it("words skill rejections as upstream does", () => {
+    const skill = (frontmatter: string) =>
+      one({ kind: "parser.validateSkillMarkdown", markdown: `---\n${frontmatter}\n---\nbody\n` })
+        .error?.message;
+    expect(skill("description: d")).toBe("name is required.");
+    expect(skill("name: 4")).toBe("name must be a string.");
+    expect(skill("name: s\nrunx: 3")).toBe("runx must be an object when present.");
+    expect(skill("name: s\nsource: 3")).toBe("source must be an object.");
+    expect(skill("name: s\nsource: {type: cli-tool}")).toBe("source.command is required.");
+    expect(skill("name: s\nsource: {type: graph}")).toBe("source.graph is required.");
+    expect(skill("name: s\nretry: {max_attempts: 0}")).toBe(
+      "retry.max_attempts must be a positive integer.",
+    );
+    expect(skill("name: s\nrunx:\n  artifacts: {packet: p}")).toBe(
+      "runx.artifacts.packet requires runx.artifacts.wrap_as. Use named_emits for named packet outputs.",
+    );
+    expect(skill("name: s\ncategory: 3")).toBe("category must be a string.");
+    expect(skill("name: s\ninputs:\n  a: {required: 1}")).toBe(
+      "inputs.a.required must be a boolean.",
+    );
+    // Governance is checked before the name, as upstream does.
+    expect(skill("retry: 3")).toBe("retry must be an object.");
+  });
+
+  it("reports governance in upstream's form (retry attempts, artifact contract)", () => {
+    const out = one({
+      kind: "parser.validateSkillMarkdown",
+      markdown:
+        "---\nname: s\nretry: {max_attempts: 2}\nrunx:\n  artifacts: {emits: report, wrap_as: runx.report.v1}\n---\nbody\n",
+    });
+    expect(out.value).toMatchObject({
+      retry: { maxAttempts: 2 },
+      artifacts: { emits: ["report"], wrapAs: "runx.report.v1" },
     });
   });
 
@@ -174,15 +575,80 @@ describe("parser eval: skills and installs", () => {
   });
 });
 
+describe("parser eval: source, artifact contract and reflect policy inputs", () => {
+  it("validates one skill source to upstream's SkillSource shape", () => {
+    const source = { type: "a2a", agent_card_url: "https://a.example/card", task: "t" };
+    expect(one({ kind: "parser.validateSkillSource", source })).toEqual({
+      status: "success",
+      value: {
+        type: "a2a",
+        args: [],
+        agentCardUrl: "https://a.example/card",
+        task: "t",
+        raw: source,
+      },
+    });
+    const graph = { name: "g", steps: [{ id: "a", tool: "fs.read" }] };
+    const out = one({ kind: "parser.validateSkillSource", source: { type: "graph", graph } });
+    expect(out.value?.graph).toMatchObject({ name: "g", raw: { document: graph } });
+    expect(
+      one({ kind: "parser.validateSkillSource", source: { type: "agent-step" } }).error,
+    ).toEqual({
+      code: "validation_error",
+      message: "source.type agent-step is not a supported source type.",
+    });
+    expect(one({ kind: "parser.validateSkillSource" }).error?.code).toBe("invalid_input");
+  });
+
+  it("validates an artifact contract under the given field", () => {
+    const contract = (artifacts: JsonValue, field?: string) =>
+      one({
+        kind: "parser.validateSkillArtifactContract",
+        artifacts,
+        ...(field === undefined ? {} : { field }),
+      });
+    expect(contract({ emits: "report", wrap_as: "runx.report.v1" }).value).toEqual({
+      emits: ["report"],
+      wrapAs: "runx.report.v1",
+    });
+    expect(contract({}).value).toBeNull();
+    expect(contract({ packets: { plan: "runx.plan.v1" } }).error).toEqual({
+      code: "validation_error",
+      message: "runx.artifacts.packets requires runx.artifacts.named_emits",
+    });
+    expect(contract({ named_emits: { plan: " " } }, "artifacts").error?.message).toBe(
+      "artifacts.named_emits.plan must be a non-empty string.",
+    );
+  });
+
+  it("resolves the post-run reflect policy, defaulting to never", () => {
+    const resolve = (runx?: JsonValue, field?: string) =>
+      one({
+        kind: "parser.resolvePostRunReflectPolicy",
+        ...(runx === undefined ? {} : { runx }),
+        ...(field === undefined ? {} : { field }),
+      });
+    expect(resolve().value).toBe("never");
+    expect(resolve({ post_run: { reflect: "auto" } }).value).toBe("auto");
+    expect(resolve({ post_run: { reflect: "later" } }, "runners.a.runx").error).toEqual({
+      code: "validation_error",
+      message: "runners.a.runx.post_run.reflect must be auto, always, or never.",
+    });
+    expect(resolve({ post_run: [] }).error?.message).toBe("runx.post_run must be an object.");
+  });
+});
+
 describe("parser eval: requests", () => {
   it("names unknown and unimplemented kinds", () => {
     expect(one({ kind: "parser.nope" }).error).toEqual({
       code: "invalid_input",
       message: "unsupported parser input kind 'parser.nope'",
     });
-    expect(one({ kind: "parser.validateToolManifestYaml", yaml: "x: 1\n" }).error?.message).toMatch(
-      /not supported by this runtime/,
-    );
+    expect(one({ kind: "parser.validateHarnessFixtureYaml", yaml: "x: 1\n" }).error).toEqual({
+      code: "invalid_input",
+      message:
+        "parser input kind 'parser.validateHarnessFixtureYaml' is not supported by this runtime",
+    });
   });
 
   it("answers single inputs and envelopes, and fails a batch without returnErrors wholesale", () => {

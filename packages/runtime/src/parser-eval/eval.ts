@@ -14,7 +14,28 @@ import { buildSkillPackage } from "../parser/package.js";
 import { splitSkillMarkdown } from "../parser/skill-markdown.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
 import type { StrictYamlDocument } from "../parser/strict-yaml.js";
-import { graphIr, rawSourceOf, runnerManifestIr, skillIr } from "./ir.js";
+import {
+  optionalBool,
+  optionalObject,
+  optionalString,
+  optionalStringArray,
+  postRunReflectPolicy,
+  requiredObject,
+  requiredString,
+  UpstreamValidationError,
+} from "./fields.js";
+import { precheckGraph } from "./graph-precheck.js";
+import {
+  checkIdempotency,
+  checkInputs,
+  checkRetry,
+  first,
+  precheckRunnerManifest,
+} from "./runner-precheck.js";
+import { checkSource } from "./source-check.js";
+import { graphIr, rawSourceOf, runnerManifestIr, skillIr, sourceFieldsIr } from "./ir.js";
+import { artifactContract } from "./artifact-contract.js";
+import { validateToolManifestDocument } from "./tool.js";
 
 /** Error codes of a parser evaluation (upstream's spelling). */
 export type ParserEvalCode =
@@ -41,18 +62,18 @@ export const PARSER_KINDS = [
   "parser.validateSkillMarkdown",
   "parser.validateRunnerManifestYaml",
   "parser.validateGraphYaml",
+  "parser.validateToolManifestYaml",
+  "parser.validateToolManifestJson",
+  "parser.validateSkillSource",
+  "parser.validateSkillArtifactContract",
+  "parser.resolvePostRunReflectPolicy",
   "parser.validateSkillInstall",
 ] as const;
 
 /** Upstream kinds we recognise but do not evaluate (no parser for them here yet). */
 const UNSUPPORTED_KINDS = new Set([
-  "parser.validateToolManifestYaml",
-  "parser.validateToolManifestJson",
   "parser.validateHarnessFixtureYaml",
   "parser.parsePacketSchemaDocument",
-  "parser.validateSkillSource",
-  "parser.validateSkillArtifactContract",
-  "parser.resolvePostRunReflectPolicy",
 ]);
 
 const PARSE_CODES = new Set(["YAML_SYNTAX", "YAML_FORBIDDEN"]);
@@ -76,6 +97,8 @@ function phase<T>(code: ParserEvalCode, body: () => T): T {
     return body();
   } catch (error) {
     if (error instanceof ParserEvalError) throw error;
+    if (error instanceof UpstreamValidationError)
+      throw new ParserEvalError("validation_error", error.message);
     if (!isRuntimeError(error)) throw error;
     throw new ParserEvalError(PARSE_CODES.has(error.code) ? "parse_error" : code, describe(error));
   }
@@ -88,27 +111,73 @@ function field(input: JsonObject, name: string, kind: string): string {
   return value;
 }
 
-/** Parses a YAML document that must be a mapping (parse phase). */
+function optionalField(input: JsonObject, name: string, kind: string): string | undefined {
+  const value = input[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string")
+    throw new ParserEvalError("invalid_input", `${kind} field "${name}" must be a string`);
+  return value;
+}
+
+/** One skill source on its own (upstream's `SkillSource`); a graph source carries its graph IR. */
+function validateSkillSource(source: JsonObject): JsonObject {
+  const type = checkSource(source, "reject");
+  if (type !== "graph") return sourceFieldsIr(type, source, source);
+  const graph = requiredObject(source.graph, "source.graph");
+  precheckGraph(graph);
+  return sourceFieldsIr(type, source, source, graphIr(normalizeGraph(graph), graph));
+}
+
+/**
+ * Parses a YAML document that must be a mapping (parse phase). `field` names the document the
+ * way upstream prefixes its parse errors (`runner_manifest: …`); `notMapping` is the sentence
+ * for a document that parsed to something else.
+ */
 function yamlMapping(
   text: string,
-  what: string,
+  field: string,
+  notMapping: (value: JsonValue) => string,
 ): { document: StrictYamlDocument; raw: JsonObject } {
   return phase("parse_error", () => {
     const document = parseStrictYaml(text);
     if (!isJsonObject(document.value))
-      throw new ParserEvalError("parse_error", `${what} YAML must parse to an object.`);
+      throw new ParserEvalError("parse_error", `${field}: ${notMapping(document.value)}`);
     return { document, raw: document.value };
   });
 }
 
+/** How upstream's deserializer names a YAML value that is not the mapping it expected. */
+function yamlKind(value: JsonValue): string {
+  if (value === null) return "unit value";
+  if (Array.isArray(value)) return "sequence";
+  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
+  if (typeof value === "boolean") return `boolean \`${value}\``;
+  if (typeof value === "number")
+    return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  return "map";
+}
+
 function validateGraphYaml(yaml: string): JsonValue {
-  const { raw } = yamlMapping(yaml, "Graph");
-  return phase("validation_error", () => graphIr(normalizeGraph(raw), raw));
+  // Upstream deserializes a graph straight into a map, so a non-mapping is a YAML failure.
+  const { raw } = yamlMapping(
+    yaml,
+    "graph",
+    (value) => `YAML parse failed: invalid type: ${yamlKind(value)}, expected a map`,
+  );
+  return phase("validation_error", () => {
+    precheckGraph(raw);
+    return graphIr(normalizeGraph(raw), raw);
+  });
 }
 
 function validateRunnerManifestYaml(yaml: string): JsonValue {
-  const { document, raw } = yamlMapping(yaml, "Runner manifest");
+  const { document, raw } = yamlMapping(
+    yaml,
+    "runner_manifest",
+    () => "Runner manifest YAML must parse to an object.",
+  );
   return phase("validation_error", () => {
+    precheckRunnerManifest(raw);
     const profile = buildExecutionProfile(document);
     const graphs: Record<string, JsonObject> = {};
     const rawRunners = isJsonObject(raw.runners) ? raw.runners : {};
@@ -123,11 +192,82 @@ function validateRunnerManifestYaml(yaml: string): JsonValue {
   });
 }
 
+function validateToolManifestYaml(yaml: string): JsonValue {
+  const { raw } = yamlMapping(
+    yaml,
+    "tool_manifest",
+    () => "Tool manifest YAML must parse to an object.",
+  );
+  return phase("validation_error", () => validateToolManifestDocument(raw));
+}
+
+function validateToolManifestJson(json: string): JsonValue {
+  const parseFailure = (message: string): never => {
+    throw new ParserEvalError(
+      "parse_error",
+      `tool_manifest: JSON parse failed: Tool manifest JSON is invalid: ${message}`,
+    );
+  };
+  const deep = scanJsonNesting(json);
+  if (deep !== undefined)
+    parseFailure(
+      `nesting deeper than ${MAX_NESTING_DEPTH} levels at line ${deep.line}, column ${deep.column}`,
+    );
+  let value: JsonValue = null;
+  try {
+    value = JSON.parse(json) as JsonValue;
+  } catch (error) {
+    parseFailure(error instanceof Error ? error.message : String(error));
+  }
+  if (!isJsonObject(value))
+    throw new ParserEvalError(
+      "parse_error",
+      "tool_manifest: Tool manifest JSON must parse to an object.",
+    );
+  return phase("validation_error", () => validateToolManifestDocument(value));
+}
+
+/**
+ * Upstream's first SKILL.md checks with its sentences, in its order (`runx`, `source`,
+ * governance, categories, `name`, the source, inputs, and a graph source's graph); returns the
+ * graph of a graph source.
+ */
+function precheckSkill(frontmatter: JsonObject): JsonObject | undefined {
+  const runx = frontmatter.runx;
+  if (runx !== undefined && runx !== null && !isJsonObject(runx))
+    throw new UpstreamValidationError("runx must be an object when present.");
+  const source = optionalObject(frontmatter.source, "source") ?? { type: "agent" };
+  const meta = isJsonObject(runx) ? runx : undefined;
+  const risk = isJsonObject(frontmatter.risk) ? frontmatter.risk : undefined;
+  checkRetry(first(frontmatter.retry, meta?.retry), "retry");
+  checkIdempotency(first(frontmatter.idempotency, meta?.idempotency), "idempotency");
+  optionalBool(first(first(frontmatter.mutating, risk?.mutating), meta?.mutating), "mutating");
+  artifactContract(meta?.artifacts, "runx.artifacts");
+  optionalStringArray(meta?.allowed_tools, "runx.allowed_tools");
+  optionalString(frontmatter.category, "category");
+  optionalString(meta?.category, "runx.category");
+  requiredString(frontmatter.name, "name");
+  optionalString(frontmatter.description, "description");
+  const type = checkSource(source, "defer");
+  checkInputs(optionalObject(frontmatter.inputs, "inputs") ?? {}, "inputs");
+  if (type !== "graph") return undefined;
+  const graph = requiredObject(source.graph, "source.graph");
+  precheckGraph(graph);
+  return graph;
+}
+
 function validateSkillMarkdown(markdown: string, parseCode: ParserEvalCode): JsonObject {
   const parts = phase(parseCode, () => splitSkillMarkdown(markdown));
-  return phase("validation_error", () =>
-    skillIr(buildSkillPackage({ skillMd: { text: markdown } }), parts),
-  );
+  return phase("validation_error", () => {
+    const graph = precheckSkill(parts.frontmatter);
+    const pkg = buildSkillPackage({ skillMd: { text: markdown } });
+    // A graph source reports its graph in graph IR form, as a graph runner does.
+    const graphValue =
+      graph === undefined
+        ? undefined
+        : graphIr(normalizeGraph(graph, { path: ["source", "graph"] }), graph);
+    return skillIr(pkg, parts, graphValue);
+  });
 }
 
 const ORIGIN_STRINGS = ["source", "source_label", "ref"] as const;
@@ -184,6 +324,29 @@ export function evaluateParserInput(input: JsonValue): JsonValue {
       return validateRunnerManifestYaml(field(input, "yaml", kind));
     case "parser.validateGraphYaml":
       return validateGraphYaml(field(input, "yaml", kind));
+    case "parser.validateToolManifestYaml":
+      return validateToolManifestYaml(field(input, "yaml", kind));
+    case "parser.validateToolManifestJson":
+      return validateToolManifestJson(field(input, "json", kind));
+    case "parser.validateSkillSource": {
+      const source = input.source;
+      if (!isJsonObject(source))
+        throw new ParserEvalError("invalid_input", `${kind} needs an object field "source"`);
+      return phase("validation_error", () => validateSkillSource(source));
+    }
+    case "parser.validateSkillArtifactContract": {
+      const name = optionalField(input, "field", kind) ?? "runx.artifacts";
+      return phase("validation_error", () => artifactContract(input.artifacts, name) ?? null);
+    }
+    case "parser.resolvePostRunReflectPolicy": {
+      const name = optionalField(input, "field", kind) ?? "runx";
+      const runx = input.runx;
+      if (runx !== undefined && runx !== null && !isJsonObject(runx))
+        throw new ParserEvalError("invalid_input", `${kind} field "runx" must be an object`);
+      return phase("validation_error", () =>
+        postRunReflectPolicy(isJsonObject(runx) ? runx : undefined, name),
+      );
+    }
     case "parser.validateSkillInstall": {
       const markdown = field(input, "markdown", kind);
       const origin = installOrigin(input.origin);

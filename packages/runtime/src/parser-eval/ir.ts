@@ -12,6 +12,7 @@ import type { JsonObject, JsonValue } from "../parser/json.js";
 import type { SkillPackage } from "../parser/package.js";
 import type { RetryPolicy, RunnerDefinition } from "../parser/runner-types.js";
 import { SOURCE_FIELDS } from "../parser/runners.js";
+import { artifactContract } from "./artifact-contract.js";
 
 /** Copies the defined entries of `fields` onto `target` (undefined means "omit the key"). */
 function put(target: JsonObject, fields: Record<string, JsonValue | undefined>): JsonObject {
@@ -188,10 +189,19 @@ export function sourceIr(
   raw: JsonObject,
   graph?: JsonObject,
 ): JsonObject {
-  const source = runner.source;
+  return sourceFieldsIr(runner.type, runner.source, raw, graph);
+}
+
+/** The typed fields of a validated source of kind `type` (`source`), `raw` as written. */
+export function sourceFieldsIr(
+  type: string,
+  source: JsonObject,
+  raw: JsonObject,
+  graph?: JsonObject,
+): JsonObject {
   const server = obj(source.server);
   return put(
-    { type: runner.type, args: strings(source.args), raw },
+    { type, args: strings(source.args), raw },
     {
       command: str(source.command),
       module: str(source.module),
@@ -211,12 +221,14 @@ export function sourceIr(
                 cwd: str(server.cwd),
               },
             ),
+      catalogRef: str(source.catalog_ref),
       tool: str(source.tool),
       arguments: obj(source.arguments),
       agentCardUrl: str(source.agent_card_url),
       agentIdentity: str(source.agent_identity),
       agent: str(source.agent),
       task: str(source.task),
+      hook: str(source.hook),
       outputs: obj(source.outputs),
       graph,
       externalAdapter: source.external_adapter,
@@ -242,10 +254,13 @@ function governanceIr(fields: {
     auth: fields.auth,
     risk: fields.risk,
     runtime: fields.runtime,
-    retry: fields.retry === undefined ? undefined : { ...fields.retry },
+    // Upstream's skill retry policy carries only the attempt count.
+    retry: fields.retry === undefined ? undefined : { maxAttempts: fields.retry.max_attempts },
     idempotency: fields.idempotency === undefined ? undefined : { ...fields.idempotency },
     mutating: fields.mutating,
-    artifacts: fields.artifacts,
+    // The contract in upstream's form (`emits` a list, camelCase keys); omitted when empty.
+    artifacts:
+      fields.artifacts === undefined ? undefined : artifactContract(fields.artifacts, "artifacts"),
     execution: fields.execution,
     runx: fields.runx,
   };
@@ -319,8 +334,11 @@ export interface RawSkillParts {
   body: string;
 }
 
-/** A SKILL.md-only package (`ValidatedSkill`): its implicit runner supplies `source`. */
-export function skillIr(pkg: SkillPackage, raw: RawSkillParts): JsonObject {
+/**
+ * A SKILL.md-only package (`ValidatedSkill`): its implicit runner supplies `source`; `graph` is
+ * the normalised graph IR of a graph source.
+ */
+export function skillIr(pkg: SkillPackage, raw: RawSkillParts, graph?: JsonObject): JsonObject {
   const runner = Object.values(pkg.runners)[0];
   const rawSource = obj(pkg.frontmatter.source) ?? { type: "agent" };
   const runx = obj(pkg.frontmatter.runx);
@@ -337,7 +355,7 @@ export function skillIr(pkg: SkillPackage, raw: RawSkillParts): JsonObject {
       description: pkg.description,
       category: pkg.category,
       runxCategory: runxCategory === "" ? undefined : runxCategory,
-      source: runner === undefined ? undefined : sourceIr(runner, rawSource),
+      source: runner === undefined ? undefined : sourceIr(runner, rawSource, graph),
       ...governanceIr(pkg.settings),
     },
   );

@@ -115,6 +115,32 @@ runners:
   });
 });
 
+describe("runner post-run reflect policy", () => {
+  const profile = (postRun: string) =>
+    `skill: demo\nrunners:\n  a:\n    type: cli-tool\n    command: node\n    runx:\n      post_run: ${postRun}\n`;
+
+  it("accepts auto, always and never", () => {
+    for (const reflect of ["auto", "always", "never"])
+      expect(build(profile(`{reflect: ${reflect}}`)).runners.a?.runx).toEqual({
+        post_run: { reflect },
+      });
+  });
+
+  it("refuses any other policy at load, naming the key path", () => {
+    let caught: unknown;
+    try {
+      build(profile("{reflect: sometimes}"));
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(RuntimeError);
+    const error = caught as RuntimeError;
+    expect(error.message).toBe("reflect must be auto, always or never");
+    expect(error.details.path).toBe("runners.a.runx.post_run.reflect");
+    expect(code(() => build(profile("3")))).toBe(error.code);
+  });
+});
+
 describe("selectRunner", () => {
   it("selects the named runner, or refuses an undeclared one", () => {
     const pkg = build(TWO_RUNNERS);

@@ -192,6 +192,22 @@ function graphOf(
   ];
 }
 
+/**
+ * A runner's `runx.post_run.reflect` names when a post-run reflection runs: auto, always or never.
+ * Anything else is refused at load rather than silently treated as never.
+ */
+function checkReflectPolicy(runx: JsonValue | undefined, path: PathSegment[], fail: FailAt): void {
+  if (runx === undefined || runx === null) return;
+  if (!isJsonObject(runx)) fail(path, "runx must be a mapping");
+  const postRun = runx.post_run;
+  if (postRun === undefined || postRun === null) return;
+  if (!isJsonObject(postRun)) fail([...path, "post_run"], "post_run must be a mapping");
+  const reflect = postRun.reflect;
+  if (reflect === undefined || reflect === null) return;
+  if (reflect !== "auto" && reflect !== "always" && reflect !== "never")
+    fail([...path, "post_run", "reflect"], "reflect must be auto, always or never");
+}
+
 /** Normalizes one runner definition found at `options.path`, enforcing the §1.4 per-runner rules. */
 export function normalizeRunner(
   name: string,
@@ -206,6 +222,7 @@ export function normalizeRunner(
       "runner instructions are not allowed; put agent operating instructions in the owning SKILL.md",
     );
   }
+  checkReflectPolicy(raw.runx, [...path, "runx"], fail);
   const source = splitSource(raw, path, fail);
   const sourcePath = raw.source !== undefined ? [...path, "source"] : path;
   const declared = source.type;
