@@ -162,6 +162,12 @@ export interface NativeTool {
   mutating: boolean;
   /** Scopes the caller must hold (exact strings). */
   scopes: readonly string[];
+  /**
+   * The tool refuses a call without its scopes itself, with a typed result (the data tools'
+   * `needs_authority` envelope), so the runtime hands it the call's scopes instead of
+   * refusing first.
+   */
+  admitsOwnScopes?: boolean;
   inputSchema: JsonRecord;
   outputSchema: JsonRecord;
   /** Validates input against `inputSchema`; returns the first error as `path: message`. */
