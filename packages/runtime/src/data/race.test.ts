@@ -120,6 +120,34 @@ async function verifyStream(adapter: DataAdapter, aggregate: string, acked: Line
   return events;
 }
 
+/**
+ * Waits until a killed writer can no longer commit. A SIGKILLed process commits nothing more on
+ * SQLite or Redis, but a PostgreSQL backend may still be finishing the COMMIT the client sent
+ * just before it died; until that backend session ends, reading the stream could miss the last
+ * event and the next append would rightly conflict.
+ */
+async function settled(store: WorkerStore): Promise<void> {
+  if (store.kind !== "postgres") return;
+  const { default: pg } = await import("pg");
+  const url = new URL(store.endpoint);
+  url.username = store.user;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const { rows } = await client.query<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+      );
+      if (rows[0]?.n === "0") return;
+      if (Date.now() > deadline) throw new Error("the killed writer's session never ended");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 function raceSuite(
   name: string,
   makeStore: () => Promise<{ store: WorkerStore; drop(): Promise<void> }>,
@@ -185,6 +213,7 @@ function raceSuite(
         expect(exit.signal).toBe("SIGKILL");
         const acks = worker.lines.filter((l) => l.ack !== undefined);
         expect(acks.length).toBeGreaterThanOrEqual(50);
+        await settled(store);
         const adapter = await openWorkerStore(store);
         try {
           const events = await verifyStream(adapter, "own-99", acks);
