@@ -48,7 +48,7 @@ export function runtimeToolCatalog(local?: LocalToolRoots): ToolCatalog {
           throw new RuntimeError(
             "TOOL_MANIFEST_INVALID",
             `${shadow}: name ${name} is a native tool; a local tool may not shadow it`,
-            { path: shadow, field: "name", tool: name },
+            { manifest: shadow, field: "name", tool: name },
           );
         }
         return builtin;

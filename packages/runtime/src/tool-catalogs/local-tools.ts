@@ -129,7 +129,7 @@ function containedDir(found: LocatedTool, roots: LocalToolRoots): string {
     throw new RuntimeError(
       "PATH_ESCAPE",
       `${shown}: the tool directory resolves outside its tool root (a symlink out of the workspace or RUNX_TOOL_ROOTS is refused)`,
-      { path: shown },
+      { manifest: shown },
     );
   }
   return dirReal;
@@ -138,7 +138,7 @@ function containedDir(found: LocatedTool, roots: LocalToolRoots): string {
 function manifestInvalid(shown: string, problem: string): RuntimeError {
   const field = /^([A-Za-z0-9_.[\]-]+) /.exec(problem)?.[1];
   return new RuntimeError("TOOL_MANIFEST_INVALID", `${shown}: ${problem}`, {
-    path: shown,
+    manifest: shown,
     ...(field !== undefined && field !== "manifest.json" ? { field } : {}),
   });
 }
