@@ -212,6 +212,31 @@ describe("local tools in graph steps", () => {
     expect(text).toContain("source.command");
   });
 
+  it("refuses retrying a mutating local tool unless its manifest declares an idempotency key", async () => {
+    const steps = [
+      "- id: greet",
+      "  tool: demo.greet",
+      "  scopes: [demo.greet]",
+      "  retry:",
+      "    max_attempts: 2",
+      "  inputs:",
+      "    name: world",
+    ];
+    writeTool("tools/demo/greet", manifest({ mutating: true }), GREET_SCRIPT);
+    graphSkill(steps, "[greet]");
+    const refused = await runx(ws, ["skill", "skills/flow", "--json"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toContain("RETRY_REFUSED");
+    writeTool(
+      "tools/demo/greet",
+      manifest({ mutating: true, idempotency: { key: "demo-greet" } }),
+      GREET_SCRIPT,
+    );
+    const admitted = await runx(ws, ["skill", "skills/flow", "--json"]);
+    expect(admitted.stdout + admitted.stderr).not.toContain("RETRY_REFUSED");
+    expect(admitted.code).toBe(0);
+  });
+
   it("refuses a local manifest that would shadow a native tool", async () => {
     writeTool("tools/data/digest", manifest({ name: "data.digest" }), GREET_SCRIPT);
     graphSkill(["- id: digest", "  tool: data.digest", "  inputs:", "    value: x"], "[digest]");

@@ -123,7 +123,12 @@ export async function boundGraph(
         props !== null && typeof props === "object" && !Array.isArray(props)
           ? Object.keys(props)
           : [];
-      return { outputs, mutating: tool.mutating, tool_output: true };
+      return {
+        outputs,
+        mutating: tool.mutating,
+        tool_output: true,
+        ...(tool.idempotencyKey !== undefined ? { idempotency_key: tool.idempotencyKey } : {}),
+      };
     }
     if (step.kind === "skill") return nested.get(step.id);
     if (step.run.type !== "approval") {

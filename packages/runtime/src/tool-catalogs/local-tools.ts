@@ -3,7 +3,7 @@
  * RUNX_TOOL_ROOTS directory or the workspace's `tools/` becomes a `NativeTool`, so graph steps
  * (`tool: ns.tool`) and managed agents' `allowed_tools` reach it through the same admission as
  * the native tools: the manifest's inputs are the input contract, its scopes must be granted,
- * and `mutating` feeds the graph's retry/idempotency rules. A `cli-tool` source runs through the
+ * and `mutating` with `idempotency.key` feed the graph's retry/idempotency rules. A `cli-tool` source runs through the
  * cli-tool runner (process supervision, deny-by-default environment, cwd containment) with the
  * tool directory as its working directory and its inputs as `RUNX_INPUT_<NAME>` and
  * `RUNX_INPUTS_JSON`; a JSON object on stdout is the tool's output, wrapped as the manifest's
@@ -229,10 +229,7 @@ async function runManifest(
       output: { code, exit_code: result.exitCode },
     };
   }
-  const output = packageArtifacts(
-    result.output as JsonObject,
-    manifest.artifacts,
-  );
+  const output = packageArtifacts(result.output as JsonObject, manifest.artifacts);
   return { status: "success", output, summary: `${manifest.name} exited 0` };
 }
 
@@ -271,11 +268,18 @@ export function loadLocalTool(name: string, roots: LocalToolRoots): NativeTool |
     throw manifestInvalid(shown, "inputs.schema is not valid JSON Schema.");
   }
   const validateInput = inputValidator(validate, inputSchema);
+  const idempotency = (manifest as { idempotency?: JsonRecord }).idempotency;
+  const key = idempotency?.key;
+  if (key !== undefined && (typeof key !== "string" || key === "")) {
+    throw manifestInvalid(shown, "idempotency.key must be a non-empty string.");
+  }
+  const idempotencyKey = typeof key === "string" ? key : undefined;
   return {
     name: manifest.name,
     description: manifest.description ?? `local tool ${manifest.name}`,
     mutating: manifest.mutating === true,
     scopes: [...manifest.scopes],
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     inputSchema,
     outputSchema: outputSchemaOf(manifest),
     validateInput,

@@ -162,6 +162,11 @@ export interface NativeTool {
   mutating: boolean;
   /** Scopes the caller must hold (exact strings). */
   scopes: readonly string[];
+  /**
+   * The idempotency key a local tool's manifest declares (`idempotency.key`); a graph step
+   * calling a mutating tool that declares one may be retried under it, as a skill runner's may.
+   */
+  idempotencyKey?: string;
   inputSchema: JsonRecord;
   outputSchema: JsonRecord;
   /** Validates input against `inputSchema`; returns the first error as `path: message`. */
