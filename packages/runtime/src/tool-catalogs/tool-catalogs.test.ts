@@ -286,5 +286,18 @@ describe("local tools as catalog tools (runtime)", () => {
     expect(searchTools([fixtureMcpCatalog], "mcp").results.map((r) => r.name)).toEqual([
       "fixture.echo",
     ]);
+    const inspected = inspectTool({
+      ref: "demo.echo",
+      source: "local",
+      workspaceRoot: root,
+      toolRoots: [],
+      native: runtimeToolCatalog(),
+      sources,
+    });
+    expect(inspected.tool).toMatchObject({
+      name: "demo.echo",
+      execution_source_type: "cli-tool",
+      provenance: { origin: "local" },
+    });
   });
 });
