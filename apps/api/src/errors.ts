@@ -97,6 +97,7 @@ export const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   REGISTRY_CONFLICT: "CONFLICT",
   DATA_SOURCE_INVALID: "UNPROCESSABLE_CONTENT",
   DATA_STORE_UNAVAILABLE: "SERVICE_UNAVAILABLE",
+  REDACTION_REQUIRED: "UNPROCESSABLE_CONTENT",
 };
 
 /** A TRPCError for anything thrown by the runtime (the runtime error rides along as `cause`). */

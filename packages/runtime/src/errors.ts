@@ -70,6 +70,7 @@ export const ERROR_CODES = [
   "ARTIFACT_NOT_FOUND",
   "DATA_SOURCE_INVALID",
   "DATA_STORE_UNAVAILABLE",
+  "REDACTION_REQUIRED",
   "LIMIT_EXCEEDED",
   // network and provider effects
   "NETWORK_DENIED",
@@ -230,6 +231,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   ARTIFACT_NOT_FOUND: "input_error",
   DATA_SOURCE_INVALID: "config_error",
   DATA_STORE_UNAVAILABLE: "io_error",
+  REDACTION_REQUIRED: "input_error",
   LIMIT_EXCEEDED: "input_error",
   NETWORK_DENIED: "operator_context_blocked",
   HTTP_TIMEOUT: "skill_error",
@@ -322,6 +324,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   ARTIFACT_NOT_FOUND: 1,
   DATA_SOURCE_INVALID: 1,
   DATA_STORE_UNAVAILABLE: 1,
+  REDACTION_REQUIRED: 1,
   LIMIT_EXCEEDED: 1,
   NETWORK_DENIED: 1,
   HTTP_TIMEOUT: 1,

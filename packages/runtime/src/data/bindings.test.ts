@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { callDataOperation } from "../tools/data-tools.js";
+import { DATA_APPEND_SCOPE, DATA_READ_SCOPE, callDataOperation } from "../tools/data-tools.js";
 import {
   isSecretLikeName,
   localSourcePath,
@@ -11,6 +11,7 @@ import {
 } from "./bindings.js";
 import { DataStop } from "./model.js";
 
+const ALL_SCOPES = [DATA_READ_SCOPE, DATA_APPEND_SCOPE];
 const doc = (sources: unknown) => JSON.stringify({ data_sources: sources });
 const stopOf = (fn: () => unknown): DataStop => {
   try {
@@ -135,7 +136,12 @@ describe("data-source bindings", () => {
   });
 
   it("runs a tool call end to end on the implicit local SQLite file and refuses symlinked paths", async () => {
-    const ctx = { workspaceRoot: root, baseEnv: {}, now: () => new Date("2026-07-14T04:00:00Z") };
+    const ctx = {
+      workspaceRoot: root,
+      baseEnv: {},
+      scopes: ALL_SCOPES,
+      now: () => new Date("2026-07-14T04:00:00Z"),
+    };
     const input = {
       data_source_ref: "local://dev",
       resource: "r",
@@ -180,7 +186,7 @@ describe("data-source bindings", () => {
     const result = await callDataOperation(
       "read_projection",
       { data_source_ref: "t://r", resource: "r", aggregate_id: "a" },
-      { workspaceRoot: root, baseEnv: env, now: () => new Date() },
+      { workspaceRoot: root, baseEnv: env, scopes: ALL_SCOPES, now: () => new Date() },
     );
     expect(result).toMatchObject({ status: "failure", code: "DATA_STORE_UNAVAILABLE" });
   });

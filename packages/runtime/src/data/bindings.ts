@@ -13,7 +13,7 @@ import { RuntimeError } from "../errors.js";
 import { readFileCappedSync } from "../packages/read-capped.js";
 import type { Json } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
-import { DataStop, isResource } from "./model.js";
+import { DataStop, isResource, isSecretLikeName } from "./model.js";
 
 export const ADAPTERS = ["data.sqlite", "data.postgres", "data.redis"] as const;
 export type AdapterName = (typeof ADAPTERS)[number];
@@ -38,27 +38,22 @@ export interface RedisBinding {
 export type DataBinding = (SqliteBinding | PostgresBinding | RedisBinding) & {
   /** Where the binding came from (for messages and `runx data sources`). */
   origin: string;
+  /**
+   * The resources the binding declares, when it declares any: an operation on any other
+   * resource stops with `needs_source`. Absent (or `{}`, as the implicit local binding has)
+   * leaves the source's resources open.
+   */
+  resources?: readonly string[];
 };
 
-const SECRET_NAMES = new Set([
-  "apikey",
-  "accesstoken",
-  "refreshtoken",
-  "clientsecret",
-  "secretkey",
-  "privatekey",
-  "password",
-  "bearertoken",
-  "connectionstring",
-  "authorization",
-  "token",
-  "secret",
-]);
+/** The one resource kind and partition key the event store serves. */
+const RESOURCE_FIELDS: Record<string, string> = {
+  kind: "event_stream",
+  partition_key: "aggregate_id",
+};
 
-/** True for field names that look like they carry secret material. */
-export function isSecretLikeName(name: string): boolean {
-  return SECRET_NAMES.has(name.toLowerCase().replace(/[^a-z0-9]/g, ""));
-}
+/** Re-exported: bindings and event content share one secret-like name rule. */
+export { isSecretLikeName };
 
 const FIELDS: Record<AdapterName, readonly string[]> = {
   "data.sqlite": [
@@ -234,13 +229,28 @@ export function validateBinding(ref: string, raw: Json, origin: string): DataBin
     ) {
       bad(origin, `${path}.resources`, "must be an object of resource names");
     }
-    for (const resource of Object.keys(raw.resources)) {
-      if (!isResource(resource))
-        bad(origin, `${path}.resources.${resource}`, "is not a valid resource name");
+    for (const [resource, spec] of Object.entries(raw.resources)) {
+      const at = `${path}.resources.${resource}`;
+      if (!isResource(resource)) bad(origin, at, "is not a valid resource name");
+      if (spec === null || typeof spec !== "object" || Array.isArray(spec))
+        bad(origin, at, 'must be an object such as {"kind": "event_stream"}');
+      for (const [key, value] of Object.entries(spec)) {
+        const expected = RESOURCE_FIELDS[key];
+        if (expected === undefined)
+          bad(origin, `${at}.${key}`, "unknown field (allowed: kind, partition_key)");
+        if (value !== expected) bad(origin, `${at}.${key}`, `must be "${expected}"`);
+      }
     }
   }
+  const declared =
+    raw.resources !== undefined && Object.keys(raw.resources).length > 0
+      ? Object.keys(raw.resources)
+      : undefined;
   const profile = text("profile");
-  const extra = profile !== undefined ? { profile } : {};
+  const extra = {
+    ...(profile !== undefined ? { profile } : {}),
+    ...(declared !== undefined ? { resources: declared } : {}),
+  };
   switch (name) {
     case "data.sqlite": {
       const database = text("database_path");

@@ -9,7 +9,19 @@ import { validateToolsDataOperationResultOutput } from "../generated/validate-to
 import { hashCanonical } from "../receipts/canonical.js";
 import type { JsonRecord } from "../tools/types.js";
 import type { DataAdapter } from "./adapter.js";
-import { EMPTY_PROJECTION_DIGEST, MAX_EVENT_BYTES, chainDigest, recomputeChain } from "./model.js";
+import { sha256Prefixed } from "../receipts/canonical.js";
+import {
+  DATA_APPEND_SCOPE,
+  DATA_READ_SCOPE,
+  EMPTY_PROJECTION_DIGEST,
+  MAX_EVENT_BYTES,
+  canonicalEvent,
+  canonicalRecord,
+  chainDigest,
+  deriveEventType,
+  eventRef,
+  recomputeChain,
+} from "./model.js";
 import type { DataOperation, DataOperationResult, EventRecord, HeadRecord } from "./model.js";
 import { runOnAdapter } from "./operations.js";
 
@@ -44,8 +56,16 @@ export function dataStoreContract(
     }, 60_000);
 
     /** Runs an operation and checks its envelope against the published output schema. */
-    const op = async (operation: DataOperation, input: JsonRecord, via: DataAdapter = adapter) => {
-      const result = await runOnAdapter(via, operation, input, { now });
+    const op = async (
+      operation: DataOperation,
+      input: JsonRecord,
+      via: DataAdapter = adapter,
+      policy?: { scopes?: readonly string[]; resources?: readonly string[] },
+    ) => {
+      const result = await runOnAdapter(via, operation, input, {
+        now,
+        ...policy,
+      });
       const packet = result as unknown as JsonRecord;
       const valid = validateToolsDataOperationResultOutput({
         ...packet,
@@ -887,6 +907,206 @@ export function dataStoreContract(
         } finally {
           await Promise.all(writers.map((w) => w.close()));
         }
+      });
+    });
+    describe("authority, redaction and declared resources", () => {
+      const HUNTER = "hunter2-do-not-echo";
+      const LIVE_KEY = "sk-live-4f9a1c-never-shown";
+      /** Stores an event the way a writer predating the secret check did: straight to the adapter. */
+      const storeRaw = async (s: Stream, version: number, key: string, event: JsonRecord) => {
+        const eventJson = canonicalEvent(event);
+        const streamKey = {
+          source: s.data_source_ref,
+          resource: s.resource,
+          aggregateId: s.aggregate_id,
+        };
+        const committedAt = new Date((clock.ms += 1000));
+        const record: EventRecord = {
+          event_ref: eventRef(streamKey, version),
+          version,
+          event_type: deriveEventType(event),
+          event,
+          event_digest: sha256Prefixed(eventJson),
+          idempotency_key: key,
+          committed_at: committedAt.toISOString(),
+        };
+        const outcome = await adapter.append({
+          stream: streamKey,
+          expectedVersion: version - 1,
+          idempotencyKey: key,
+          eventJson,
+          recordJson: canonicalRecord(record, eventJson),
+          record,
+          committedAtMs: committedAt.getTime(),
+        });
+        expect(outcome.kind).toBe("committed");
+      };
+
+      it("stops with needs_authority when the caller lacks the operation's scope, before storage", async () => {
+        const s = stream();
+        const readOnly = { scopes: [DATA_READ_SCOPE] };
+        const refused = await op(
+          "append_event",
+          { ...s, expected_version: 0, idempotency_key: "k1", event: { type: "a" } },
+          adapter,
+          readOnly,
+        );
+        expect(refused).toMatchObject({
+          status: "stopped",
+          before_version: 0,
+          after_version: 0,
+          idempotency_key: null,
+          event_ref: null,
+          stop_conditions: [
+            {
+              code: "needs_authority",
+              message:
+                "data.append_event requires scope runx:data:append, which the caller was not granted",
+            },
+          ],
+        });
+        // Nothing was written: the granted read sees an empty stream.
+        expect((await op("read_projection", s, adapter, readOnly)).after_version).toBe(0);
+        const appendOnly = { scopes: [DATA_APPEND_SCOPE] };
+        for (const [operation, input] of [
+          ["read_events", s],
+          ["read_projection", s],
+          ["list_stream_heads", { data_source_ref: s.data_source_ref, resource: s.resource }],
+        ] as const) {
+          const r = await op(operation, input, adapter, appendOnly);
+          expect(r.status).toBe("stopped");
+          expect(r.stop_conditions).toEqual([
+            {
+              code: "needs_authority",
+              message: `data.${operation} requires scope runx:data:read, which the caller was not granted`,
+            },
+          ]);
+        }
+        // Authority is checked before input: an unauthorised caller learns nothing about it.
+        const bad = await op("read_events", { ...s, limit: 0 }, adapter, { scopes: [] });
+        expect(stopCode(bad)).toBe("needs_authority");
+        const granted = await op(
+          "append_event",
+          { ...s, expected_version: 0, idempotency_key: "k1", event: { type: "a" } },
+          adapter,
+          appendOnly,
+        );
+        expect(granted.status).toBe("committed");
+      });
+
+      it("stops an append carrying secret-like fields with redaction_required and never echoes them", async () => {
+        const s = stream();
+        const r = await append(s, {
+          event: {
+            type: "account.linked",
+            payload: { password: HUNTER, keys: [{ label: "ci", api_key: LIVE_KEY }] },
+            Client_Secret: { nested: HUNTER },
+          },
+        });
+        expect(r).toMatchObject({
+          status: "stopped",
+          before_version: 0,
+          after_version: 0,
+          event_digest: null,
+          redactions: [
+            { path: "event.Client_Secret", reason: "secret_field" },
+            { path: "event.payload.keys[0].api_key", reason: "secret_field" },
+            { path: "event.payload.password", reason: "secret_field" },
+          ],
+        });
+        expect(r.stop_conditions).toHaveLength(1);
+        expect(r.stop_conditions[0]?.code).toBe("redaction_required");
+        expect(r.stop_conditions[0]?.message).toContain("event.payload.password");
+        const text = JSON.stringify(r);
+        expect(text).not.toContain(HUNTER);
+        expect(text).not.toContain(LIVE_KEY);
+        // Not stored, so the same key is free for a clean event.
+        expect((await op("read_projection", s)).after_version).toBe(0);
+        expect((await append(s, { event: { type: "account.linked" } })).status).toBe("committed");
+      });
+
+      it("withholds stored secret-like fields on read with redaction_required and lists where they are", async () => {
+        const s = stream();
+        await storeRaw(s, 1, "legacy-1", { type: "account.linked", auth: { token: LIVE_KEY } });
+        await storeRaw(s, 2, "legacy-2", { type: "account.renamed", name: "ci" });
+        const head = await op("read_projection", s);
+        expect(head).toMatchObject({ status: "read", after_version: 2 });
+        expect(JSON.stringify(head)).not.toContain(LIVE_KEY);
+
+        const tail = await op("read_events", s);
+        expect(tail).toMatchObject({
+          status: "stopped",
+          before_version: 2,
+          after_version: 2,
+          projection_digest: head.projection_digest,
+          events: [],
+          rows: [],
+          redactions: [
+            {
+              event_ref: "board_events:posting-123:1",
+              path: "event.auth.token",
+              reason: "secret_field",
+            },
+          ],
+        });
+        expect(stopCode(tail)).toBe("redaction_required");
+        expect(JSON.stringify(tail)).not.toContain(LIVE_KEY);
+
+        // A page without the secret-bearing event reads normally.
+        const later = await op("read_events", { ...s, after_version: 1 });
+        expect(later.status).toBe("read");
+        expect(later.events.map((e) => e.version)).toEqual([2]);
+
+        const other = { ...s, aggregate_id: "posting-456" };
+        await storeRaw(other, 1, "legacy-1", { type: "x", password: HUNTER });
+        const heads = await op("list_stream_heads", {
+          data_source_ref: s.data_source_ref,
+          resource: s.resource,
+        });
+        expect(heads).toMatchObject({
+          status: "stopped",
+          rows: [],
+          redactions: [
+            {
+              event_ref: "board_events:posting-456:1",
+              path: "event.password",
+              reason: "secret_field",
+            },
+          ],
+        });
+        expect(stopCode(heads)).toBe("redaction_required");
+        expect(JSON.stringify(heads)).not.toContain(HUNTER);
+      });
+
+      it("stops an operation on a resource the binding does not declare with needs_source", async () => {
+        const s = stream();
+        const declared = { resources: ["board_events", "board_projections"] };
+        const ok = await append(s, {});
+        expect(ok.status).toBe("committed");
+        const undeclared = { ...s, resource: "payroll_events" };
+        for (const [operation, input] of [
+          [
+            "append_event",
+            { ...undeclared, expected_version: 0, idempotency_key: "k", event: { type: "a" } },
+          ],
+          ["read_events", undeclared],
+          ["read_projection", undeclared],
+          ["list_stream_heads", { data_source_ref: s.data_source_ref, resource: "payroll_events" }],
+        ] as const) {
+          const r = await op(operation, input, adapter, declared);
+          expect(r).toMatchObject({ status: "stopped", resource: "payroll_events" });
+          expect(r.stop_conditions).toEqual([
+            {
+              code: "needs_source",
+              message: `resource payroll_events is not declared by the binding of data source ${s.data_source_ref} (declared: board_events, board_projections)`,
+            },
+          ]);
+        }
+        // Nothing was written to the undeclared resource.
+        expect((await op("read_projection", undeclared)).after_version).toBe(0);
+        const read = await op("read_events", s, adapter, declared);
+        expect(read.status).toBe("read");
+        expect(read.events).toHaveLength(1);
       });
     });
   });

@@ -11,6 +11,9 @@
  * - Stop conditions other than `conflict` come back as envelopes with status `stopped`
  *   (our extension of the upstream status set) and fail the invocation, so a graph never
  *   treats a refused operation as done.
+ * - Secret-like field names (the binding rule, applied to event content) are refused on
+ *   append and withheld on read (`redaction_required`): the store never takes in or hands out
+ *   what looks like a credential, and only field paths, never values, reach a result.
  */
 import {
   canonicalJson,
@@ -35,6 +38,75 @@ export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
 export const READ_EVENTS_LIMIT = { min: 1, max: 500, default: 50 } as const;
 export const HEADS_LIMIT = { min: 1, max: 100, default: 50 } as const;
 export const MAX_EVENT_TYPES = 20;
+/** Most `redactions` entries one result carries (the envelope's schema cap). */
+export const MAX_REDACTIONS = 100;
+
+/** The scope every read operation needs, and the one an append needs. */
+export const DATA_READ_SCOPE = "runx:data:read";
+export const DATA_APPEND_SCOPE = "runx:data:append";
+
+/** The scope `operation` needs from its caller. */
+export const scopeOf = (operation: DataOperation): string =>
+  operation === "append_event" ? DATA_APPEND_SCOPE : DATA_READ_SCOPE;
+
+const SECRET_NAMES = new Set([
+  "apikey",
+  "accesstoken",
+  "refreshtoken",
+  "clientsecret",
+  "secretkey",
+  "privatekey",
+  "password",
+  "bearertoken",
+  "connectionstring",
+  "authorization",
+  "token",
+  "secret",
+]);
+
+/**
+ * True for field names that look like they carry secret material: the name lowercased and
+ * stripped of non-alphanumerics is one of a fixed list (so `api_key`, `Client-Secret`, `token`).
+ * A name check only: values are never inspected, so nothing about them reaches a message.
+ */
+export function isSecretLikeName(name: string): boolean {
+  return SECRET_NAMES.has(name.toLowerCase().replace(/[^a-z0-9]/g, ""));
+}
+
+/** True when any object key inside `value` is secret-like (no paths built: the common case). */
+function holdsSecretName(value: Json): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some(holdsSecretName);
+  for (const [key, item] of Object.entries(value)) {
+    if (isSecretLikeName(key) || holdsSecretName(item)) return true;
+  }
+  return false;
+}
+
+/**
+ * The paths (`event.payload.password`, `event.items[0].api_key`) of every secret-like field
+ * inside an event, depth first in sorted key order; a secret-like field's own contents are not
+ * searched (the whole field is withheld). Empty for almost every event, found without building a path.
+ */
+export function secretFieldPaths(event: JsonRecord, root = "event"): string[] {
+  if (!holdsSecretName(event)) return [];
+  const paths: string[] = [];
+  const walk = (value: Json, path: string): void => {
+    if (value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, `${path}[${i}]`));
+      return;
+    }
+    // Keys in canonical (sorted) order, so a path list does not depend on how the caller
+    // ordered its JSON.
+    for (const key of Object.keys(value).sort()) {
+      if (isSecretLikeName(key)) paths.push(`${path}.${key}`);
+      else walk(value[key] as Json, `${path}.${key}`);
+    }
+  };
+  walk(event, root);
+  return paths;
+}
 
 /** The four operations. */
 export type DataOperation =
@@ -476,8 +548,13 @@ export function stopEnvelope(
   stop: StopCondition,
   version = 0,
   projectionDigest?: string,
+  /** The fields withheld (`redaction_required`): where they were, never what they held. */
+  redactions: JsonRecord[] = [],
 ): DataOperationResult {
-  const digest = hashCanonical(stop);
+  const digest =
+    redactions.length === 0
+      ? hashCanonical(stop)
+      : hashCanonical({ redactions, stop_conditions: [stop] });
   return envelope(base, {
     status: stop.code === "provider_unavailable" ? "provider_unavailable" : "stopped",
     before_version: version,
@@ -485,5 +562,6 @@ export function stopEnvelope(
     result_digest: digest,
     projection_digest: projectionDigest ?? digest,
     stop_conditions: [stop],
+    redactions,
   });
 }

@@ -12,6 +12,7 @@ import type { DataInput, ListHeadsInput, ReadEventsInput } from "./inputs.js";
 import { envelopeNames, parseDataInput } from "./inputs.js";
 import {
   DataStop,
+  MAX_REDACTIONS,
   PAGE_BUDGET_BYTES,
   canonicalEvent,
   canonicalRecord,
@@ -22,6 +23,8 @@ import {
   pageEnvelope,
   projectionOf,
   recordBytes,
+  scopeOf,
+  secretFieldPaths,
   stopEnvelope,
 } from "./model.js";
 import type {
@@ -37,6 +40,43 @@ export interface DataOperationDeps {
   /** Resolves the source's binding and connects; throws DataStop(needs_source) when unbound. */
   open(source: string): Promise<DataAdapter>;
   now(): Date;
+  /**
+   * The scopes the caller holds, checked before anything else: the operation's scope missing
+   * stops with `needs_authority`. Unset (an operator's own CLI view) is not limited.
+   */
+  scopes?: readonly string[];
+  /**
+   * The resources the binding of the source just opened declares, if it declares any: any
+   * other resource stops with `needs_source`.
+   */
+  resourcesOf?(source: string): readonly string[] | undefined;
+}
+
+/** `needs_authority` when the caller's scopes lack the operation's scope. */
+function authorityStop(
+  operation: DataOperation,
+  scopes: readonly string[] | undefined,
+): DataStop | undefined {
+  if (scopes === undefined) return undefined;
+  const needed = scopeOf(operation);
+  if (scopes.includes(needed)) return undefined;
+  return new DataStop(
+    "needs_authority",
+    `data.${operation} requires scope ${needed}, which the caller was not granted`,
+  );
+}
+
+/** `needs_source` when the binding declares resources and not this one. */
+function resourceStop(
+  source: string,
+  resource: string,
+  declared: readonly string[] | undefined,
+): DataStop | undefined {
+  if (declared === undefined || declared.includes(resource)) return undefined;
+  return new DataStop(
+    "needs_source",
+    `resource ${resource} is not declared by the binding of data source ${source} (declared: ${declared.join(", ")})`,
+  );
 }
 
 /** H(data_source_ref) per source (the same few sources recur on every call). */
@@ -102,6 +142,14 @@ export async function runDataOperation(
   rawInput: JsonRecord,
   deps: DataOperationDeps,
 ): Promise<DataOperationResult> {
+  // Authority first: a caller without the scope learns nothing about its input or the source.
+  const denied = authorityStop(operation, deps.scopes);
+  if (denied !== undefined) {
+    return stopEnvelope(baseFor(operation, envelopeNames(rawInput)), {
+      code: denied.code,
+      message: denied.message,
+    });
+  }
   let input: DataInput;
   try {
     input = parseDataInput(operation, rawInput);
@@ -121,6 +169,13 @@ export async function runDataOperation(
     return stopEnvelope(baseFor(operation, names), { code: stop.code, message: stop.message });
   }
   try {
+    const undeclared = resourceStop(names.source, names.resource, deps.resourcesOf?.(names.source));
+    if (undeclared !== undefined) {
+      return stopEnvelope(baseFor(operation, names, adapter), {
+        code: undeclared.code,
+        message: undeclared.message,
+      });
+    }
     return await runParsed(adapter, input, deps);
   } finally {
     await adapter.close().catch(() => undefined);
@@ -135,12 +190,24 @@ export function runOnAdapter(
   adapter: DataAdapter,
   operation: DataOperation,
   rawInput: JsonRecord,
-  deps: Pick<DataOperationDeps, "now">,
+  deps: Pick<DataOperationDeps, "now" | "scopes"> & { resources?: readonly string[] },
 ): Promise<DataOperationResult> {
   // Not async itself: it hands back runParsed's promise rather than wrapping it in another.
+  const denied = authorityStop(operation, deps.scopes);
+  if (denied !== undefined) {
+    return Promise.resolve(
+      stopEnvelope(baseFor(operation, envelopeNames(rawInput), adapter), {
+        code: denied.code,
+        message: denied.message,
+      }),
+    );
+  }
   let input: DataInput;
   try {
     input = parseDataInput(operation, rawInput);
+    const names = namesOf(input);
+    const undeclared = resourceStop(names.source, names.resource, deps.resources);
+    if (undeclared !== undefined) throw undeclared;
   } catch (error) {
     if (!(error instanceof DataStop)) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -187,6 +254,52 @@ function failed(base: EnvelopeBase, error: unknown): DataOperationResult {
   return stopEnvelope(base, { code: stop.code, message: stop.message });
 }
 
+/** A withheld field: where it was (event and path), never what it held. */
+interface Redaction extends JsonRecord {
+  path: string;
+  reason: "secret_field";
+}
+
+/** The secret-like fields of a page's records, each naming its event. */
+function pageRedactions(records: readonly EventRecord[]): Redaction[] {
+  const out: Redaction[] = [];
+  for (const record of records) {
+    for (const path of secretFieldPaths(record.event)) {
+      out.push({ event_ref: record.event_ref, path, reason: "secret_field" });
+    }
+  }
+  return out;
+}
+
+/**
+ * `redaction_required`: the operation would take in (append) or hand out (reads) fields that
+ * look like secret material. The result lists where they are (at most MAX_REDACTIONS entries)
+ * and carries no event content; the message names paths only, so no value is ever echoed.
+ */
+function redactionStop(
+  base: EnvelopeBase,
+  redactions: Redaction[],
+  head?: { version: number; projection_digest: string },
+): DataOperationResult {
+  const listed = redactions.slice(0, MAX_REDACTIONS);
+  const named = redactions
+    .slice(0, 5)
+    .map((r) => (typeof r.event_ref === "string" ? `${r.event_ref} ${r.path}` : r.path))
+    .join(", ");
+  const rest = redactions.length > 5 ? ` and ${redactions.length - 5} more` : "";
+  const message =
+    base.operation === "append_event"
+      ? `event carries secret-like field ${named}${rest}; the data store does not store secret material (reference a credential profile instead)`
+      : `stored events carry secret-like field ${named}${rest}; the values are withheld and the ${base.operation === "list_stream_heads" ? "page" : "events"} not returned`;
+  return stopEnvelope(
+    base,
+    { code: "redaction_required", message },
+    head?.version ?? 0,
+    head?.projection_digest,
+    listed,
+  );
+}
+
 async function readProjection(
   adapter: DataAdapter,
   input: Extract<DataInput, { operation: "read_projection" }>,
@@ -215,6 +328,14 @@ async function append(
   deps: Pick<DataOperationDeps, "now">,
 ): Promise<DataOperationResult> {
   try {
+    // Before anything else reads the event: a secret is neither digested nor stored.
+    const secrets = secretFieldPaths(input.event);
+    if (secrets.length > 0) {
+      return redactionStop(
+        base,
+        secrets.map((path) => ({ path, reason: "secret_field" })),
+      );
+    }
     const eventJson = canonicalEvent(input.event);
     // input.event is plain JSON (it arrived as JSON); its canonical bytes are eventJson.
     const event = input.event;
@@ -359,6 +480,8 @@ async function readEvents(
     } else {
       page = fitTail(records.slice(-input.limit));
     }
+    const withheld = pageRedactions(page);
+    if (withheld.length > 0) return redactionStop(base, withheld, head);
     const last = page.at(-1);
     const next = last?.version ?? input.afterVersion ?? head.version;
     const body = { events: page, has_more: hasMore, limit: input.limit, next_after_version: next };
@@ -411,6 +534,8 @@ async function listHeads(
     const fitted = fitForward(rows);
     if (fitted.length < rows.length) hasMore = true;
     rows = fitted;
+    const withheld = pageRedactions(rows);
+    if (withheld.length > 0) return redactionStop(base, withheld);
     const last = rows.at(-1);
     const nextCursor =
       hasMore && last !== undefined

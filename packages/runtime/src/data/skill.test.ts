@@ -90,6 +90,88 @@ describe("the bundled skills/data-store package", () => {
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   });
 
+  /** Every receipt the workspace holds. */
+  const receiptsOf = (): Record<string, unknown>[] =>
+    ws
+      .files(".runx/receipts")
+      .filter((f) => f.endsWith(".json") && !f.endsWith("index.json"))
+      .map((f) => JSON.parse(readFileSync(join(ws.root, f), "utf8")) as Record<string, unknown>);
+  /** The step receipt that records a data operation, with its seal and facts. */
+  const dataStepReceipt = () => {
+    const found = receiptsOf().filter(
+      (r) => (r.metadata as { data_operation?: unknown } | undefined)?.data_operation !== undefined,
+    );
+    expect(found).toHaveLength(1);
+    const receipt = found[0] as {
+      seal: { disposition: string; reason_code?: string };
+      metadata: { failure_code?: string; data_operation: Record<string, unknown> };
+    };
+    return receipt;
+  };
+
+  it("seals a graph step that lacks the data scope blocked with needs_authority, before any storage", async () => {
+    ws.write(
+      "skills/ro-writer/SKILL.md",
+      "---\nname: ro-writer\n---\nTries to write with a read grant.\n",
+    );
+    ws.write(
+      "skills/ro-writer/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    scopes: [runx:data:read]",
+        "    graph:",
+        "      name: ro-writer",
+        "      steps:",
+        "        - id: append",
+        "          tool: data.append_event",
+        "          scopes: [runx:data:read]",
+        "          inputs:",
+        "            data_source_ref: local://runx-data-store/dev-board",
+        "            resource: board_events",
+        "            aggregate_id: posting-123",
+        "            expected_version: 0",
+        "            idempotency_key: posting-123:create",
+        "            event: {type: posting.created}",
+        "",
+      ].join("\n"),
+    );
+    const result = await runx(ws, ["skill", "skills/ro-writer", "--json"]);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain("needs_authority");
+    const receipt = dataStepReceipt();
+    expect(receipt.seal.disposition).toBe("blocked");
+    expect(receipt.metadata.failure_code).toBe("POLICY_DENIED");
+    expect(receipt.metadata.data_operation).toMatchObject({
+      operation: "append_event",
+      status: "stopped",
+      stop_codes: ["needs_authority"],
+    });
+    // Refused before the source was opened: no database file was created.
+    expect(ws.files(".runx/data")).toEqual([]);
+  });
+
+  it("seals an append carrying a password failed with redaction_required and never records the value", async () => {
+    const secret = "hunter2-never-in-a-receipt";
+    const args = appendArgs(0, "account:link", "account.linked");
+    args[args.length - 2] = `event={"type":"account.linked","payload":{"password":"${secret}"}}`;
+    const result = await runx(ws, args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain("redaction_required");
+    expect(result.stdout + result.stderr).not.toContain(secret);
+    const receipt = dataStepReceipt();
+    expect(receipt.seal.disposition).toBe("failed");
+    expect(receipt.metadata.failure_code).toBe("REDACTION_REQUIRED");
+    expect(receipt.metadata.data_operation).toMatchObject({
+      operation: "append_event",
+      status: "stopped",
+      stop_codes: ["redaction_required"],
+      redactions: [{ path: "event.payload.password", reason: "secret_field" }],
+    });
+    expect(JSON.stringify(receiptsOf())).not.toContain(secret);
+  });
+
   it("fails a malformed request with the stop condition named", async () => {
     const result = await runx(ws, [
       "skill",

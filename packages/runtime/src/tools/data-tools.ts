@@ -4,7 +4,11 @@
  * workspace and the run's environment; the tool returns the `runx.data.operation_result.v1`
  * packet, also wrapped as `data_operation_result.data` for graph steps. `conflict` is a
  * successful invocation; every other stop condition fails the invocation with the envelope
- * as its output, so graphs never treat a refused operation as done.
+ * as its output, so graphs never treat a refused operation as done. The tools admit their own
+ * scopes: a call without `runx:data:read` / `runx:data:append` comes back as a
+ * `needs_authority` envelope (failure POLICY_DENIED, so a graph step seals `blocked`) rather
+ * than a generic policy denial; `redaction_required` fails with REDACTION_REQUIRED (the step
+ * seals `failed`, its receipt listing the withheld paths and no value).
  */
 import appendSchema from "../../schemas/tools/data-append-event.input.schema.json" with { type: "json" };
 import headsSchema from "../../schemas/tools/data-list-stream-heads.input.schema.json" with { type: "json" };
@@ -13,6 +17,7 @@ import readSchema from "../../schemas/tools/data-read-events.input.schema.json" 
 import projectionSchema from "../../schemas/tools/data-read-projection.input.schema.json" with { type: "json" };
 import { openBinding, resolveBinding } from "../data/bindings.js";
 import { artifactEnvelope } from "../graph/artifacts.js";
+import { DATA_APPEND_SCOPE, DATA_READ_SCOPE } from "../data/model.js";
 import type { DataOperation, DataOperationResult } from "../data/model.js";
 import { runDataOperation } from "../data/operations.js";
 import { validateToolsDataAppendEventInput } from "../generated/validate-tools-data-append-event.input.js";
@@ -22,14 +27,15 @@ import { validateToolsDataReadProjectionInput } from "../generated/validate-tool
 import { inputValidator, validatedExecute } from "./ajv-input.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 
-export const DATA_READ_SCOPE = "runx:data:read";
-export const DATA_APPEND_SCOPE = "runx:data:append";
+export { DATA_APPEND_SCOPE, DATA_READ_SCOPE };
 
 /** The tool failure code of a stop condition. */
 function failureCode(result: DataOperationResult): string {
   const code = result.stop_conditions[0]?.code;
   if (code === "needs_source") return "DATA_SOURCE_INVALID";
   if (code === "provider_unavailable") return "DATA_STORE_UNAVAILABLE";
+  if (code === "needs_authority") return "POLICY_DENIED";
+  if (code === "redaction_required") return "REDACTION_REQUIRED";
   return "INPUT_INVALID";
 }
 
@@ -37,12 +43,19 @@ function failureCode(result: DataOperationResult): string {
 export async function callDataOperation(
   operation: DataOperation,
   input: JsonRecord,
-  ctx: Pick<ToolContext, "workspaceRoot" | "baseEnv" | "now">,
+  ctx: Pick<ToolContext, "workspaceRoot" | "baseEnv" | "now" | "scopes">,
 ): Promise<ToolResult> {
   const bindingEnv = { workspaceRoot: ctx.workspaceRoot, env: ctx.baseEnv };
+  let declared: readonly string[] | undefined;
   const result = await runDataOperation(operation, input, {
-    open: (source) => openBinding(source, resolveBinding(source, bindingEnv), bindingEnv),
+    open: (source) => {
+      const binding = resolveBinding(source, bindingEnv);
+      declared = binding.resources;
+      return openBinding(source, binding, bindingEnv);
+    },
     now: () => ctx.now(),
+    scopes: ctx.scopes,
+    resourcesOf: () => declared,
   });
   const packet = result as unknown as JsonRecord;
   const output: JsonRecord = { ...packet, data_operation_result: artifactEnvelope(packet) };
@@ -76,6 +89,7 @@ function dataTool(spec: {
     description: spec.description,
     mutating: spec.mutating,
     scopes: [spec.mutating ? DATA_APPEND_SCOPE : DATA_READ_SCOPE],
+    admitsOwnScopes: true,
     inputSchema: spec.inputSchema,
     outputSchema: outputSchema,
     validateInput,

@@ -167,6 +167,12 @@ export interface NativeTool {
    * calling a mutating tool that declares one may be retried under it, as a skill runner's may.
    */
   idempotencyKey?: string;
+  /**
+   * The tool refuses a call without its scopes itself, with a typed result (the data tools'
+   * `needs_authority` envelope), so the runtime hands it the call's scopes instead of
+   * refusing first.
+   */
+  admitsOwnScopes?: boolean;
   inputSchema: JsonRecord;
   outputSchema: JsonRecord;
   /** Validates input against `inputSchema`; returns the first error as `path: message`. */
