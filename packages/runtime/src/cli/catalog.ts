@@ -143,12 +143,12 @@ export const COMMANDS: CommandHelp[] = [
     ],
     options: [
       JSON_OPT,
-      ["--source <s>", "search/inspect one catalog: native (or fixture-mcp, see below)"],
+      ["--source <s>", "search/inspect one catalog: native, local (or fixture-mcp, see below)"],
       ["--all", "build: every tools/<namespace>/<tool> of the workspace"],
     ],
     notes: [
-      "search matches name and summary case-insensitively (at most 20 results).",
-      "inspect resolves a ref to a local tool under RUNX_TOOL_ROOTS (<root>/<ns>/<tool>/manifest.json), then the workspace's tools/, then a native tool; native --json prints input_schema and output_schema.",
+      "search matches name, summary and tags case-insensitively across native, local (RUNX_TOOL_ROOTS and tools/) and enabled catalogs (at most 20 results).",
+      "inspect resolves a ref to a local tool under RUNX_TOOL_ROOTS (<root>/<ns>/<tool>/manifest.json), then the workspace's tools/, then a native tool; native --json prints input_schema and output_schema. Graph steps (tool: ns.tool) and agents' allowed_tools resolve local tools the same way.",
       "build is read-only: it validates runx.tool.manifest.v1 and reports source_hash and schema_hash (runx.tool.build.v1); exit 1 when a manifest is invalid.",
       "RUNX_ENABLE_FIXTURE_TOOL_CATALOG=1 adds the fixture-mcp test catalog (fixture.echo).",
       "Exit status: 0 ok, 1 unknown tool (TOOL_NOT_FOUND), invalid manifest (TOOL_MANIFEST_INVALID) or failed build, 64 usage.",

@@ -18,7 +18,7 @@ import type { Prepared, RunSkillDeps } from "../run/context.js";
 import type { RunRequest } from "../run/envelope.js";
 import { boundGraph } from "../run/graph-run.js";
 import { loadNestedPackage, toolInput } from "../run/graph-steps.js";
-import { runtimeToolCatalog } from "../run/tools.js";
+import { runtimeToolCatalog, runToolRoots } from "../run/tools.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { JsonRecord } from "../tools/types.js";
 import {
@@ -72,7 +72,7 @@ export async function gatePreview(
     return unavailable("the run's package no longer resolves to its graph");
   }
   try {
-    const catalog = runtimeToolCatalog();
+    const catalog = runtimeToolCatalog(runToolRoots({ deps }));
     const doc = await boundGraph(deps, prep.pkg, prep.runner, catalog, []);
     const state = checkpoint.graph_state as GraphState;
     const found = await fromLevel(deps, catalog, { doc, state, pkg: prep.pkg }, gate, 0);

@@ -22,7 +22,7 @@ import { pauseRun } from "./pause.js";
 import { sealOutcome } from "./single-step.js";
 import type { SealableOutcome, StepStart } from "./single-step.js";
 import { agentClosure, withoutClosure } from "./agent-closure.js";
-import { invokeTool, runtimeToolCatalog } from "./tools.js";
+import { invokeTool, runtimeToolCatalog, runToolRoots } from "./tools.js";
 
 /** An agent-task view of `agent` and `agent-task` runners (portable agents use the skill name). */
 export function asAgentTask(runner: RunnerDefinition, skillName: string): AgentTaskRunner {
@@ -105,7 +105,7 @@ export async function runAgentTask(
     else deps.state().updateRun(prep.runId, { status: "running" });
   });
   const runner = asAgentTask(prep.runner, prep.pkg.name);
-  const catalog = runtimeToolCatalog();
+  const catalog = runtimeToolCatalog(runToolRoots(scope));
   const allowed = runner.allowed_tools ?? [];
   const tools = allowed.flatMap((name) => {
     const tool = catalog.get(name);

@@ -45,7 +45,7 @@ import { executeGraphStep, loadNestedPackage } from "./graph-steps.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
 import type { StepStart } from "./single-step.js";
-import { runtimeToolCatalog } from "./tools.js";
+import { runtimeToolCatalog, runToolRoots } from "./tools.js";
 
 /** The graph document of the run's runner, with step contracts bound and checked. */
 export async function prepareGraph(scope: RunScope, catalog: ToolCatalog): Promise<GraphDoc> {
@@ -123,7 +123,12 @@ export async function boundGraph(
         props !== null && typeof props === "object" && !Array.isArray(props)
           ? Object.keys(props)
           : [];
-      return { outputs, mutating: tool.mutating, tool_output: true };
+      return {
+        outputs,
+        mutating: tool.mutating,
+        tool_output: true,
+        ...(tool.idempotencyKey !== undefined ? { idempotency_key: tool.idempotencyKey } : {}),
+      };
     }
     if (step.kind === "skill") return nested.get(step.id);
     if (step.run.type !== "approval") {
@@ -159,7 +164,7 @@ export async function runGraph(
   inputs: JsonObject,
   start: StepStart,
 ): Promise<SkillRunEnvelope> {
-  const catalog = runtimeToolCatalog();
+  const catalog = runtimeToolCatalog(runToolRoots(scope));
   const doc = await prepareGraph(scope, catalog);
   const state = createGraphState(doc, inputs, { graphId: scope.prep.runId });
   const { deps, prep } = scope;
@@ -472,7 +477,7 @@ export async function resumeGraphRun(
   answers: ResumeAnswers,
   previous: Reference,
 ): Promise<SkillRunEnvelope> {
-  const catalog = runtimeToolCatalog();
+  const catalog = runtimeToolCatalog(runToolRoots(scope));
   const doc = await prepareGraph(scope, catalog);
   let state = checkpoint.graph_state as GraphState;
   const approvals = Object.fromEntries(

@@ -3,7 +3,7 @@
  * from the run (never from ambient state), input validation against the tool's contract, and
  * deny-by-default scope admission.
  */
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { verifiedReceiptLookup } from "../receipts/lookup.js";
 import { builtinTools, createToolCatalog } from "../tools/catalog.js";
@@ -14,12 +14,57 @@ import { httpTools } from "../tools/http-tools.js";
 import { createHttpTransport } from "../tools/http-transport.js";
 import { providerTools } from "../tools/provider.js";
 import type { ApprovalDecision, JsonRecord, ToolContext, ToolResult } from "../tools/types.js";
+import {
+  loadLocalTool,
+  localManifestFor,
+  parseToolRoots,
+  type LocalToolRoots,
+} from "../tool-catalogs/local-tools.js";
+import type { NativeTool } from "../tools/types.js";
 import type { RunScope } from "./context.js";
 import { extraStateRoots } from "./state-roots.js";
 
-/** The runtime's native tool catalog. */
-export function runtimeToolCatalog(): ToolCatalog {
-  return createToolCatalog([...builtinTools(), ...httpTools(), ...providerTools()]);
+/**
+ * The runtime's tool catalog: the native tools, and, given the workspace and RUNX_TOOL_ROOTS,
+ * the local process tools (tool-catalogs/local-tools.ts), looked up as `runx tool inspect`
+ * resolves them (the tool roots, then the workspace's `tools/`). A local manifest at a native
+ * tool's name is refused rather than run in its place. `list` and `inspect` stay native
+ * (local tools have their own inspect contract).
+ */
+export function runtimeToolCatalog(local?: LocalToolRoots): ToolCatalog {
+  const native = createToolCatalog([...builtinTools(), ...httpTools(), ...providerTools()]);
+  if (local === undefined) return native;
+  const loaded = new Map<string, NativeTool | undefined>();
+  return {
+    list: () => native.list(),
+    inspect: (name) => native.inspect(name),
+    get(name) {
+      const builtin = native.get(name);
+      if (builtin !== undefined) {
+        // A workspace file must not silently replace a native tool a step or agent was
+        // granted; the two would also disagree with what `runx tool list` shows.
+        const shadow = localManifestFor(name, local);
+        if (shadow !== undefined) {
+          throw new RuntimeError(
+            "TOOL_MANIFEST_INVALID",
+            `${shadow}: name ${name} is a native tool; a local tool may not shadow it`,
+            { manifest: shadow, field: "name", tool: name },
+          );
+        }
+        return builtin;
+      }
+      if (!loaded.has(name)) loaded.set(name, loadLocalTool(name, local));
+      return loaded.get(name);
+    },
+  };
+}
+
+/** The local tool roots of a run: its workspace and the invoking RUNX_TOOL_ROOTS. */
+export function runToolRoots(scope: Pick<RunScope, "deps">): LocalToolRoots {
+  return {
+    workspaceRoot: scope.deps.paths.root,
+    toolRoots: parseToolRoots(scope.deps.env.RUNX_TOOL_ROOTS, delimiter),
+  };
 }
 
 /** Per-call facts a tool invocation needs beyond the run. */
@@ -84,7 +129,7 @@ export async function invokeTool(
   if (tool === undefined) {
     throw new RuntimeError(
       "TOOL_NOT_FOUND",
-      `native tool ${name} does not exist (see runx tool list)`,
+      `tool ${name} does not exist (see runx tool search and runx tool list)`,
       {
         tool: name,
       },

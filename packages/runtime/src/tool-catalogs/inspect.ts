@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { RuntimeError } from "../errors.js";
 import type { ToolCatalog } from "../tools/catalog.js";
+import { LOCAL_SOURCE } from "./local-tools.js";
 import { readManifest, type ToolInputDefinition, type ToolManifest } from "./manifest.js";
 import { catalogProvenance, NATIVE_SOURCE, type CatalogSource } from "./sources.js";
 
@@ -148,6 +149,12 @@ export function inspectTool(options: InspectOptions): ToolInspectReport {
       );
     }
     if (catalog.id === NATIVE_SOURCE) return { status: "success", tool: nativeContract(options) };
+    if (catalog.id === LOCAL_SOURCE) {
+      // The local catalog is the tool roots themselves: the manifest's own contract.
+      const manifestPath = findLocal(options);
+      if (manifestPath === undefined) throw notFound(ref, "the local tool roots");
+      return { status: "success", tool: localContract(ref, manifestPath) };
+    }
     const entry = catalog.tools().find((t) => t.name === ref);
     if (entry === undefined) throw notFound(ref, `tool source ${source}`);
     return {

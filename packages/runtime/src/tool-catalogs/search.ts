@@ -1,4 +1,7 @@
-/** `runx tool search <query>`: case-insensitive match on name and summary across catalog sources. */
+/**
+ * `runx tool search <query>`: case-insensitive match on name, summary/description and tags
+ * across catalog sources (native, local, and imported catalogs when enabled).
+ */
 import { RuntimeError } from "../errors.js";
 import { catalogProvenance, type CatalogSource } from "./sources.js";
 
@@ -48,7 +51,7 @@ export function searchTools(
   const results: ToolSearchResult[] = [];
   for (const catalog of selected) {
     for (const tool of catalog.tools()) {
-      const haystack = `${tool.name}\n${tool.summary ?? ""}`.toLowerCase();
+      const haystack = [tool.name, tool.summary ?? "", ...tool.tags].join("\n").toLowerCase();
       if (!haystack.includes(needle)) continue;
       const p = catalogProvenance(catalog, tool);
       results.push({

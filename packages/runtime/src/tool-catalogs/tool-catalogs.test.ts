@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { buildTools } from "./build.js";
 import { fixtureMcpCatalog } from "./fixture-mcp-catalog.js";
 import { relativeImports, schemaHash, sourceHash, ToolSourceError } from "./hashes.js";
 import { inspectTool } from "./inspect.js";
+import { loadLocalTool, localCatalogSource } from "./local-tools.js";
 import { validateManifest, type ToolManifest } from "./manifest.js";
 import { searchTools } from "./search.js";
 import { nativeCatalogSource } from "./sources.js";
@@ -227,5 +228,76 @@ describe("tool search and inspect (runtime)", () => {
     ).toBe("TOOL_NOT_FOUND");
     write("tools/demo/bad/manifest.json", JSON.stringify({ schema: "runx.tool.manifest.v1" }));
     expect(code(() => inspectTool({ ...options, ref: "demo.bad" }))).toBe("TOOL_MANIFEST_INVALID");
+  });
+});
+
+describe("local tools as catalog tools (runtime)", () => {
+  const roots = () => ({ workspaceRoot: root, toolRoots: [] as string[] });
+
+  it("projects a manifest's inputs, scopes and wrap_as onto the tool contract", () => {
+    write(
+      "tools/demo/echo/manifest.json",
+      JSON.stringify(
+        manifestFor("demo.echo", { mutating: true, artifacts: { wrap_as: "echoed" } }),
+      ),
+    );
+    const tool = loadLocalTool("demo.echo", roots());
+    expect(tool).toMatchObject({ name: "demo.echo", mutating: true, scopes: ["demo.echo"] });
+    expect(tool?.outputSchema).toEqual({
+      type: "object",
+      properties: { echoed: { type: "object" } },
+    });
+    expect(tool?.validateInput({ message: "hi" })).toEqual({ ok: true });
+    expect(tool?.validateInput({ message: 3 })).toMatchObject({ ok: false, path: "message" });
+    expect(tool?.validateInput({ message: "hi", extra: 1 })).toMatchObject({ ok: false });
+    expect(loadLocalTool("demo.absent", roots())).toBeUndefined();
+  });
+
+  it("refuses a bad manifest naming the file and field, and a symlinked tool directory out", () => {
+    write(
+      "tools/demo/bad/manifest.json",
+      JSON.stringify(manifestFor("demo.bad", { inputs: { n: { type: "path" } } })),
+    );
+    try {
+      loadLocalTool("demo.bad", roots());
+      expect.unreachable("an unknown input type must be refused");
+    } catch (error) {
+      expect(isRuntimeError(error) && error.code).toBe("TOOL_MANIFEST_INVALID");
+      expect((error as Error).message).toContain("tools/demo/bad/manifest.json: inputs.n.type");
+    }
+    const outside = mkdtempSync(join(tmpdir(), "runx-tool-outside-"));
+    try {
+      writeFileSync(join(outside, "manifest.json"), JSON.stringify(manifestFor("demo.out")));
+      symlinkSync(outside, join(root, "tools", "demo", "out"));
+      expect(() => loadLocalTool("demo.out", roots())).toThrow(/PATH_ESCAPE|tool root/);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("searches local tools by description and tag next to the native ones", () => {
+    write("tools/demo/echo/manifest.json", JSON.stringify(manifestFor("demo.echo")));
+    write("tools/demo/broken/manifest.json", "{");
+    const sources = [nativeCatalogSource(runtimeToolCatalog()), localCatalogSource(roots())];
+    expect(searchTools(sources, "demo tool").results.map((r) => r.tool_id)).toEqual([
+      "local/demo.echo",
+    ]);
+    expect(searchTools(sources, "cli-tool").results.map((r) => r.name)).toEqual(["demo.echo"]);
+    expect(searchTools([fixtureMcpCatalog], "mcp").results.map((r) => r.name)).toEqual([
+      "fixture.echo",
+    ]);
+    const inspected = inspectTool({
+      ref: "demo.echo",
+      source: "local",
+      workspaceRoot: root,
+      toolRoots: [],
+      native: runtimeToolCatalog(),
+      sources,
+    });
+    expect(inspected.tool).toMatchObject({
+      name: "demo.echo",
+      execution_source_type: "cli-tool",
+      provenance: { origin: "local" },
+    });
   });
 });

@@ -163,6 +163,11 @@ export interface NativeTool {
   /** Scopes the caller must hold (exact strings). */
   scopes: readonly string[];
   /**
+   * The idempotency key a local tool's manifest declares (`idempotency.key`); a graph step
+   * calling a mutating tool that declares one may be retried under it, as a skill runner's may.
+   */
+  idempotencyKey?: string;
+  /**
    * The tool refuses a call without its scopes itself, with a typed result (the data tools'
    * `needs_authority` envelope), so the runtime hands it the call's scopes instead of
    * refusing first.

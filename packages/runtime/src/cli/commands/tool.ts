@@ -9,6 +9,7 @@ import { runtimeToolCatalog } from "../../run/tools.js";
 import { buildTools, type ToolBuildReport } from "../../tool-catalogs/build.js";
 import { fixtureMcpCatalog } from "../../tool-catalogs/fixture-mcp-catalog.js";
 import { inspectTool, type ToolContract } from "../../tool-catalogs/inspect.js";
+import { localCatalogSource, parseToolRoots } from "../../tool-catalogs/local-tools.js";
 import { searchTools, type ToolSearchReport } from "../../tool-catalogs/search.js";
 import { nativeCatalogSource, type CatalogSource } from "../../tool-catalogs/sources.js";
 import type { ToolCatalog, ToolInspection } from "../../tools/catalog.js";
@@ -71,10 +72,21 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
 
 const ACTIONS = "'list', 'search <query>', 'inspect <ref>' or 'build <tool-dir>|--all'";
 
-/** The catalog sources this invocation may search: native, plus the fixture MCP catalog when enabled. */
+/**
+ * The catalog sources this invocation may search: native, the local tools (RUNX_TOOL_ROOTS and
+ * the workspace's tools/), plus the fixture MCP catalog when enabled.
+ */
 function catalogSources(native: ToolCatalog, ctx: CommandContext): CatalogSource[] {
   const enabled = ctx.env.processEnv.RUNX_ENABLE_FIXTURE_TOOL_CATALOG === "1";
-  return [nativeCatalogSource(native), ...(enabled ? [fixtureMcpCatalog] : [])];
+  const local = localCatalogSource({
+    workspaceRoot: ctx.env.workspaceRoot,
+    toolRoots: toolRoots(ctx),
+  });
+  return [nativeCatalogSource(native), local, ...(enabled ? [fixtureMcpCatalog] : [])];
+}
+
+function toolRoots(ctx: CommandContext): string[] {
+  return parseToolRoots(ctx.env.processEnv.RUNX_TOOL_ROOTS, delimiter);
 }
 
 function renderContract(tool: ToolContract): string {
@@ -160,12 +172,11 @@ function toolCommand(tokens: string[], ctx: CommandContext): number {
       throw new RuntimeError("USAGE", "runx tool inspect: name a tool (see runx tool list)");
     }
     expectPositionals(args, 2, "tool inspect");
-    const roots = ctx.env.processEnv.RUNX_TOOL_ROOTS ?? "";
     const report = inspectTool({
       ref: name,
       ...(source !== undefined ? { source } : {}),
       workspaceRoot: ctx.env.workspaceRoot,
-      toolRoots: roots.split(delimiter).filter((r) => r !== ""),
+      toolRoots: toolRoots(ctx),
       native: catalog,
       sources: catalogSources(catalog, ctx),
     });
