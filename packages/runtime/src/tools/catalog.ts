@@ -17,6 +17,7 @@ import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
+import { skillPlanTool } from "./skill-plan.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -56,6 +57,7 @@ export function builtinTools(): NativeTool[] {
     dataCompareTool,
     controlPrepareHandoffTool,
     receiptAttestTool,
+    skillPlanTool,
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,
