@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { validateToolsRunxSkillBindOutput } from "../generated/validate-tools-runx-skill-bind.output.js";
 import { validateToolsRunxSkillPlanOutput } from "../generated/validate-tools-runx-skill-plan.output.js";
 import { canonicalJson } from "../receipts/canonical.js";
 import { makeWorkspace, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
+import { skillBindTool } from "./skill-bind.js";
 import { skillPlanTool } from "./skill-plan.js";
 import type { JsonRecord } from "./types.js";
 import { failureCode, makeToolContext, successOutput } from "./test-context.js";
@@ -148,6 +150,99 @@ describe("runx.skill.plan", () => {
   }
 });
 
+describe("runx.skill.bind", () => {
+  const ctx = makeToolContext();
+  const bind = (input: Record<string, unknown>) => skillBindTool.execute(input as JsonRecord, ctx);
+  const issuedPlan = async (architecture = decision()): Promise<Record<string, unknown>> => {
+    const out = successOutput(
+      await skillPlanTool.execute({ base_digest: BASE, architecture } as JsonRecord, ctx),
+    ) as { architecture_plan: Record<string, unknown> };
+    return out.architecture_plan;
+  };
+  const draft = (): Record<string, unknown> => ({
+    schema: "runx.skill.change_draft.v1",
+    decision: "write",
+    summary: "Create the manual and the digest graph.",
+    non_goals: ["No package code."],
+    writes: [
+      { path: "SKILL.md", contents: "---\nname: digest-note\n---\n" },
+      { path: "X.yaml", contents: "skill: digest-note\n" },
+    ],
+    deletes: [],
+    expected_outputs: [
+      { name: "digest_result", value_type: "object", packet: "runx.data.digest.v1" },
+    ],
+  });
+
+  it("binds a draft to the issued plan, carrying its digests and decision", async () => {
+    const plan = await issuedPlan();
+    const output = successOutput(await bind({ architecture_plan: plan, change_draft: draft() }));
+    expect(validateToolsRunxSkillBindOutput(output)).toBe(true);
+    const d = draft();
+    expect(output).toEqual({
+      change_bundle: {
+        schema: "runx.skill.change_bundle.v1",
+        decision: "write",
+        base_digest: BASE,
+        plan_digest: plan.plan_digest,
+        architecture: plan.architecture,
+        summary: d.summary,
+        non_goals: d.non_goals,
+        writes: d.writes,
+        deletes: [],
+        expected_outputs: d.expected_outputs,
+      },
+    });
+  });
+
+  it("refuses a plan edited after planning", async () => {
+    const plan = await issuedPlan();
+    (plan.architecture as Record<string, unknown>).objective = "Something else entirely.";
+    const result = await bind({ architecture_plan: plan, change_draft: draft() });
+    expect(failureCode(result)).toBe("INPUT_INVALID");
+    expect(result).toMatchObject({
+      output: { details: { path: "architecture_plan.plan_digest" } },
+    });
+  });
+
+  it("refuses a draft carrying an integrity field or an unknown write field", async () => {
+    const plan = await issuedPlan();
+    const withDigest = { ...draft(), plan_digest: BASE };
+    expect(failureCode(await bind({ architecture_plan: plan, change_draft: withDigest }))).toBe(
+      "INPUT_INVALID",
+    );
+    const d = draft();
+    (d.writes as Array<Record<string, unknown>>)[0]!.mode = "executable";
+    expect(failureCode(await bind({ architecture_plan: plan, change_draft: d }))).toBe(
+      "INPUT_INVALID",
+    );
+  });
+
+  const shapes: Array<[string, (d: Record<string, unknown>) => void, string]> = [
+    ["an empty write", (d) => (d.writes = []), "change_draft.writes"],
+    ["a no_skill draft with writes", (d) => (d.decision = "no_skill"), "change_draft.decision"],
+    [
+      "a decision that conflicts with the disposition",
+      (d) => {
+        d.decision = "no_change";
+        d.writes = [];
+      },
+      "change_draft.decision",
+    ],
+    ["an unplanned delete", (d) => (d.deletes = ["old.md"]), "change_draft.deletes"],
+  ];
+  for (const [what, mutate, path] of shapes) {
+    it(`refuses ${what}, naming ${path}`, async () => {
+      const plan = await issuedPlan();
+      const d = draft();
+      mutate(d);
+      const result = await bind({ architecture_plan: plan, change_draft: d });
+      expect(failureCode(result)).toBe("INPUT_INVALID");
+      expect(result).toMatchObject({ output: { details: { path } } });
+    });
+  }
+});
+
 describe("runx.skill.plan through the CLI", () => {
   let ws: Workspace;
   beforeEach(() => {
@@ -189,6 +284,10 @@ describe("runx.skill.plan through the CLI", () => {
     expect(inspect.code).toBe(0);
     expect(inspect.json()).toMatchObject({
       tool: { name: "runx.skill.plan", mutating: false, scopes: [] },
+    });
+    const bindInspect = await runx(ws, ["tool", "inspect", "runx.skill.bind", "--json"]);
+    expect(bindInspect.json()).toMatchObject({
+      tool: { name: "runx.skill.bind", mutating: false, scopes: [] },
     });
     pkg();
     ws.write("in.json", JSON.stringify({ base_digest: BASE, architecture: decision() }));
