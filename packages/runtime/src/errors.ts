@@ -8,6 +8,8 @@ export const ERROR_CODES = [
   "USAGE",
   "INTERNAL",
   "IO_ERROR",
+  // runx new: the scaffold target is outside the workspace, a symlink, or not empty
+  "SCAFFOLD_TARGET_INVALID",
   // package resolution and parsing
   "PACKAGE_NOT_FOUND",
   "PACKAGE_INVALID",
@@ -177,6 +179,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   USAGE: "usage_error",
   INTERNAL: "internal_error",
   IO_ERROR: "io_error",
+  SCAFFOLD_TARGET_INVALID: "invalid_target",
   PACKAGE_NOT_FOUND: "skill_error",
   PACKAGE_INVALID: "skill_error",
   YAML_SYNTAX: "skill_error",
@@ -270,6 +273,7 @@ export const EXIT_CODE: Record<ErrorCode, number> = {
   USAGE: 64,
   INTERNAL: 1,
   IO_ERROR: 1,
+  SCAFFOLD_TARGET_INVALID: 1,
   PACKAGE_NOT_FOUND: 1,
   PACKAGE_INVALID: 1,
   YAML_SYNTAX: 1,

@@ -274,6 +274,21 @@ export const COMMANDS: CommandHelp[] = [
     options: [["-g, --global", "initialise $RUNX_HOME instead of the project"], JSON_OPT],
   },
   {
+    name: "new",
+    summary: "create a skill package (SKILL.md + X.yaml) from a name and an objective",
+    usage: ["runx new <name> --objective <text> [--directory <dir>] [options]"],
+    options: [
+      ["--objective <text>", "what the skill is for; becomes its description and manual opening"],
+      ["--directory <dir>", "target directory inside the workspace (default <workspace>/<name>)"],
+      JSON_OPT,
+    ],
+    notes: [
+      "The package is declarative: one graph runner digests --message through data.digest, with one harness case.",
+      "The target must be inside the workspace, not a symlink, and absent or empty; nothing is written otherwise.",
+      "--json prints {status, new: {action, name, directory, files, next_steps}}.",
+    ],
+  },
+  {
     name: "operator",
     summary: "create an operator account for the console (password read from stdin)",
     usage: ["runx operator add <username> --role <viewer|approver|admin> [options]"],

@@ -17,6 +17,7 @@ const LOADERS: Record<string, () => Promise<CommandModule>> = {
   verify: () => import("./commands/verify.js"),
   list: () => import("./commands/list.js"),
   init: () => import("./commands/init.js"),
+  new: () => import("./commands/new.js"),
   config: () => import("./commands/config.js"),
   credential: () => import("./commands/credential.js"),
   tool: () => import("./commands/tool.js"),

@@ -30,6 +30,8 @@ describe("the native tool catalog", () => {
       "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
+      "runx.skill.bind",
+      "runx.skill.plan",
     ]);
     expect(catalog.list().find((t) => t.name === "fs.write")).toEqual({
       name: "fs.write",

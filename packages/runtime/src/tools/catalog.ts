@@ -17,6 +17,8 @@ import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
+import { skillBindTool } from "./skill-bind.js";
+import { skillPlanTool } from "./skill-plan.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -56,6 +58,8 @@ export function builtinTools(): NativeTool[] {
     dataCompareTool,
     controlPrepareHandoffTool,
     receiptAttestTool,
+    skillPlanTool,
+    skillBindTool,
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,
