@@ -129,6 +129,10 @@ export interface CoreRuntime {
     limit?: number;
     includeInternal?: boolean;
     includeHarness?: boolean;
+    /** Start after this position (the previous page's last row). */
+    before?: { created_at: string; receipt_id: string };
+    /** Told how far a rebuild of a missing or damaged receipt index has got. */
+    progress?: (done: number, total: number) => void;
   }): Promise<HistoryListing>;
   /**
    * Replays harness targets (packages or fixture files) in isolated scratch workspaces; the
@@ -390,6 +394,8 @@ export function createRuntimeCore(
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
         includeHarness: opts.includeHarness === true,
+        ...(opts.before !== undefined ? { before: opts.before } : {}),
+        ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
       });
     },
     harness,
