@@ -34,6 +34,7 @@ import {
   verifyEvidenceBundle,
   verifyReceiptDocument,
   verifyReceiptStore,
+  verifyRunStore,
 } from "./services/verify.js";
 import type { StoreVerification } from "./services/verify.js";
 import { openStateStore } from "./store/open.js";
@@ -122,6 +123,11 @@ export interface CoreRuntime {
     rootId?: string;
     allowLocalDevelopment?: boolean;
   }): Promise<StoreVerification>;
+  /** Verifies one run's receipt tree, reading only its receipts. */
+  verifyRun(
+    runId: string,
+    options?: { allowLocalDevelopment?: boolean },
+  ): Promise<StoreVerification>;
   /** Verifies one receipt document. */
   verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
   /** Receipts and paused runs. */
@@ -377,6 +383,15 @@ export function createRuntimeCore(
         label: storeLabel,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
         ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
+      });
+    },
+    verifyRun(runId, opts = {}) {
+      return verifyRunStore({
+        dir: paths.receiptDir,
+        label: storeLabel,
+        policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+        state: getState(),
+        runId,
       });
     },
     verifyReceipt(text, opts = {}) {

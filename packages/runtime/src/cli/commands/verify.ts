@@ -1,4 +1,8 @@
-/** `runx verify`: tree mode over the receipt store, or one receipt with `--receipt`. */
+/**
+ * `runx verify`: tree mode over the receipt store, one run's tree with `--run` (reading only
+ * its receipts), or one receipt with `--receipt`.
+ */
+import { RuntimeError } from "../../errors.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
@@ -21,6 +25,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         ...COMMON_FLAGS,
         receipt: { value: true },
         bundle: { value: true },
+        run: { value: true },
         "allow-local-development-signatures": {},
       },
       { command: "verify" },
@@ -51,22 +56,28 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     }
     const rootId = args.positionals[0];
     const bundle = flagValue(args, "bundle");
+    const runId = flagValue(args, "run");
+    if (runId !== undefined && (bundle !== undefined || rootId !== undefined)) {
+      throw new RuntimeError("USAGE", "--run takes no receipt id and no --bundle");
+    }
     const report =
-      bundle !== undefined
-        ? runtime.verifyBundle(
-            await readDocumentInput(bundle, ctx, {
-              what: "the bundle",
-              maxBytes: MAX_BUNDLE_BYTES,
-            }),
-            {
-              label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
+      runId !== undefined
+        ? await runtime.verifyRun(runId, { allowLocalDevelopment })
+        : bundle !== undefined
+          ? runtime.verifyBundle(
+              await readDocumentInput(bundle, ctx, {
+                what: "the bundle",
+                maxBytes: MAX_BUNDLE_BYTES,
+              }),
+              {
+                label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
+                allowLocalDevelopment,
+              },
+            )
+          : await runtime.verifyStore({
               allowLocalDevelopment,
-            },
-          )
-        : await runtime.verifyStore({
-            allowLocalDevelopment,
-            ...(rootId !== undefined ? { rootId } : {}),
-          });
+              ...(rootId !== undefined ? { rootId } : {}),
+            });
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
       ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);
