@@ -122,6 +122,8 @@ export interface CoreRuntime {
   verifyStore(options?: {
     rootId?: string;
     allowLocalDevelopment?: boolean;
+    /** Told after each receipt file read. */
+    progress?: (done: number, total: number) => void;
   }): Promise<StoreVerification>;
   /** Verifies one run's receipt tree, reading only its receipts. */
   verifyRun(
@@ -383,6 +385,7 @@ export function createRuntimeCore(
         label: storeLabel,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
         ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
+        ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
       });
     },
     verifyRun(runId, opts = {}) {

@@ -226,6 +226,20 @@ describe("ReceiptStore index", () => {
   });
 });
 
+describe("ReceiptStore scan", () => {
+  it("tells its progress after every file it reads", async () => {
+    for (const name of ["a", "b", "c"]) await store.write(receipt(name));
+    const seen: Array<[number, number]> = [];
+    const { receipts } = await store.scan((done, total) => seen.push([done, total]));
+    expect(receipts).toHaveLength(3);
+    expect(seen).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+  });
+});
+
 describe("ReceiptStore index journal", () => {
   const journalIds = () =>
     readFileSync(join(dir, "index.jsonl"), "utf8")

@@ -313,20 +313,22 @@ export class ReceiptStore {
    * wrong with a tampered receipt instead of refusing to read it. Files that cannot be
    * decoded at all are listed in `unreadable` with the reason.
    */
-  scan(): Promise<{
+  scan(progress?: RebuildProgress): Promise<{
     receipts: Receipt[];
     unreadable: Array<{ file_name: string; message: string }>;
   }> {
-    return settle(() => this.scanSync());
+    return settle(() => this.scanSync(progress));
   }
 
-  private scanSync(): {
+  private scanSync(progress?: RebuildProgress): {
     receipts: Receipt[];
     unreadable: Array<{ file_name: string; message: string }>;
   } {
     const receipts: Receipt[] = [];
     const unreadable: Array<{ file_name: string; message: string }> = [];
-    for (const file of this.files()) {
+    const files = this.files();
+    for (const [i, file] of files.entries()) {
+      progress?.(i + 1, files.length);
       try {
         receipts.push(this.parseFile(file, this.readText(file.name), false));
       } catch (error) {
@@ -542,7 +544,7 @@ export class ReceiptStore {
   }
 }
 
-/** Told how far a rebuild of the index from the receipt files has got. */
+/** Told how far a pass over the receipt files (a rebuild, a scan) has got. */
 export type RebuildProgress = (done: number, total: number) => void;
 
 function newestFirstOrder(a: JournalEntry, b: JournalEntry): number {

@@ -53,8 +53,10 @@ function withStatus<T extends { valid: boolean; root_receipt_id: string }>(
   receipts: readonly Receipt[],
   policy: SignaturePolicy,
 ): Array<T & { status: "verified" | "unverified" | "invalid" }> {
+  const byId = new Map<string, Receipt>();
+  for (const r of receipts) if (!byId.has(r.id)) byId.set(r.id, r);
   return reports.map((tree) => {
-    const root = receipts.find((r) => r.id === tree.root_receipt_id);
+    const root = byId.get(tree.root_receipt_id);
     const real = root !== undefined && !root.signature.value.startsWith("sig:");
     const status = !tree.valid
       ? ("invalid" as const)
@@ -71,9 +73,11 @@ export async function verifyReceiptStore(opts: {
   label: string;
   policy: SignaturePolicy;
   rootId?: string;
+  /** Told after each receipt file read. */
+  progress?: (done: number, total: number) => void;
 }): Promise<StoreVerification> {
   const store = new ReceiptStore({ dir: opts.dir, policy: opts.policy, label: opts.label });
-  const { receipts, unreadable } = await store.scan();
+  const { receipts, unreadable } = await store.scan(opts.progress);
   const reports = verifyTree(receipts, {
     policy: opts.policy,
     ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),

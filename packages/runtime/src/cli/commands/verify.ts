@@ -35,6 +35,15 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
     const s = styler(!ctx.json && ctx.env.color);
     const single = flagValue(args, "receipt");
+    // Reading a large store takes a while: a TTY sees how far it got (never --json output).
+    const showProgress = !ctx.json && ctx.env.stderrIsTTY;
+    let shown = 0;
+    const readProgress = (done: number, total: number): void => {
+      const now = Date.now();
+      if (done !== total && now - shown < 100) return;
+      shown = now;
+      ctx.status(`runx verify: read ${done}/${total} receipts…`);
+    };
     if (single !== undefined) {
       const verdict = runtime.verifyReceipt(
         await readDocumentInput(single, ctx, { what: "the receipt", maxBytes: MAX_RECEIPT_BYTES }),
@@ -77,7 +86,9 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           : await runtime.verifyStore({
               allowLocalDevelopment,
               ...(rootId !== undefined ? { rootId } : {}),
+              ...(showProgress ? { progress: readProgress } : {}),
             });
+    if (showProgress) ctx.status("");
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
       ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);
