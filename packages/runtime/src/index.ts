@@ -36,6 +36,7 @@ export { inputsJsonSchema, parseInputFlags, resolveInputs } from "./parser/input
 export { computePackageDigest, loadSkillPackage, resolveSkillRef } from "./packages/resolve.js";
 export { readInputsDocument } from "./packages/inputs-document.js";
 export {
+  buildSkillReceipt,
   canonicalJson,
   hashCanonical,
   receiptBodyDigest,

@@ -34,6 +34,7 @@ import {
   verifyEvidenceBundle,
   verifyReceiptDocument,
   verifyReceiptStore,
+  verifyRunStore,
 } from "./services/verify.js";
 import type { StoreVerification } from "./services/verify.js";
 import { openStateStore } from "./store/open.js";
@@ -121,7 +122,14 @@ export interface CoreRuntime {
   verifyStore(options?: {
     rootId?: string;
     allowLocalDevelopment?: boolean;
+    /** Told after each receipt file read. */
+    progress?: (done: number, total: number) => void;
   }): Promise<StoreVerification>;
+  /** Verifies one run's receipt tree, reading only its receipts. */
+  verifyRun(
+    runId: string,
+    options?: { allowLocalDevelopment?: boolean },
+  ): Promise<StoreVerification>;
   /** Verifies one receipt document. */
   verifyReceipt(text: string, options?: { allowLocalDevelopment?: boolean }): VerifyVerdict;
   /** Receipts and paused runs. */
@@ -129,6 +137,10 @@ export interface CoreRuntime {
     limit?: number;
     includeInternal?: boolean;
     includeHarness?: boolean;
+    /** Start after this position (the previous page's last row). */
+    before?: { created_at: string; receipt_id: string };
+    /** Told how far a rebuild of a missing or damaged receipt index has got. */
+    progress?: (done: number, total: number) => void;
   }): Promise<HistoryListing>;
   /**
    * Replays harness targets (packages or fixture files) in isolated scratch workspaces; the
@@ -373,6 +385,16 @@ export function createRuntimeCore(
         label: storeLabel,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
         ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
+        ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
+      });
+    },
+    verifyRun(runId, opts = {}) {
+      return verifyRunStore({
+        dir: paths.receiptDir,
+        label: storeLabel,
+        policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+        state: getState(),
+        runId,
       });
     },
     verifyReceipt(text, opts = {}) {
@@ -390,6 +412,8 @@ export function createRuntimeCore(
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
         includeHarness: opts.includeHarness === true,
+        ...(opts.before !== undefined ? { before: opts.before } : {}),
+        ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
       });
     },
     harness,

@@ -82,6 +82,7 @@ export const COMMANDS: CommandHelp[] = [
     options: [
       ["--detail <id>", "inspect one run or receipt"],
       ["--limit <n>", "at most n receipts (default 50)"],
+      ["--before <receipt-id>", "the page after that receipt (newest first)"],
       ["--include-internal", "also list child receipts"],
       ["--include-harness", "also list receipts produced by runx harness"],
       JSON_OPT,
@@ -91,8 +92,9 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "verify",
     summary: "verify the receipt store (tree mode) or one receipt",
-    usage: ["runx verify [receipt-id] [--receipt <path|->] [options]"],
+    usage: ["runx verify [receipt-id] [--run <run-id>] [--receipt <path|->] [options]"],
     options: [
+      ["--run <run-id>", "verify one run's receipt tree, reading only its receipts"],
       [
         "--receipt <path|->",
         "verify one receipt file (or stdin, 10 MiB cap) and print its verdict",

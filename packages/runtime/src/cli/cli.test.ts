@@ -225,6 +225,24 @@ describe("runx verify", () => {
     expect(human.stdout).toContain("seal_digest_mismatch");
   });
 
+  it("verifies one run's tree with --run without reading the rest of the store", async () => {
+    const first = await runx(ws, ["skill", "skills/echo", "--message", "one", "--json"]);
+    const second = await runx(ws, ["skill", "skills/echo", "--message", "two", "--json"]);
+    const other = String(second.json().receipt_id);
+    const file = join(ws.root, ".runx", "receipts", `sha256-${other.slice(7)}.json`);
+    writeFileSync(file, readFileSync(file, "utf8").replace('"closed"', '"failed"'));
+    expect((await runx(ws, ["verify", "--json"])).code).toBe(3);
+    const one = await runx(ws, ["verify", "--run", String(first.json().run_id), "--json"]);
+    expect(one.code).toBe(0);
+    expect(one.json()).toMatchObject({ valid: true, receipt_count: 1 });
+    const two = await runx(ws, ["verify", "--run", String(second.json().run_id), "--json"]);
+    expect(two.code).toBe(3);
+    expect(two.json()).toMatchObject({ valid: false, receipt_count: 1 });
+    const unknown = await runx(ws, ["verify", "--run", "run_nope", "--json"]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr + unknown.stdout).not.toContain("    at ");
+  });
+
   it("verifies a single receipt from a file and from stdin", async () => {
     const run = await runx(ws, ["skill", "skills/echo", "--message", "hi", "--json"]);
     const id = String(run.json().receipt_id);

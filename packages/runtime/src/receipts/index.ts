@@ -90,6 +90,8 @@ export {
 export type { TreeConfig, TreeOptions, TreeReport, TreeVerification } from "./tree.js";
 export { DEFAULT_TREE_CONFIG, verifyReceiptTree, verifyTree } from "./tree.js";
 export type {
+  JournalEntry,
+  RebuildProgress,
   ReceiptStoreIndex,
   ReceiptStoreIndexEntry,
   ReceiptStoreOptions,

@@ -19,7 +19,7 @@ import { RuntimeError } from "../errors.js";
 
 /** File name of the mutation lock. */
 export const STORE_LOCK_FILE = ".receipt-store.lock";
-/** File name of the index projection. */
+/** File name of the snapshot index of earlier versions (removed on a rebuild). */
 export const STORE_INDEX_FILE = "index.json";
 
 /** The accepted spellings of a receipt file name before the hex digest, canonical first. */

@@ -66,12 +66,13 @@ describe("ReceiptStore writes", () => {
     expect(await store.write(r)).toEqual({ receipt_id: r.id, file_name: fileOf(r), written: true });
     expect(readFileSync(join(dir, fileOf(r)), "utf8")).toBe(serializeReceipt(r));
     expect(statSync(join(dir, fileOf(r))).mode & 0o777).toBe(0o600);
-    expect(readdirSync(dir).sort()).toEqual([fileOf(r), "index.json"].sort());
-    const index = JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as Record<
-      string,
-      unknown
-    >;
-    expect(Object.keys(index)).toEqual(["schema", "generated_at", "entries"]);
+    expect(readdirSync(dir).sort()).toEqual([fileOf(r), "index.jsonl"].sort());
+    const lines = readFileSync(join(dir, "index.jsonl"), "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { receipt_id: r.id, file_name: fileOf(r), created_at: AT, max_created_at: AT },
+    ]);
+    const index = await store.loadIndex();
     expect(index.schema).toBe("runx.receipt_store_index.v1");
     expect(index.generated_at).toMatch(/^\d{19,}$/);
     expect(index.entries).toEqual([{ receipt_id: r.id, file_name: fileOf(r), created_at: AT }]);
@@ -80,7 +81,7 @@ describe("ReceiptStore writes", () => {
   it("treats an identical rewrite as a no-op that repairs the index", async () => {
     const r = receipt("alpha");
     await store.write(r);
-    rmSync(join(dir, "index.json"));
+    rmSync(join(dir, "index.jsonl"));
     expect((await store.write(r)).written).toBe(false);
     expect((await store.loadIndex()).entries.map((e) => e.receipt_id)).toEqual([r.id]);
   });
@@ -199,64 +200,71 @@ describe("ReceiptStore index", () => {
     const b = receipt("b");
     await store.write(a);
     await store.write(b);
-    const indexPath = join(dir, "index.json");
+    const indexPath = join(dir, "index.jsonl");
     rmSync(indexPath);
     expect((await store.loadIndex()).entries).toHaveLength(2);
 
-    const index = JSON.parse(readFileSync(indexPath, "utf8")) as { entries: unknown[] };
-    writeFileSync(indexPath, JSON.stringify({ ...index, entries: index.entries.slice(1) }));
+    const lines = readFileSync(indexPath, "utf8").split("\n");
+    writeFileSync(indexPath, `${lines[0]}\n`);
     expect((await failure(() => store.loadIndex())).code).toBe("RECEIPT_INDEX_STALE");
     expect((await store.rebuildIndex()).entries).toHaveLength(2);
     expect((await store.loadIndex()).entries).toHaveLength(2);
 
-    writeFileSync(indexPath, "[garbage");
+    writeFileSync(indexPath, "[garbage\n");
     expect((await failure(() => store.loadIndex())).code).toBe("RECEIPT_INDEX_MALFORMED");
-    writeFileSync(indexPath, JSON.stringify({ ...index, schema: "other" }));
+    writeFileSync(indexPath, `${JSON.stringify({ receipt_id: a.id })}\n`);
     expect((await failure(() => store.loadIndex())).code).toBe("RECEIPT_INDEX_MALFORMED");
     await store.write(receipt("c"));
     expect((await store.loadIndex()).entries).toHaveLength(3);
   });
+
+  it("drops the snapshot index.json of earlier versions when it rebuilds", async () => {
+    await store.write(receipt("a"));
+    writeFileSync(join(dir, "index.json"), "{}");
+    await store.rebuildIndex();
+    expect(readdirSync(dir)).not.toContain("index.json");
+  });
 });
 
-describe("ReceiptStore index merge", () => {
-  const indexOf = () =>
-    JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as {
-      schema: string;
-      entries: Array<{ receipt_id: string; file_name: string; created_at: string }>;
-    };
+describe("ReceiptStore scan", () => {
+  it("tells its progress after every file it reads", async () => {
+    for (const name of ["a", "b", "c"]) await store.write(receipt(name));
+    const seen: Array<[number, number]> = [];
+    const { receipts } = await store.scan((done, total) => seen.push([done, total]));
+    expect(receipts).toHaveLength(3);
+    expect(seen).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+  });
+});
 
-  it("keeps the entries sorted by id, one per receipt, across writes in any order", async () => {
+describe("ReceiptStore index journal", () => {
+  const journalIds = () =>
+    readFileSync(join(dir, "index.jsonl"), "utf8")
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => (JSON.parse(line) as { receipt_id: string }).receipt_id);
+
+  it("appends one line per new receipt and none for an identical rewrite", async () => {
     const written = ["d", "a", "f", "b", "e", "c"].map((name) => receipt(name));
     for (const r of written) await store.write(r);
-    await store.write(written[2] as Receipt); // an identical rewrite changes nothing
-    const ids = indexOf().entries.map((e) => e.receipt_id);
-    expect(ids).toEqual(written.map((r) => r.id).sort());
-    expect(indexOf().entries.map((e) => e.file_name)).toEqual(
-      ids.map((id) => `sha256-${id.slice("sha256:".length)}.json`),
+    await store.write(written[2] as Receipt);
+    expect(journalIds()).toEqual(written.map((r) => r.id));
+    const index = await store.loadIndex();
+    expect(index.entries.map((e) => e.receipt_id)).toEqual(written.map((r) => r.id).sort());
+    expect(index.entries.map((e) => e.file_name)).toEqual(
+      index.entries.map((e) => `sha256-${e.receipt_id.slice("sha256:".length)}.json`),
     );
-    expect((await store.loadIndex()).entries).toHaveLength(6);
   });
 
-  it("rebuilds an index whose entries are out of order or repeated", async () => {
+  it("tolerates a line repeated by hand: the index has one entry per receipt", async () => {
     const a = receipt("a");
-    const b = receipt("b");
     await store.write(a);
-    await store.write(b);
-    const index = indexOf();
-    writeFileSync(
-      join(dir, "index.json"),
-      JSON.stringify({ ...index, entries: [...index.entries].reverse() }),
-    );
-    await store.write(receipt("c"));
-    expect(indexOf().entries.map((e) => e.receipt_id)).toEqual(
-      [a.id, b.id, receipt("c").id].sort(),
-    );
-    writeFileSync(
-      join(dir, "index.json"),
-      JSON.stringify({ ...index, entries: [index.entries[0], index.entries[0]] }),
-    );
-    await store.write(receipt("d"));
-    expect((await store.loadIndex()).entries).toHaveLength(4);
+    const text = readFileSync(join(dir, "index.jsonl"), "utf8");
+    writeFileSync(join(dir, "index.jsonl"), `${text}${text}`);
+    expect((await store.loadIndex()).entries.map((e) => e.receipt_id)).toEqual([a.id]);
   });
 
   it("does not list the directory on a write: files added out of band stay unindexed until a rebuild", async () => {
@@ -264,15 +272,15 @@ describe("ReceiptStore index merge", () => {
     const b = receipt("b");
     writeFileSync(join(dir, fileOf(b)), serializeReceipt(b));
     await store.write(receipt("c"));
-    expect(indexOf().entries.map((e) => e.receipt_id)).not.toContain(b.id);
+    expect(journalIds()).not.toContain(b.id);
     expect((await failure(() => store.loadIndex())).code).toBe("RECEIPT_INDEX_STALE");
     expect((await store.rebuildIndex()).entries.map((e) => e.receipt_id)).toContain(b.id);
-    // Without index.json, the next write rebuilds it from the files (the README's advice).
+    // Without the index, the next write rebuilds it from the files (the README's advice).
     const d = receipt("d");
     writeFileSync(join(dir, fileOf(d)), serializeReceipt(d));
-    rmSync(join(dir, "index.json"));
+    rmSync(join(dir, "index.jsonl"));
     await store.write(receipt("e"));
-    expect(indexOf().entries.map((e) => e.receipt_id)).toContain(d.id);
+    expect(journalIds()).toContain(d.id);
     expect((await store.loadIndex()).entries).toHaveLength(5);
   });
 });

@@ -311,6 +311,16 @@ export function verifyTree(
     members.forEach((member) => covered.add(member));
     trees.push({ root: receipt, members });
   }
+  // Which trees hold each receipt, kept up to date below: asking every tree about every
+  // receipt made large stores quadratic.
+  const treesOf = new Map<Receipt, Set<number>>();
+  trees.forEach((tree, t) => {
+    for (const member of tree.members) {
+      let holders = treesOf.get(member);
+      if (holders === undefined) treesOf.set(member, (holders = new Set()));
+      holders.add(t);
+    }
+  });
   for (const receipt of all) {
     // Parent links pull a receipt into the tree its parent chain reaches.
     let current: Receipt | undefined = receipt;
@@ -320,8 +330,13 @@ export function verifyTree(
       const parent = parentId(current);
       current = parent === undefined ? undefined : byId.get(parent)?.[0];
     }
-    for (const tree of trees) {
-      if ([...chain].some((link) => tree.members.has(link))) tree.members.add(receipt);
+    const reached = new Set<number>();
+    for (const link of chain) for (const t of treesOf.get(link) ?? []) reached.add(t);
+    for (const t of reached) {
+      (trees[t] as (typeof trees)[number]).members.add(receipt);
+      let holders = treesOf.get(receipt);
+      if (holders === undefined) treesOf.set(receipt, (holders = new Set()));
+      holders.add(t);
     }
   }
   let selected = trees;

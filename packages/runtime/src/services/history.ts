@@ -1,6 +1,11 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
-import { ReceiptStore, receiptStatus, referencedReceiptId } from "../receipts/index.js";
-import type { Receipt, ReceiptStatus, SignaturePolicy } from "../receipts/index.js";
+import { ReceiptStore, receiptStatus } from "../receipts/index.js";
+import type {
+  RebuildProgress,
+  Receipt,
+  ReceiptStatus,
+  SignaturePolicy,
+} from "../receipts/index.js";
 import { RuntimeError } from "../errors.js";
 import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
 import { receiptView } from "./receipt-view.js";
@@ -92,37 +97,54 @@ export async function listHistory(deps: {
   includeInternal: boolean;
   /** Also list receipts produced by `runx harness` (hidden by default). */
   includeHarness?: boolean;
+  /** Start after this position (the `created_at` and id of the previous page's last row). */
+  before?: { created_at: string; receipt_id: string };
+  /** Told how far a rebuild of a missing or damaged index has got. */
+  progress?: RebuildProgress;
 }): Promise<HistoryListing> {
   const store = new ReceiptStore({
     dir: deps.receiptDir,
     policy: deps.policy,
     label: deps.storeLabel,
   });
-  const { receipts } = await store.scan();
-  const children = new Set<string>();
-  for (const r of receipts) {
-    for (const c of r.lineage?.children ?? []) {
-      const id = referencedReceiptId(c);
-      if (id !== undefined) children.add(id);
-    }
-  }
-  // What the state store's index knows of each receipt in the store (its run, whether
-  // `runx harness` made it), looked up for all of them: the harness filter applies before the
-  // listing is cut to `limit`.
+  // Only the journal lines of the page (and the receipt files of its candidates) are read:
+  // the cost follows the page, not the store. A candidate is asked about in rank order; the
+  // harness filter and unreadable files refuse it before the page is cut to `limit`, as a
+  // full scan would.
+  const receipts = new Map<string, Receipt>();
   const runByReceipt = new Map<string, string | null>();
-  const harness = new Set<string>();
-  for (const entry of deps.state.findIndexedReceipts(receipts.map((r) => r.id))) {
-    runByReceipt.set(entry.receiptId, entry.runId);
-    if (entry.harness) harness.add(entry.receiptId);
-  }
-  const rows = receipts
-    .filter((r) => deps.includeInternal || !children.has(r.id))
-    .filter((r) => deps.includeHarness === true || !harness.has(r.id))
-    .sort((a, b) =>
-      a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,
-    )
-    .slice(0, deps.limit)
-    .map((r): HistoryReceipt => ({
+  const page = await store.newestFirst({
+    limit: deps.limit,
+    includeChildren: deps.includeInternal,
+    ...(deps.before !== undefined ? { before: deps.before } : {}),
+    ...(deps.progress !== undefined ? { progress: deps.progress } : {}),
+    accept: async (entries) => {
+      const harness = new Set<string>();
+      for (const entry of deps.state.findIndexedReceipts(entries.map((e) => e.receipt_id))) {
+        runByReceipt.set(entry.receiptId, entry.runId);
+        if (entry.harness) harness.add(entry.receiptId);
+      }
+      const verdicts: boolean[] = [];
+      for (const e of entries) {
+        if (deps.includeHarness !== true && harness.has(e.receipt_id)) {
+          verdicts.push(false);
+          continue;
+        }
+        let receipt: Receipt | undefined;
+        try {
+          receipt = await store.find(e.receipt_id);
+        } catch {
+          receipt = undefined;
+        }
+        if (receipt !== undefined) receipts.set(e.receipt_id, receipt);
+        verdicts.push(receipt !== undefined);
+      }
+      return verdicts;
+    },
+  });
+  const rows = page.map((entry): HistoryReceipt => {
+    const r = receipts.get(entry.receipt_id) as Receipt;
+    return {
       id: r.id,
       receipt_ref: `runx:receipt:${r.id}`,
       name: nameOf(r),
@@ -136,7 +158,8 @@ export async function listHistory(deps: {
       actors: [r.authority.actor_ref.uri],
       artifact_types: [],
       verification: { status: receiptStatus(r, deps.policy) },
-    }));
+    };
+  });
   const pending = pendingRuns(deps.state);
   return {
     projector_id: "runx-runtime.local-history.v1",

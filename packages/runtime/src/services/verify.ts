@@ -1,5 +1,6 @@
 /** Verification services behind `runx verify`: tree mode over a store, or one receipt. */
 import { RuntimeError } from "../errors.js";
+import type { StateStore } from "../store/types.js";
 import { receiptFileName, receiptIdFromFileName } from "../receipts/store-files.js";
 import {
   localDevelopmentPolicy,
@@ -52,8 +53,10 @@ function withStatus<T extends { valid: boolean; root_receipt_id: string }>(
   receipts: readonly Receipt[],
   policy: SignaturePolicy,
 ): Array<T & { status: "verified" | "unverified" | "invalid" }> {
+  const byId = new Map<string, Receipt>();
+  for (const r of receipts) if (!byId.has(r.id)) byId.set(r.id, r);
   return reports.map((tree) => {
-    const root = receipts.find((r) => r.id === tree.root_receipt_id);
+    const root = byId.get(tree.root_receipt_id);
     const real = root !== undefined && !root.signature.value.startsWith("sig:");
     const status = !tree.valid
       ? ("invalid" as const)
@@ -70,9 +73,11 @@ export async function verifyReceiptStore(opts: {
   label: string;
   policy: SignaturePolicy;
   rootId?: string;
+  /** Told after each receipt file read. */
+  progress?: (done: number, total: number) => void;
 }): Promise<StoreVerification> {
   const store = new ReceiptStore({ dir: opts.dir, policy: opts.policy, label: opts.label });
-  const { receipts, unreadable } = await store.scan();
+  const { receipts, unreadable } = await store.scan(opts.progress);
   const reports = verifyTree(receipts, {
     policy: opts.policy,
     ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
@@ -82,6 +87,68 @@ export async function verifyReceiptStore(opts: {
     receipt_dir: opts.label,
     signature_mode: opts.policy.mode,
     receipt_count: new Set(receipts.map((r) => r.id)).size,
+    trees,
+    unreadable_files: unreadable,
+    valid: unreadable.length === 0 && trees.every((t) => t.valid),
+  };
+}
+
+/**
+ * Verifies one run's receipts: its sealed receipt and what it reaches through lineage
+ * children and `lineage.previous` (verifyRunReceipts), reading only those files, whatever
+ * the store's size. A linked receipt the store lacks is reported by the tree checks.
+ */
+export async function verifyRunStore(opts: {
+  dir: string;
+  label: string;
+  policy: SignaturePolicy;
+  state: StateStore;
+  runId: string;
+}): Promise<StoreVerification> {
+  const run = opts.state.getRun(opts.runId);
+  if (run.receiptId === null) {
+    throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${opts.runId} has no receipt yet`, {
+      run_id: opts.runId,
+    });
+  }
+  const store = new ReceiptStore({ dir: opts.dir, policy: opts.policy, label: opts.label });
+  const receipts: Receipt[] = [];
+  const unreadable: Array<{ file_name: string; message: string }> = [];
+  const seen = new Set<string>();
+  const queue = [run.receiptId];
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    let receipt: Receipt | undefined;
+    try {
+      receipt = await store.find(id);
+    } catch (error) {
+      const message = error instanceof RuntimeError ? error.message : "unreadable";
+      unreadable.push({ file_name: receiptFileName(id), message });
+      continue;
+    }
+    if (receipt === undefined) continue;
+    receipts.push(receipt);
+    queue.push(...linkedIds(receipt));
+  }
+  if (!receipts.some((r) => r.id === run.receiptId) && unreadable.length === 0) {
+    throw new RuntimeError(
+      "RECEIPT_NOT_FOUND",
+      `no receipt ${run.receiptId} in store ${opts.label}`,
+      {
+        receipt_id: run.receiptId,
+      },
+    );
+  }
+  const trees = withStatus(
+    verifyRunReceipts(receipts, run.receiptId, opts.policy).trees,
+    receipts,
+    opts.policy,
+  );
+  return {
+    receipt_dir: opts.label,
+    signature_mode: opts.policy.mode,
+    receipt_count: receipts.length,
     trees,
     unreadable_files: unreadable,
     valid: unreadable.length === 0 && trees.every((t) => t.valid),

@@ -16,6 +16,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         ...COMMON_FLAGS,
         detail: { value: true },
         limit: { value: true },
+        before: { value: true },
         "include-internal": {},
         "include-harness": {},
       },
@@ -37,10 +38,32 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         else ctx.out(renderHistoryDetail(detail, !ctx.json && ctx.env.color));
         return 0;
       }
+      const beforeId = flagValue(args, "before");
+      let before: { created_at: string; receipt_id: string } | undefined;
+      if (beforeId !== undefined) {
+        if (!beforeId.startsWith("sha256:")) {
+          throw new RuntimeError("USAGE", "--before must name a receipt id (sha256:…)");
+        }
+        const anchor = await runtime.historyDetail(beforeId);
+        if (anchor.kind !== "receipt" || anchor.receipt === null) {
+          throw new RuntimeError("USAGE", "--before must name a receipt id (sha256:…)");
+        }
+        before = { created_at: anchor.receipt.created_at, receipt_id: anchor.receipt.id };
+      }
+      const showProgress = !ctx.json && ctx.env.stderrIsTTY;
       const listing = await runtime.history({
         limit,
         includeInternal: flagSet(args, "include-internal"),
         includeHarness: flagSet(args, "include-harness"),
+        ...(before !== undefined ? { before } : {}),
+        ...(showProgress
+          ? {
+              progress: (done: number, total: number) =>
+                ctx.status(
+                  done === total ? "" : `runx: rebuilding the receipt index ${done}/${total}…`,
+                ),
+            }
+          : {}),
       });
       if (ctx.json) ctx.out(`${JSON.stringify(listing)}\n`);
       else {

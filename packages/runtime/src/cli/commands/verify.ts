@@ -1,4 +1,8 @@
-/** `runx verify`: tree mode over the receipt store, or one receipt with `--receipt`. */
+/**
+ * `runx verify`: tree mode over the receipt store, one run's tree with `--run` (reading only
+ * its receipts), or one receipt with `--receipt`.
+ */
+import { RuntimeError } from "../../errors.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
@@ -21,6 +25,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         ...COMMON_FLAGS,
         receipt: { value: true },
         bundle: { value: true },
+        run: { value: true },
         "allow-local-development-signatures": {},
       },
       { command: "verify" },
@@ -30,6 +35,15 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const runtime = cliRuntime(ctx, flagValue(args, "receipt-dir"));
     const s = styler(!ctx.json && ctx.env.color);
     const single = flagValue(args, "receipt");
+    // Reading a large store takes a while: a TTY sees how far it got (never --json output).
+    const showProgress = !ctx.json && ctx.env.stderrIsTTY;
+    let shown = 0;
+    const readProgress = (done: number, total: number): void => {
+      const now = Date.now();
+      if (done !== total && now - shown < 100) return;
+      shown = now;
+      ctx.status(`runx verify: read ${done}/${total} receipts…`);
+    };
     if (single !== undefined) {
       const verdict = runtime.verifyReceipt(
         await readDocumentInput(single, ctx, { what: "the receipt", maxBytes: MAX_RECEIPT_BYTES }),
@@ -51,22 +65,30 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     }
     const rootId = args.positionals[0];
     const bundle = flagValue(args, "bundle");
+    const runId = flagValue(args, "run");
+    if (runId !== undefined && (bundle !== undefined || rootId !== undefined)) {
+      throw new RuntimeError("USAGE", "--run takes no receipt id and no --bundle");
+    }
     const report =
-      bundle !== undefined
-        ? runtime.verifyBundle(
-            await readDocumentInput(bundle, ctx, {
-              what: "the bundle",
-              maxBytes: MAX_BUNDLE_BYTES,
-            }),
-            {
-              label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
+      runId !== undefined
+        ? await runtime.verifyRun(runId, { allowLocalDevelopment })
+        : bundle !== undefined
+          ? runtime.verifyBundle(
+              await readDocumentInput(bundle, ctx, {
+                what: "the bundle",
+                maxBytes: MAX_BUNDLE_BYTES,
+              }),
+              {
+                label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
+                allowLocalDevelopment,
+              },
+            )
+          : await runtime.verifyStore({
               allowLocalDevelopment,
-            },
-          )
-        : await runtime.verifyStore({
-            allowLocalDevelopment,
-            ...(rootId !== undefined ? { rootId } : {}),
-          });
+              ...(rootId !== undefined ? { rootId } : {}),
+              ...(showProgress ? { progress: readProgress } : {}),
+            });
+    if (showProgress) ctx.status("");
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
       ctx.out(`receipt store ${report.receipt_dir} (${report.signature_mode} signatures)\n`);

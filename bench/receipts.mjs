@@ -1,0 +1,170 @@
+// Receipts-at-scale benchmark. For each store size, seeds a scratch workspace with that many
+// receipts through the runtime's ReceiptStore (not through CLI runs), then prints the wall
+// time of `runx history --limit 20`, of one echo run and of `runx verify`, and a floor: the
+// cost of reading, hashing and signature-checking the same files in worker threads, one per
+// core. Goals: history and echo at the largest size within 1.2x of the smallest; verify
+// within 1.5x of the floor.
+// Usage: npm run build && node bench/receipts.mjs [--sizes 1000,10000,100000] [--runs N] [--json]
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { cliWorkspace, median } from "./cli-kit.mjs";
+
+const argv = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const at = argv.indexOf(name);
+  return at >= 0 ? argv[at + 1] : fallback;
+};
+const sizes = flag("--sizes", "1000,10000,100000").split(",").map(Number);
+const runs = Number(flag("--runs", "5"));
+const json = argv.includes("--json");
+if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1) || !Number.isSafeInteger(runs)) {
+  console.error("--sizes must list positive integers and --runs must be a positive integer");
+  process.exit(2);
+}
+
+const runtime = await import("../packages/runtime/dist/index.js");
+const bin = join(import.meta.dirname, "..", "packages", "runtime", "bin", "runx.cjs");
+const signer = runtime.signerFromEnv({});
+
+async function seed(dir, count) {
+  const store = new runtime.ReceiptStore({ dir, policy: { mode: "local-development" } });
+  const start = Date.parse("2026-01-01T00:00:00Z");
+  let batch = [];
+  for (let i = 0; i < count; i++) {
+    const createdAt = new Date(start + i * 1000).toISOString().replace(/\.\d+Z$/, "Z");
+    batch.push(
+      runtime.sealReceipt(
+        runtime.buildSkillReceipt({
+          name: `seed-${i % 50}`,
+          step: "default",
+          createdAt,
+          disposition: "closed",
+          reasonCode: "process_closed",
+          metadata: { seed: String(i) },
+        }),
+        signer,
+      ),
+    );
+    if (batch.length === 1000) {
+      await store.writeAll(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await store.writeAll(batch);
+}
+
+function time(ws, env, args, okCodes = [0]) {
+  const start = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: ws, env, encoding: "utf8" });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (!okCodes.includes(r.status)) {
+    throw new Error(`runx ${args.join(" ")} failed (${r.status}):\n${r.stderr}${r.stdout}`);
+  }
+  return ms;
+}
+
+// One worker per core: imports the runtime (not counted), waits for "go", then reads,
+// hashes (body digest and content address) and checks the signature of its share.
+const FLOOR_WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { readFileSync } = require("node:fs");
+import(workerData.runtime).then((runtime) => {
+  parentPort.postMessage("ready");
+  parentPort.once("message", () => {
+    let bad = 0;
+    for (const path of workerData.files) {
+      const receipt = JSON.parse(readFileSync(path, "utf8"));
+      const digest = runtime.receiptBodyDigest(receipt);
+      if (digest !== receipt.digest || receipt.signature.value !== "sig:" + digest) bad++;
+      if (runtime.receiptContentId(receipt) !== receipt.id) bad++;
+    }
+    parentPort.postMessage(bad);
+  });
+});
+`;
+
+/** Wall time of the floor pass, from "go" (every worker loaded) to the last worker's answer. */
+async function floor(dir) {
+  const files = readdirSync(dir)
+    .filter((name) => name.startsWith("sha256-"))
+    .map((name) => join(dir, name));
+  const cores = availableParallelism();
+  const share = Math.ceil(files.length / cores);
+  const runtimeUrl = new URL("../packages/runtime/dist/index.js", import.meta.url).href;
+  const workers = Array.from(
+    { length: cores },
+    (_, k) =>
+      new Worker(FLOOR_WORKER, {
+        eval: true,
+        workerData: { runtime: runtimeUrl, files: files.slice(k * share, (k + 1) * share) },
+      }),
+  );
+  const next = (worker) =>
+    new Promise((done, fail) => {
+      worker.once("message", done);
+      worker.once("error", fail);
+    });
+  await Promise.all(workers.map(next));
+  const start = process.hrtime.bigint();
+  const answers = workers.map(next);
+  for (const worker of workers) worker.postMessage("go");
+  const bad = await Promise.all(answers);
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  await Promise.all(workers.map((worker) => worker.terminate()));
+  if (bad.some((n) => n > 0)) throw new Error("floor found receipts that do not check");
+  return ms;
+}
+
+const rows = [];
+for (const size of sizes) {
+  const { ws, env, remove } = cliWorkspace("runx-bench-receipts-");
+  try {
+    const dir = join(ws, ".runx", "receipts");
+    const seeding = Date.now();
+    await seed(dir, size);
+    const seedMs = Date.now() - seeding;
+    const index = readFileSync(join(dir, "index.jsonl")).length;
+    // Warm the CLI's caches in this workspace before counting.
+    for (let i = 0; i < 3; i++)
+      time(ws, env, ["skill", "skills/echo", "--message", "hi", "--json"]);
+    const history = [];
+    const echo = [];
+    for (let i = 0; i < runs; i++) {
+      history.push(time(ws, env, ["history", "--limit", "20", "--json"]));
+      echo.push(time(ws, env, ["skill", "skills/echo", "--message", "hi", "--json"]));
+    }
+    const verifyMs = time(ws, env, ["verify", "--json"], [0, 3]);
+    const floorMs = await floor(dir);
+    rows.push({
+      receipts: size,
+      seed_ms: seedMs,
+      index_bytes: index,
+      history_ms: Number(median(history).toFixed(1)),
+      echo_ms: Number(median(echo).toFixed(1)),
+      verify_ms: Number(verifyMs.toFixed(1)),
+      floor_ms: Number(floorMs.toFixed(1)),
+      verify_over_floor: Number((verifyMs / floorMs).toFixed(2)),
+    });
+  } finally {
+    remove();
+  }
+}
+const first = rows[0];
+for (const row of rows) {
+  row.history_vs_smallest = Number((row.history_ms / first.history_ms).toFixed(2));
+  row.echo_vs_smallest = Number((row.echo_ms / first.echo_ms).toFixed(2));
+}
+if (json) console.log(JSON.stringify({ cores: availableParallelism(), rows }, null, 2));
+else {
+  console.log(
+    `cores: ${availableParallelism()}  (goals: history, echo <= 1.2x smallest; verify <= 1.5x floor)`,
+  );
+  for (const r of rows) {
+    console.log(
+      `${String(r.receipts).padStart(7)} receipts  history ${r.history_ms} ms (${r.history_vs_smallest}x)  echo ${r.echo_ms} ms (${r.echo_vs_smallest}x)  verify ${r.verify_ms} ms  floor ${r.floor_ms} ms (verify ${r.verify_over_floor}x floor)  index ${r.index_bytes} B  seeded in ${r.seed_ms} ms`,
+    );
+  }
+}
