@@ -247,12 +247,17 @@ describe("E.33 no absolute local path in any log or receipt string", () => {
       texts.push(...strings(envelope).map((s): [string, string] => ["envelope", s]));
     }
     const receipts = join(root, ".runx", "receipts");
-    for (const f of readdirSync(receipts))
-      texts.push(
-        ...strings(JSON.parse(readFileSync(join(receipts, f), "utf8"))).map(
-          (s): [string, string] => [f, s],
-        ),
-      );
+    for (const f of readdirSync(receipts)) {
+      const text = readFileSync(join(receipts, f), "utf8");
+      // The store's index is JSON lines; every other file is one JSON document.
+      const docs = f.endsWith(".jsonl")
+        ? text
+            .split("\n")
+            .filter((line) => line !== "")
+            .map((line) => JSON.parse(line) as unknown)
+        : [JSON.parse(text) as unknown];
+      for (const doc of docs) texts.push(...strings(doc).map((s): [string, string] => [f, s]));
+    }
     // The logs really did carry local paths before redaction, so the check below can fail.
     const first = await onlyAttempt(root, runs[0]!.envelope.run_id);
     const log = readFileSync(join(root, first.dispatch.logs[0]!.path), "utf8");
