@@ -223,7 +223,8 @@ function decode(bytes: Uint8Array, contentType: string | null): string {
 }
 
 /**
- * Redacts the body first, then hashes what is stored (spec §10.3). With `anyJson` every body
+ * Redacts the body first, then hashes what is stored, so the digest never commits a delivered
+ * secret and matches the body a reader sees. With `anyJson` every body
  * that parses as JSON is JSON (the http.* batch tools); otherwise only bodies that declare or
  * look like a JSON document are parsed.
  */
