@@ -14,6 +14,7 @@ export default defineConfig({
             "packages/*/src/**/*.test.ts",
             "apps/*/src/**/*.test.ts",
             "skills/**/*.test.ts",
+            "scripts/**/*.test.ts",
           ],
         },
       },

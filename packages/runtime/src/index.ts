@@ -18,7 +18,7 @@ export {
   envelopeExitCode,
   makeEnvelope,
   pendingStatus,
-} from "./run/envelope.js";
+} from "./contracts/envelope.js";
 export type {
   DetailedOutcome,
   Disposition,
@@ -27,11 +27,12 @@ export type {
   RunRequest,
   RunStatus as EnvelopeStatus,
   SkillRunEnvelope,
-} from "./run/envelope.js";
+} from "./contracts/envelope.js";
 export { parseStrictYaml } from "./parser/strict-yaml.js";
 export { parseSkillMarkdown } from "./parser/skill-markdown.js";
 export { parseExecutionProfile } from "./parser/execution-profile.js";
-export { buildSkillPackage, selectRunner } from "./parser/package.js";
+export { buildSkillPackage } from "./parser/package.js";
+export { selectRunner } from "./parser/select-runner.js";
 export { inputsJsonSchema, parseInputFlags, resolveInputs } from "./parser/inputs.js";
 export { computePackageDigest, loadSkillPackage, resolveSkillRef } from "./packages/resolve.js";
 export { readInputsDocument } from "./packages/inputs-document.js";

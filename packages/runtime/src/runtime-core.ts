@@ -21,7 +21,7 @@ import type {
   SignaturePolicy,
   VerifyVerdict,
 } from "./receipts/index.js";
-import type { SkillRunEnvelope } from "./run/envelope.js";
+import type { SkillRunEnvelope } from "./contracts/envelope.js";
 import type { RunOrigin } from "./run/origin.js";
 import type { AllowSpawn, RunSkillDeps, SkillRequest } from "./run/run-skill.js";
 import type { ReceiptProfile, RegistryResolver, ToolLanes } from "./run/context.js";
@@ -39,8 +39,7 @@ import {
 import type { StoreVerification } from "./services/verify.js";
 import { openStateStore } from "./store/open.js";
 import type { StateStore } from "./store/types.js";
-import type { HarnessReport } from "./harness/index.js";
-import type { CaseResult } from "./harness/run-case.js";
+import type { CaseResult, HarnessReport } from "./harness/report.js";
 import { displayPath, workspacePaths } from "./workspace.js";
 import type { ProbeRunner } from "./adapters/preflight.js";
 import type { LocalRegistry } from "./registry/local.js";

@@ -9,7 +9,7 @@ import {
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { validateAdaptersDispatchReceipt } from "../generated/validate-adapters-dispatch-receipt.js";
-import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { writeAttemptRecord } from "./records.js";
 import {
   adapterRuntime,

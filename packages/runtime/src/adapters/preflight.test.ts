@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSy
 import { basename, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hashCanonical } from "../receipts/index.js";
-import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { processProbeRunner } from "./launch.js";
 import type { ProbeRunner } from "./preflight.js";
 import {

@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { RuntimeError } from "../errors.js";
-import type { DispatchReceiptBody } from "./dispatch.js";
+import type { DispatchReceiptBody } from "./dispatch-receipt.js";
 import { checkContained, hasSymlinkComponent } from "./fs-safety.js";
 
 /** One recorded attempt. */

@@ -15,7 +15,7 @@ import { join, relative } from "node:path";
 import { afterEach, expect } from "vitest";
 import { createRuntime } from "../create-runtime.js";
 import type { Runtime, RuntimeOptions } from "../create-runtime.js";
-import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { REPO_ROOT } from "../testing/cli.js";
 import type { ProbeRunner } from "./preflight.js";
 

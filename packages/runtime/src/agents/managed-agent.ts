@@ -14,7 +14,7 @@ import type { ErrorCode } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
 import type { TaintSet } from "../redaction.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { JsonRecord, NativeTool, ToolResult } from "../tools/types.js";
 import { createChatCompletion, excerpt } from "./chat-client.js";
 import type { ChatMessage, ChatTool, ChatUsage } from "./chat-client.js";

@@ -17,7 +17,7 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
-import { agentClosureProblem, withoutClosure } from "../run/agent-closure.js";
+import { agentClosureProblem, withoutClosure } from "../contracts/agent-closure.js";
 import type { OutputDeclaration } from "../parser/runner-types.js";
 
 /** Declared outputs of a runner or graph step, by output name. */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
 import type { AgentTaskRunner } from "../parser/runner-types.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import {
   agentActForRunner,
   agentInstructions,

@@ -1,5 +1,5 @@
 /** Human-readable rendering helpers (TTY-aware colour, key/value blocks). */
-import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 
 /** Minimal ANSI styling that disappears when colour is off. */
 export function styler(color: boolean): {

@@ -18,7 +18,7 @@ import type { AuthorityTerm } from "../receipts/index.js";
 import { readCheckpoint } from "../run/checkpoint.js";
 import type { Checkpoint } from "../run/checkpoint.js";
 import type { Prepared, RunSkillDeps } from "../run/context.js";
-import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
+import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";
 import { prepareRun } from "../run/prepare.js";
 import type { ApprovalDecisionRecord, ConsoleStore } from "../store/console-store.js";
 import type { RunRecord } from "../store/types.js";

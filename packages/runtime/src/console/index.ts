@@ -9,7 +9,7 @@ import type { CatalogServices } from "../services/catalog.js";
 import { RuntimeError } from "../errors.js";
 import { consoleStoreExtension } from "../store/console-store.js";
 import type { ConsoleStore, OperatorRole } from "../store/console-store.js";
-import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import type { AllowSpawn } from "../run/run-skill.js";
 import { approvalServices, consoleSpawnGrant } from "./approvals.js";
 import { evidenceServices } from "./evidence.js";

@@ -22,7 +22,7 @@ import { createTaintSet } from "../redaction.js";
 import { readCheckpoint } from "../run/checkpoint.js";
 import { markRunFailed } from "../run/context.js";
 import type { RunScope, RunSkillDeps } from "../run/context.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { RunRecord } from "../store/types.js";
 import { ensureStateDir } from "../workspace.js";

@@ -5,7 +5,7 @@
  * resumes with who and why, the seal). `buildTimeline` is pure over what the state store
  * holds; `runTimeline` reads those facts.
  */
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { Checkpoint } from "../run/checkpoint.js";
 import type { RunEntryPoint } from "../run/origin.js";
 import type { ApprovalDecisionRecord, ConsoleStore } from "../store/console-store.js";

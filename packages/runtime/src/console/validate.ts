@@ -27,7 +27,7 @@ import { validateConsoleRunsStart } from "../generated/validate-console-runs-sta
 import { validateConsoleSkillsSearch } from "../generated/validate-console-skills-search.js";
 import { validateConsoleSkillRef } from "../generated/validate-console-skill-ref.js";
 import { validateConsoleDataTail } from "../generated/validate-console-data-tail.js";
-import type { DetailedOutcome } from "../run/envelope.js";
+import type { DetailedOutcome } from "../contracts/envelope.js";
 import type { OperatorRole } from "../store/console-store.js";
 import type { RunStatus } from "../store/types.js";
 

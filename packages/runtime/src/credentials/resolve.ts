@@ -7,13 +7,22 @@
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
-import type { ResolvedCredentialRef } from "../run/context.js";
 import {
   audienceHost,
   loadProfileSecret,
   readCredentialsConfig,
   readProjectBindings,
 } from "./store.js";
+
+/** What a run remembers about its resolved credential: names and the source, not the value. */
+export interface ResolvedCredentialRef {
+  requirement: string;
+  provider: string;
+  authMode: string;
+  envName: string;
+  source: "explicit_profile" | "project_binding" | "global_default" | "environment";
+  profile?: string;
+}
 
 /** A declared requirement (X.yaml `credentials.<name>`), already schema-validated. */
 export interface CredentialRequirement {

@@ -8,7 +8,7 @@
  * - read a page and its head from one snapshot;
  * - never expire durable keys or rows.
  */
-import type { JsonRecord } from "../tools/types.js";
+import type { JsonRecord } from "../contracts/json.js";
 import type { HeadsPosition } from "./cursor.js";
 import type { EventRecord, HeadRecord, StreamHead, StreamKey } from "./model.js";
 

@@ -11,7 +11,7 @@ import { existsSync, lstatSync } from "node:fs";
 import { isAbsolute, join, posix, sep } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { readFileCappedSync } from "../packages/read-capped.js";
-import type { Json } from "../tools/types.js";
+import type { Json } from "../contracts/json.js";
 import type { DataAdapter } from "./adapter.js";
 import { DataStop, isResource, isSecretLikeName } from "./model.js";
 

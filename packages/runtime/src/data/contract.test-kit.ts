@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateToolsDataOperationResultOutput } from "../generated/validate-tools-data-operation-result.output.js";
 import { hashCanonical } from "../receipts/canonical.js";
-import type { JsonRecord } from "../tools/types.js";
+import type { JsonRecord } from "../contracts/json.js";
 import type { DataAdapter } from "./adapter.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
 import {

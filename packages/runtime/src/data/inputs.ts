@@ -5,7 +5,7 @@
  * limits out of range are `too_broad` (never clamped), everything else malformed is
  * `needs_input`.
  */
-import type { Json, JsonRecord } from "../tools/types.js";
+import type { Json, JsonRecord } from "../contracts/json.js";
 import {
   DataStop,
   HEADS_LIMIT,

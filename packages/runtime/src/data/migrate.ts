@@ -14,7 +14,7 @@ import type Database from "better-sqlite3";
 import { RuntimeError } from "../errors.js";
 import { hashCanonical } from "../receipts/canonical.js";
 import { openSqliteDatabase } from "../store/sqlite-native.js";
-import type { JsonRecord } from "../tools/types.js";
+import type { JsonRecord } from "../contracts/json.js";
 import {
   EMPTY_PROJECTION_DIGEST,
   MAX_INT,

@@ -23,7 +23,7 @@ import {
   hashCanonical,
   sha256Prefixed,
 } from "../receipts/canonical.js";
-import type { Json, JsonRecord } from "../tools/types.js";
+import type { Json, JsonRecord } from "../contracts/json.js";
 
 /** The packet id every operation returns. */
 export const DATA_RESULT_SCHEMA = "runx.data.operation_result.v1";

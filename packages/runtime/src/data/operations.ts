@@ -5,7 +5,7 @@
  */
 import { hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
 import { isoTimestamp } from "../time.js";
-import type { JsonRecord } from "../tools/types.js";
+import type { JsonRecord } from "../contracts/json.js";
 import type { DataAdapter } from "./adapter.js";
 import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
 import type { DataInput, ListHeadsInput, ReadEventsInput } from "./inputs.js";

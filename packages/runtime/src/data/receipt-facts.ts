@@ -3,7 +3,7 @@
  * source, resource, stream, operation, status, version movement, event ref, the three digests,
  * redactions and stop codes. Never the binding, a path, an endpoint or event content.
  */
-import type { Json, JsonRecord } from "../tools/types.js";
+import type { Json, JsonRecord } from "../contracts/json.js";
 import { DATA_RESULT_SCHEMA } from "./model.js";
 
 /** `{data_operation: {...}}` for a data tool's output, else `{}`. */

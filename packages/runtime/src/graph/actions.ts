@@ -4,7 +4,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import type { JsonObject } from "../parser/json.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { GraphDoc, GraphStep } from "./document.js";
 import { effectiveRetry } from "./plan.js";
 import { evaluateCondition, resolveIdempotencyKey, resolveStepInputs } from "./references.js";

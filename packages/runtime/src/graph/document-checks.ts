@@ -3,7 +3,7 @@
  * earlier steps, contiguous fanout groups without edges between their branches, guards,
  * `result_from`, and result producers that would certainly emit the same key. Pure.
  */
-import type { GraphDoc, GraphStep } from "./document.js";
+import type { GraphDoc, GraphStep } from "./document-types.js";
 import { invalid } from "./paths.js";
 import type { KeyPath } from "./paths.js";
 import { stepOutputContract } from "./plan.js";

@@ -5,7 +5,7 @@
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import type { RetryPolicy } from "../parser/runner-types.js";
-import type { FanoutGroup, FieldCondition, GraphGuard } from "./document.js";
+import type { FanoutGroup, FieldCondition, GraphGuard } from "./document-types.js";
 import { invalid } from "./paths.js";
 import type { KeyPath } from "./paths.js";
 import { parseStepRef } from "./references.js";

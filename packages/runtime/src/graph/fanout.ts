@@ -4,7 +4,7 @@
  * carry in `lineage.sync`. Pure.
  */
 import type { JsonValue } from "../parser/json.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { FanoutGroup, FanoutStrategy } from "./document.js";
 import { jsonEqual, resolvePath } from "./references.js";
 

@@ -6,7 +6,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import type { JsonObject } from "../parser/json.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { FanoutGroup, GraphDoc, GraphStep } from "./document.js";
 import { fail, isApprovalStep, planStep } from "./actions.js";
 import type { ApprovalDecisionInput, GraphAction, StepOutcome } from "./actions.js";

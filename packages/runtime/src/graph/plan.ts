@@ -8,7 +8,7 @@ import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
 import type { RetryPolicy, RunnerCommon } from "../parser/runner-types.js";
-import type { GraphDoc, GraphStep, StepContract } from "./document.js";
+import type { GraphDoc, GraphStep, StepContract } from "./document-types.js";
 
 /** Returns what is known about a step's executable (nested skill runner or tool), if anything. */
 export type StepContractResolver = (step: GraphStep) => StepContract | undefined;

@@ -4,7 +4,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import type { JsonObject } from "../parser/json.js";
-import type { RunRequest } from "../run/envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { FanoutGroup, GraphDoc, GraphStep } from "./document.js";
 import { evaluateFanoutSync } from "./fanout.js";
 import type { BranchResult, FanoutDecision, FanoutSyncRecord } from "./fanout.js";

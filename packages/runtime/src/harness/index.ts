@@ -11,11 +11,11 @@ import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { displayPath } from "../workspace.js";
 import { compareCodePoints } from "../receipts/index.js";
-import type { Receipt } from "../receipts/index.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
 import { fixtureTarget, parseHarnessCase } from "./fixture.js";
 import { runCase } from "./run-case.js";
 import type { CaseContext, CaseResult, CaseTarget } from "./run-case.js";
+import type { HarnessReport } from "./report.js";
 
 export { ANY_PROVIDER_EFFECT, HARNESS_CREATED_AT } from "./run-case.js";
 
@@ -32,18 +32,7 @@ export interface HarnessRequest {
   onCase?: (result: CaseResult) => void;
 }
 
-/** The §6.6 report, plus each case's result for human rendering. */
-export interface HarnessReport {
-  status: "passed" | "failed";
-  case_count: number;
-  assertion_error_count: number;
-  assertion_errors: string[];
-  case_names: string[];
-  receipt_ids: string[];
-  graph_case_count: number;
-  /** The sealed receipt, for a run of exactly one standalone fixture. */
-  receipt?: Receipt;
-}
+export type { HarnessReport } from "./report.js";
 
 /** Runs every target and returns the report plus per-case results. */
 export async function runHarness(

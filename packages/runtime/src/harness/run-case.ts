@@ -24,12 +24,13 @@ import { createFixtureHttpTransport, fixtureResolver } from "../tools/fixture-ht
 import type { FixtureHttpTransport } from "../tools/fixture-http.js";
 import { createProviderLaneDrivers } from "../tools/provider-lane.js";
 import { readSeedReceipts } from "./seed.js";
-import type { RunRequest, SkillRunEnvelope } from "../run/envelope.js";
+import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { assertCase, formatMismatch } from "./assert.js";
 import { copySources, sourceClosure } from "./closure.js";
 import type { Mismatch, ObservedCase } from "./assert.js";
 import type { HarnessCaseSpec, HarnessStatus } from "./fixture.js";
+import type { CaseResult } from "./report.js";
 
 /** The pinned clock of harness runs and receipts (upstream's oracles were recorded with it). */
 export const HARNESS_CREATED_AT = "2026-05-18T00:00:00Z";
@@ -57,16 +58,7 @@ export interface CaseContext {
   onCase?: (result: CaseResult) => void;
 }
 
-/** The outcome of one case. */
-export interface CaseResult {
-  name: string;
-  /** Prefix of this case's assertion errors (case name or fixture path). */
-  label: string;
-  status?: HarnessStatus;
-  errors: string[];
-  receipt?: Receipt;
-  graph: boolean;
-}
+export type { CaseResult } from "./report.js";
 
 /** Which answer a pending request takes, or undefined when the caller supplied none. */
 function answerFor(

@@ -29,7 +29,7 @@ import type { InputDeclaration, SuppliedInput } from "../parser/inputs.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject } from "../parser/json.js";
 import { hashCanonical } from "../receipts/canonical.js";
-import type { SkillRunEnvelope } from "../run/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 
 /** One served skill, bound at start-up. */
 export interface McpTool {

@@ -12,7 +12,7 @@ import type { FailAt, InputDeclaration } from "./input-declarations.js";
 import { normalizeRunner } from "./runners.js";
 import type { RunnerDefinition } from "./runners.js";
 import { schemaError } from "./schema-errors.js";
-import { isRunxSecretName } from "../process/environment.js";
+import { isRunxSecretName } from "./secret-names.js";
 import { formatKeyPath, parseStrictYaml } from "./strict-yaml.js";
 import type { StrictYamlDocument } from "./strict-yaml.js";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RuntimeError } from "../errors.js";
-import { buildSkillPackage, selectRunner } from "./package.js";
+import { buildSkillPackage } from "./package.js";
+import { selectRunner } from "./select-runner.js";
 import type { SkillPackage } from "./package.js";
 
 const skillMd = (frontmatter = "") => ({

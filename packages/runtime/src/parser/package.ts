@@ -148,7 +148,3 @@ export function buildSkillPackage(input: BuildSkillPackageInput): SkillPackage {
   if (profile !== undefined) pkg.profile = profile;
   return pkg;
 }
-
-// prettier-ignore
-
-export { selectRunner } from "./select-runner.js";

@@ -6,7 +6,7 @@ import {
   CLI_TOOL_TIMEOUT_RANGE,
   JAVASCRIPT_TIMEOUT_RANGE,
   timeoutProblem,
-} from "../runners/limits.js";
+} from "./runner-limits.js";
 import { isJsonObject } from "./json.js";
 import type { JsonObject, JsonValue } from "./json.js";
 import { normalizeInputDeclarations, valueMatchesType } from "./input-declarations.js";

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadSkillPackage, resolveSkillRef } from "../packages/resolve.js";
 import { parseExecutionProfile } from "./execution-profile.js";
-import { selectRunner } from "./package.js";
+import { selectRunner } from "./select-runner.js";
 
 // <repo>/packages/runtime/src/parser/this-file → <repo>; the shared corpus sits beside the repo.
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");

@@ -3,6 +3,7 @@
  * allowlist, the runner's declared names, its literal `env`, delivered credentials and the
  * runx-provided `RUNX_*` input variables cross; runx's own secrets never do.
  */
+import { isRunxSecretName } from "../parser/secret-names.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
@@ -41,15 +42,6 @@ export const INPUTS_JSON_ENV_MAX_BYTES = 48 * 1024;
 /** `RUNX_INPUT_<NAME>` is set only when the value is at most this many bytes. */
 export const INPUT_ENV_MAX_BYTES = 8 * 1024;
 
-/** runx's own secrets: signing keys, agent and public API tokens, hosted handles and grants. */
-const RUNX_SECRET_PATTERNS: readonly RegExp[] = [
-  /^RUNX_RECEIPT_SIGN_/,
-  /^RUNX_AGENT_API_KEY$/,
-  /^RUNX_PUBLIC_API_TOKEN$/,
-  /^RUNX_HOSTED_CREDENTIAL_HANDLES_JSON$/,
-  /^RUNX_PROVIDER_PERMISSION_/,
-];
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INPUT_REF = /^\$input\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)$/;
 
@@ -80,11 +72,6 @@ export interface ChildEnvironmentOptions {
   /** Becomes `RUNX_CWD`. */
   workspaceRoot: string;
   inputFiles?: InputFiles | undefined;
-}
-
-/** True for names that hold runx's own secrets and may never reach a runner. */
-export function isRunxSecretName(name: string): boolean {
-  return RUNX_SECRET_PATTERNS.some((pattern) => pattern.test(name));
 }
 
 /** `RUNX_INPUT_<NAME>` suffix: upper-cased, every non-alphanumeric character becomes `_`. */
@@ -255,3 +242,5 @@ export function writeInputFiles(
   }
   return { inputsPath, perInput };
 }
+
+export { isRunxSecretName } from "../parser/secret-names.js";

@@ -11,7 +11,7 @@ import type { SkillReceiptFacts } from "./build.js";
 import { canonicalJson, sha256Prefixed } from "./canonical.js";
 import { receiptBodyDigest, receiptContentId, receiptFullDigest } from "./identity.js";
 import type { Receipt } from "./model.js";
-import { serializeReceipt } from "./model.js";
+import { serializeReceipt } from "./shape.js";
 import { sealReceipt } from "./seal.js";
 import type { UnsealedReceipt } from "./seal.js";
 import { decodeReceipt } from "./shape.js";

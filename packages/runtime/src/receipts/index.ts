@@ -9,8 +9,8 @@ export {
   STABLE_JSON_CANONICALIZATION,
 } from "./canonical.js";
 export type * from "./model.js";
-export { RECEIPT_SCHEMA, serializeReceipt } from "./model.js";
-export { decodeJsonObject, decodeReceipt } from "./shape.js";
+export { RECEIPT_SCHEMA } from "./model.js";
+export { decodeJsonObject, decodeReceipt, serializeReceipt } from "./shape.js";
 export {
   childReceiptReference,
   receiptBodyDigest,

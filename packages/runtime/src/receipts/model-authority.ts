@@ -3,7 +3,7 @@
  * attenuation and the enforcement profile. Same null-versus-omitted conventions as
  * `model.ts`; bounds members are all left out when empty.
  */
-import type { JsonObject, ProofKind, Reference } from "./model.js";
+import type { JsonObject, ProofKind, Reference } from "./model-base.js";
 
 /** Where an admitted act actually ran. */
 export type ExecutionBoundaryKind =

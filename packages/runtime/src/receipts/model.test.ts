@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { RuntimeError } from "../errors.js";
-import { serializeReceipt } from "./model.js";
+import { serializeReceipt } from "./shape.js";
 import type { Receipt } from "./model.js";
 import { decodeReceipt } from "./shape.js";
 import { readUpstreamText, upstreamPath } from "./test-oracles.js";

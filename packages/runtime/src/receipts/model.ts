@@ -10,34 +10,13 @@
  * JSON in upstream struct field order (see `shape.ts`).
  */
 import type { Authority } from "./model-authority.js";
-import { decodeReceipt } from "./shape.js";
+import type { JsonObject, Reference } from "./model-base.js";
 
+export type * from "./model-base.js";
 export type * from "./model-authority.js";
 
 /** The receipt schema name. */
 export const RECEIPT_SCHEMA = "runx.receipt.v1";
-
-/** A JSON value as read from a document. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
-/** A JSON object with unconstrained members (written with sorted keys). */
-export interface JsonObject {
-  [key: string]: JsonValue;
-}
-
-/** Which side of an effect a reference proves. */
-export type ProofKind = "effect_evidence" | "effect_finality" | "credential_resolution";
-
-/** A typed pointer to a receipt, act, artifact, principal or external object. */
-export interface Reference {
-  /** Snake_case kind: `receipt`, `artifact`, `harness`, `principal`, `grant`, ... */
-  type: string;
-  uri: string;
-  provider?: string;
-  locator?: string;
-  label?: string;
-  observed_at?: string;
-  proof_kind?: ProofKind;
-}
 
 /** How a run, act or decision ended. */
 export type ClosureDisposition =
@@ -304,9 +283,4 @@ export interface Receipt {
   lineage?: Lineage;
   /** Unsigned runtime read aid; never part of the id or digest. */
   metadata?: JsonObject;
-}
-
-/** The stored file form: compact JSON in upstream struct field order (no trailing newline). */
-export function serializeReceipt(receipt: Receipt): string {
-  return JSON.stringify(decodeReceipt(receipt));
 }

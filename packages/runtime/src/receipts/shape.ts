@@ -298,3 +298,8 @@ export function decodeJsonObject(value: unknown, path = "$"): JsonObject {
   }
   return decodeFree(value, path) as JsonObject;
 }
+
+/** The stored file form: compact JSON in upstream struct field order (no trailing newline). */
+export function serializeReceipt(receipt: Receipt): string {
+  return JSON.stringify(decodeReceipt(receipt));
+}

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RuntimeError } from "../errors.js";
 import { buildSkillReceipt } from "./build.js";
 import type { Receipt } from "./model.js";
-import { serializeReceipt } from "./model.js";
+import { serializeReceipt } from "./shape.js";
 import { sealReceipt } from "./seal.js";
 import { decodeReceipt } from "./shape.js";
 import { localDevelopmentSigner, RECEIPT_KEY_ENV, verifierFromEnv } from "./signer.js";

@@ -3,7 +3,7 @@ import type { RuntimeError } from "../errors.js";
 import { buildSkillReceipt } from "./build.js";
 import { encodeBase64UrlNoPad } from "./ed25519.js";
 import type { Receipt } from "./model.js";
-import { serializeReceipt } from "./model.js";
+import { serializeReceipt } from "./shape.js";
 import { sealReceipt } from "./seal.js";
 import { decodeReceipt } from "./shape.js";
 import { localDevelopmentSigner, RECEIPT_KEY_ENV, verifierFromEnv } from "./signer.js";

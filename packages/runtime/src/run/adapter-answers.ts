@@ -5,7 +5,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
-import type { RunRequest } from "./envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 
 /** A question the adapter asked through its manifest. */
 export type DispatchQuestion = { question_id: string; prompt: string; answer_schema?: unknown };

@@ -36,7 +36,7 @@ import {
 import type { DispatchCall } from "./adapter-step.js";
 import { stepKey } from "./context.js";
 import type { RunScope } from "./context.js";
-import type { RunRequest } from "./envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 import type { SealOutcome, StepResult } from "./graph-steps.js";
 
 /** What a paused adapter step keeps until it runs again. */

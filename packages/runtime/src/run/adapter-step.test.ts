@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Runtime } from "../create-runtime.js";
-import type { SkillRunEnvelope } from "./envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import {
   adapterRuntime,
   adapterWorkspace,

@@ -38,8 +38,8 @@ import {
   runnerBaseEnv,
 } from "./context.js";
 import type { RunScope } from "./context.js";
-import { makeEnvelope } from "./envelope.js";
-import type { Disposition, RunRequest, SkillRunEnvelope } from "./envelope.js";
+import { makeEnvelope } from "../contracts/envelope.js";
+import type { Disposition, RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
 import type { StepStart } from "./single-step.js";

@@ -17,11 +17,11 @@ import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
 import { createRunRecord } from "./context.js";
 import type { RunScope } from "./context.js";
-import type { SkillRunEnvelope } from "./envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { pauseRun } from "./pause.js";
 import { sealOutcome } from "./single-step.js";
 import type { SealableOutcome, StepStart } from "./single-step.js";
-import { agentClosure, withoutClosure } from "./agent-closure.js";
+import { agentClosure, withoutClosure } from "../contracts/agent-closure.js";
 import { invokeTool, runtimeToolCatalog, runToolRoots } from "./tools.js";
 
 /** An agent-task view of `agent` and `agent-task` runners (portable agents use the skill name). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildAgentActRequest } from "../agents/request.js";
 import { answerContract, answerProblem, checkAnswerContracts } from "./answer-contract.js";
-import type { RunRequest } from "./envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 
 const review = buildAgentActRequest({
   agent: "reviewer",

@@ -11,11 +11,11 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
-import { agentClosureProblem, withoutClosure } from "./agent-closure.js";
+import { agentClosureProblem, withoutClosure } from "../contracts/agent-closure.js";
 import { isAdapterQuestions, packetAnswers } from "./adapter-answers.js";
 import type { DispatchQuestion } from "./adapter-answers.js";
 import type { ResumeAnswers } from "./answers.js";
-import type { RunRequest } from "./envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 
 /** What a pending agent or input request expects as its answer. */
 export interface AnswerContract {

@@ -4,7 +4,7 @@
  * under `approvals` and nowhere else — a decision offered under `answers` is refused.
  */
 import { RuntimeError } from "../errors.js";
-import type { RunRequest } from "./envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 
 /** One human decision as the resume document states it. */
 export interface ApprovalAnswer {

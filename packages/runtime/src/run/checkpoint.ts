@@ -7,7 +7,7 @@ import { RuntimeError } from "../errors.js";
 import { hashCanonical } from "../receipts/index.js";
 import type { StateStore } from "../store/types.js";
 import { LEDGER_GENESIS_HASH } from "../store/types.js";
-import type { RunRequest } from "./envelope.js";
+import type { RunRequest } from "../contracts/envelope.js";
 
 /** Everything needed to continue a paused run in a new process. */
 export interface Checkpoint {

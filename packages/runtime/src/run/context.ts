@@ -2,6 +2,7 @@
  * What every stage of a run shares: the services it is given, the prepared run (package,
  * runner, digests, id), and the helpers that write run state and receipts consistently.
  */
+import type { ResolvedCredentialRef } from "../credentials/resolve.js";
 import { isRuntimeError } from "../errors.js";
 import type { ProjectConfig } from "../config.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
@@ -173,16 +174,6 @@ export interface RunScope {
   nest?: NestedGraphScope;
   /** Spawn authority of an operator-originated invocation (`--allow-spawn`); never from inputs. */
   spawnAuthority?: SpawnAuthority;
-}
-
-/** What a run remembers about its resolved credential: names and the source, not the value. */
-export interface ResolvedCredentialRef {
-  requirement: string;
-  provider: string;
-  authMode: string;
-  envName: string;
-  source: "explicit_profile" | "project_binding" | "global_default" | "environment";
-  profile?: string;
 }
 
 /** Where a nested graph runs: the step path from the root graph, and the graphs above it. */

@@ -7,8 +7,8 @@
 import { RuntimeError } from "../errors.js";
 import { requirementOf, resolveCredential, setupCommands } from "../credentials/resolve.js";
 import type { RunScope } from "./context.js";
-import { makeEnvelope } from "./envelope.js";
-import type { SkillRunEnvelope } from "./envelope.js";
+import { makeEnvelope } from "../contracts/envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 
 /**
  * Admits the runner's credential into `scope`. Returns a `needs_credential` envelope when

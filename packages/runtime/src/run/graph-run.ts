@@ -3,30 +3,12 @@
  * receipt), pausing durably for agents and humans, and sealing the graph receipt whose
  * lineage commits every child by id and body digest.
  */
-import { RuntimeError, isRuntimeError } from "../errors.js";
-import {
-  applyStepOutcome,
-  assertRetryAdmissible,
-  bindStepContracts,
-  contractFromRunner,
-  createGraphState,
-  effectiveRetry,
-  graphFromRunner,
-  nextActions,
-  resumeGraph,
-  validateResultProducers,
-} from "../graph/index.js";
-import type {
-  FanoutSyncRecord,
-  GraphDoc,
-  GraphState,
-  GraphStep,
-  StepContract,
-} from "../graph/index.js";
+import { RuntimeError } from "../errors.js";
+import { applyStepOutcome, createGraphState, nextActions, resumeGraph } from "../graph/index.js";
+import type { GraphDoc, GraphState, GraphStep } from "../graph/index.js";
 import type { JsonObject } from "../parser/json.js";
-import type { GraphRunner } from "../parser/runner-types.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
-import type { Receipt, Reference, SyncPoint } from "../receipts/index.js";
+import type { Receipt, Reference } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
@@ -38,125 +20,17 @@ import {
   runMetadata,
   storeReceipt,
 } from "./context.js";
-import type { RunScope, RunSkillDeps } from "./context.js";
-import { makeEnvelope } from "./envelope.js";
-import type { GraphTrace, GraphTraceStep, RunRequest, SkillRunEnvelope } from "./envelope.js";
-import { executeGraphStep, loadNestedPackage } from "./graph-steps.js";
+import type { RunScope } from "./context.js";
+import { makeEnvelope } from "../contracts/envelope.js";
+import type { GraphTrace, GraphTraceStep, SkillRunEnvelope } from "../contracts/envelope.js";
+import { prepareGraph } from "./graph-prepare.js";
+import { executeGraphStep } from "./graph-steps.js";
+import { pauseReasonCode, toSyncPoint } from "./graph-stop.js";
+import type { GraphAdvance } from "./graph-stop.js";
 import { appendRunEvent } from "./ledger.js";
 import { pauseRun } from "./pause.js";
 import type { StepStart } from "./single-step.js";
 import { runtimeToolCatalog, runToolRoots } from "./tools.js";
-
-/** The graph document of the run's runner, with step contracts bound and checked. */
-export async function prepareGraph(scope: RunScope, catalog: ToolCatalog): Promise<GraphDoc> {
-  const runner = scope.prep.runner as GraphRunner;
-  return boundGraph(scope.deps, scope.prep.pkg, runner, catalog, []);
-}
-
-function isMissingBranch(step: { fanout_group?: string }, error: unknown): boolean {
-  return (
-    step.fanout_group !== undefined && isRuntimeError(error) && error.code === "PACKAGE_NOT_FOUND"
-  );
-}
-
-/** How deep nested graph runners are followed for their output contracts. */
-const MAX_NESTED_GRAPH_DEPTH = 16;
-
-/**
- * A graph runner's document with every step's contract bound, its result producers and retry
- * admission checked. A step running a nested graph runner has that graph's contract: the keys
- * its own result producers emit (resolved the same way, recursively), so preparation rejects
- * a missing contract anywhere below before any step runs.
- */
-export async function boundGraph(
-  deps: RunSkillDeps,
-  pkg: { packageDir: string; graphDocumentPath?: string },
-  runner: GraphRunner,
-  catalog: ToolCatalog,
-  /** `<package dir>#<runner>` of the graphs being prepared above this one. */
-  path: readonly string[],
-): Promise<GraphDoc> {
-  const raw = graphFromRunner(runner);
-  const here = [...path, `${pkg.graphDocumentPath ?? pkg.packageDir}#${runner.name}`];
-  // Nested skills are resolved first so their runners' output contracts bind to the steps.
-  const nested = new Map<string, StepContract>();
-  const adapterSteps = raw.steps.filter((s) => s.kind === "run" && s.run.type === "adapter");
-  for (const step of raw.steps) {
-    if (step.kind !== "skill") continue;
-    let child: Awaited<ReturnType<typeof loadNestedPackage>>;
-    try {
-      child = await loadNestedPackage(deps, pkg, step);
-    } catch (error) {
-      // A fanout branch naming a package that does not exist fails as a branch when it runs
-      // (its group's failure rule decides the graph), not as a refusal of the whole graph;
-      // containment refusals and every other step still refuse before anything runs.
-      if (isMissingBranch(step, error)) continue;
-      throw error;
-    }
-    if (child.runner.type === "adapter") adapterSteps.push(step);
-    const contract = contractFromRunner(child.runner);
-    const key = `${child.pkg.graphDocumentPath ?? child.pkg.packageDir}#${child.runner.name}`;
-    if (
-      child.runner.type === "graph" &&
-      contract.outputs === undefined &&
-      !here.includes(key) &&
-      here.length < MAX_NESTED_GRAPH_DEPTH
-    ) {
-      const inner = await boundGraph(deps, child.pkg, child.runner, catalog, here);
-      const keys = Object.values(validateResultProducers(inner)).flat();
-      if (!inner.result_from_defaulted || keys.length > 0) contract.outputs = keys;
-    }
-    nested.set(step.id, contract);
-  }
-  const doc = bindStepContracts(raw, (step): StepContract | undefined => {
-    if (step.kind === "tool") {
-      const tool = catalog.get(step.tool);
-      if (tool === undefined) {
-        throw new RuntimeError(
-          "TOOL_NOT_FOUND",
-          `step ${step.id} calls native tool ${step.tool}, which this runtime does not provide (see runx tool list)`,
-          { step: step.id, tool: step.tool },
-        );
-      }
-      const props = tool.outputSchema.properties;
-      const outputs =
-        props !== null && typeof props === "object" && !Array.isArray(props)
-          ? Object.keys(props)
-          : [];
-      return {
-        outputs,
-        mutating: tool.mutating,
-        tool_output: true,
-        ...(tool.idempotencyKey !== undefined ? { idempotency_key: tool.idempotencyKey } : {}),
-      };
-    }
-    if (step.kind === "skill") return nested.get(step.id);
-    if (step.run.type !== "approval") {
-      const outputs = step.run.outputs;
-      return outputs !== undefined &&
-        outputs !== null &&
-        typeof outputs === "object" &&
-        !Array.isArray(outputs)
-        ? contractFromRunner({ outputs: outputs as never })
-        : undefined;
-    }
-    return undefined;
-  });
-  validateResultProducers(doc);
-  assertRetryAdmissible(doc);
-  // A dispatch is one attempt: a retry is a new packet with its own approval, never automatic.
-  for (const step of adapterSteps) {
-    const declared = doc.steps.find((s) => s.id === step.id);
-    if (declared !== undefined && effectiveRetry(declared).max_attempts > 1) {
-      throw new RuntimeError(
-        "RETRY_REFUSED",
-        `step ${step.id} hands work to an adapter; a dispatch is never retried automatically (a retry is a new packet with its own approval)`,
-        { step_id: step.id },
-      );
-    }
-  }
-  return doc;
-}
 
 /** Starts a graph run. */
 export async function runGraph(
@@ -174,27 +48,6 @@ export async function runGraph(
     } else deps.state().updateRun(prep.runId, { status: "running" });
   });
   return driveGraph(scope, doc, catalog, state, start.previous);
-}
-
-export function toSyncPoint(record: FanoutSyncRecord): SyncPoint {
-  return {
-    group_id: record.group_id,
-    strategy: record.strategy === "any" || record.strategy === "all" ? record.strategy : "quorum",
-    decision:
-      record.decision === "proceed" || record.decision === "pause" || record.decision === "escalate"
-        ? record.decision
-        : "halt",
-    rule_fired: record.rule_fired,
-    reason: record.reason,
-    branch_count: record.branch_count,
-    success_count: record.success_count,
-    failure_count: record.failure_count,
-    required_successes: record.required_successes,
-    branch_receipts: record.branch_receipts.flatMap((b) =>
-      b.receipt_id !== undefined ? [`runx:receipt:${b.receipt_id}`] : [],
-    ),
-    ...(record.gate !== undefined ? { gate: record.gate } : {}),
-  };
 }
 
 /**
@@ -225,13 +78,6 @@ async function childReceipts(
   return out;
 }
 
-/** Where a graph's driving stopped: a pause, its result, a terminal failure or an interrupt. */
-export type GraphStop =
-  | { kind: "pause"; requests: RunRequest[] }
-  | { kind: "complete"; result: JsonObject }
-  | { kind: "fail"; failure: { code: string; disposition: string; reason: string } }
-  | { kind: "killed" };
-
 /**
  * Drives the graph machine until it stops, executing every planned step (each seals its
  * child receipt). Touches no run record: the caller pauses or seals (a root graph, or a
@@ -243,12 +89,7 @@ export async function advanceGraph(
   catalog: ToolCatalog,
   initial: GraphState,
   answers: Record<string, unknown>,
-): Promise<{
-  state: GraphState;
-  children: Receipt[];
-  stop: GraphStop;
-  gateInputs: Record<string, unknown>;
-}> {
+): Promise<GraphAdvance> {
   let state = initial;
   const fresh = new Map<string, Receipt>();
   const gateInputs: Record<string, unknown> = {};
@@ -292,6 +133,7 @@ export async function advanceGraph(
         state.approvals,
         answers,
         state.steps.find((s) => s.stepId === action.stepId)?.subgraph,
+        advanceGraph,
       );
       if (receipt !== undefined) fresh.set(receipt.id, receipt);
       if (proposed !== undefined) Object.assign(gateInputs, proposed);
@@ -345,11 +187,6 @@ async function driveGraph(
             killed: true,
           },
   );
-}
-
-/** The seal reason of a pause: only human approvals, or agent work too. */
-export function pauseReasonCode(requests: readonly RunRequest[]): string {
-  return requests.every((r) => r.kind === "approval") ? "approval_required" : "agent_required";
 }
 
 async function sealGraph(

@@ -2,8 +2,6 @@
  * Executes one planned graph step — a native tool, a nested skill, an inline `run` source or
  * an approval — and seals its child receipt. Returns the machine's outcome for the step.
  */
-import { realpathSync } from "node:fs";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { resolveContextSkills } from "../agents/context-skills.js";
 import { runManagedAgent } from "../agents/managed-agent.js";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
@@ -11,23 +9,18 @@ import { RuntimeError, isRuntimeError } from "../errors.js";
 import { artifactEnvelope, packageArtifacts } from "../graph/artifacts.js";
 import type { ExecuteStepAction, GraphDoc, GraphStep, StepOutcome } from "../graph/index.js";
 import { approvalDecisionPacket, stepById } from "../graph/index.js";
-import { loadPackageCached } from "../packages/package-cache.js";
-import { computeSourceDigest } from "../packages/digest.js";
-import { resolveSkillRef } from "../packages/locate.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { resolveInputs } from "../parser/inputs.js";
 import type { JsonObject } from "../parser/json.js";
 import { normalizeRunner } from "../parser/runners.js";
 import { admitGraphStepScopes } from "../policy/scopes.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
-import { selectRunner } from "../parser/select-runner.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
-import type { LineageExtras, Receipt } from "../receipts/index.js";
-import type { ClosureDisposition } from "../receipts/model.js";
+import type { Receipt } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ApprovalDecision } from "../tools/types.js";
 import { asAgentTask } from "./agent-step.js";
-import { agentClosure, withoutClosure } from "./agent-closure.js";
+import { agentClosure, withoutClosure } from "../contracts/agent-closure.js";
 import {
   commitment,
   idempotencyFor,
@@ -38,17 +31,16 @@ import {
   storeReceipt,
   runnerBaseEnv,
 } from "./context.js";
-import type { RunScope, RunSkillDeps } from "./context.js";
+import type { RunScope } from "./context.js";
 import { executeRunner } from "./execute.js";
 import { appendRunEvent } from "./ledger.js";
-import type { RunnerOutcome } from "./execute.js";
+import type { SealOutcome } from "./graph-stop.js";
+import { loadNestedPackage } from "./graph-prepare.js";
+import type { AdvanceGraph } from "./graph-stop.js";
 import { runNestedGraph } from "./nested-graph.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
 import { runStateRoots } from "./state-roots.js";
 import { invokeTool } from "./tools.js";
-import { isInside } from "../tools/paths.js";
-import { hasRegistryPrefix } from "../registry/ref.js";
-import { materializeRegistryRef } from "./registry-refs.js";
 import { STEP_CLOSED, sealReasonCode } from "../runners/outcome.js";
 
 /** Tool failure codes that mean the tool refused before attempting anything. */
@@ -68,17 +60,7 @@ export interface StepResult {
   gateInputs?: Record<string, JsonObject>;
 }
 
-/** What a step attempt's receipt records. */
-export type SealOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
-  disposition: ClosureDisposition;
-  reasonCode: string;
-  /** Receipts this step commits as children (the steps of a nested graph). */
-  children?: readonly Receipt[];
-  /** A nested graph's lineage: the receipt of its earlier pause, its fanout sync points. */
-  lineage?: LineageExtras;
-  /** When the attempt started (ISO, milliseconds): the step row's `started_at`. */
-  startedAt?: string;
-};
+export type { SealOutcome } from "./graph-stop.js";
 
 /** Seals and stores the child receipt of one step attempt. */
 export async function sealStepReceipt(
@@ -194,56 +176,6 @@ export function grantedScopes(scope: RunScope, step: GraphStep): string[] {
   return own;
 }
 
-/**
- * Where a graph step's relative `skill:` ref points (§2.3, §10.4). It resolves against the
- * graph's package directory, or a standalone graph document's directory. A package's graph
- * may not escape the package's parent folder (sibling packages such as `../data-store` are
- * fine); a standalone graph document is a workspace file, and may reach any package of the
- * workspace, but nothing outside it.
- */
-export function nestedSkillPath(
-  deps: Pick<RunSkillDeps, "paths">,
-  pkg: { packageDir: string; graphDocumentPath?: string },
-  step: { id: string; skill: string },
-): string {
-  const base = pkg.packageDir;
-  const target = isAbsolute(step.skill) ? step.skill : resolve(base, step.skill);
-  // The fence is the workspace for a graph that lives in it (a step may name any package of
-  // the workspace, e.g. `../../skills/spend`); a package run from elsewhere (an absolute path,
-  // a registry cache) may reach only its siblings.
-  const inWorkspace =
-    pkg.graphDocumentPath !== undefined ||
-    isInside(deps.paths.root, base) ||
-    isInside(realOrUndefined(deps.paths.root) ?? deps.paths.root, realOrUndefined(base) ?? base);
-  const bound = inWorkspace ? deps.paths.root : dirname(base);
-  const rel = relative(bound, target);
-  const escape = (): RuntimeError =>
-    new RuntimeError(
-      "PATH_ESCAPE",
-      inWorkspace
-        ? `step ${step.id}: skill ${step.skill} is outside the workspace`
-        : `step ${step.id}: skill ${step.skill} is outside the graph's package folder`,
-      { step: step.id },
-    );
-  if (rel.startsWith("..") || isAbsolute(rel)) throw escape();
-  // Again after symlinks: a package that links out of the fence is not inside it, however it
-  // is named.
-  const real = realOrUndefined(target);
-  if (real !== undefined) {
-    const fence = realOrUndefined(bound) ?? bound;
-    if (!isInside(fence, real)) throw escape();
-  }
-  return target;
-}
-
-function realOrUndefined(path: string): string | undefined {
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Resolves a nested skill reference relative to the graph's package. */
 export async function nestedRunner(
   scope: RunScope,
@@ -257,24 +189,6 @@ export async function nestedRunner(
 }> {
   const { pkg, runner } = await loadNestedPackage(scope.deps, scope.prep.pkg, step);
   return { runner, packageDir: pkg.packageDir, body: pkg.body, name: pkg.name, pkg };
-}
-
-/** Resolves and loads the package a local `skill:` step names, and selects its runner. */
-export async function loadNestedPackage(
-  deps: RunSkillDeps,
-  parent: { packageDir: string; graphDocumentPath?: string },
-  step: { id: string; skill: string; runner?: string },
-): Promise<{ pkg: LoadedSkillPackage; runner: RunnerDefinition }> {
-  const target = hasRegistryPrefix(step.skill)
-    ? await materializeRegistryRef(deps, step.skill, { step: step.id })
-    : nestedSkillPath(deps, parent, step);
-  const resolved = await resolveSkillRef(target, { workspaceRoot: deps.paths.root });
-  const digest = computeSourceDigest(resolved);
-  const pkg = await loadPackageCached(resolved, digest, {
-    dir: `${deps.paths.runxDir}/cache/packages`,
-    runtimeRelease: deps.runtimeRelease,
-  });
-  return { pkg, runner: selectRunner(pkg, step.runner) };
 }
 
 /** An inline `run: {type: cli-tool|javascript|agent-task|adapter, …}` source as a runner. */
@@ -472,9 +386,11 @@ export async function executeGraphStep(
   catalog: ToolCatalog,
   action: ExecuteStepAction,
   approvals: Record<string, { approved: boolean; reason?: string }>,
-  answers: Record<string, unknown> = {},
+  answers: Record<string, unknown>,
   /** The paused state of the step's nested graph, when it paused before (opaque JSON). */
-  subgraph?: unknown,
+  subgraph: unknown,
+  /** The graph driver, for a step that runs a nested graph (passed in: see `graph-stop.ts`). */
+  advance: AdvanceGraph,
 ): Promise<StepResult> {
   const step = stepById(doc, action.stepId);
   const declared = step.contract?.outputs;
@@ -694,6 +610,7 @@ export async function executeGraphStep(
         approvals,
         answers,
         subgraph,
+        advance,
       );
       if (end.kind === "paused") {
         const sealed = await seal(end.outcome, end.status);

@@ -16,9 +16,11 @@ import type { Receipt } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import { stepKey } from "./context.js";
 import type { RunScope } from "./context.js";
-import type { RunRequest } from "./envelope.js";
-import { advanceGraph, boundGraph, pauseReasonCode, toSyncPoint } from "./graph-run.js";
-import type { SealOutcome } from "./graph-steps.js";
+import type { RunRequest } from "../contracts/envelope.js";
+import { boundGraph } from "./graph-prepare.js";
+import { pauseReasonCode, toSyncPoint } from "./graph-stop.js";
+import type { AdvanceGraph } from "./graph-stop.js";
+import type { SealOutcome } from "./graph-stop.js";
 
 /** Graphs nested deeper than this are refused (a runaway chain of packages). */
 const MAX_NESTING = 16;
@@ -91,6 +93,7 @@ export async function runNestedGraph(
   approvals: Record<string, { approved: boolean; reason?: string }>,
   answers: Record<string, unknown>,
   saved: unknown,
+  advanceGraph: AdvanceGraph,
 ): Promise<NestedGraphEnd> {
   const key = graphKey(nested.pkg, nested.runner.name);
   const chain = scope.nest?.chain ?? [graphKey(scope.prep.pkg, scope.prep.runner.name)];

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DETAILED_OUTCOMES, deriveDetailedOutcome, outcomeIsOpen } from "./envelope.js";
+import { DETAILED_OUTCOMES, deriveDetailedOutcome, outcomeIsOpen } from "../contracts/envelope.js";
 
 const outcome = (status: string, disposition: string | null, requestKinds: string[] = []) =>
   deriveDetailedOutcome({ status, disposition, requestKinds });

@@ -21,8 +21,8 @@ import {
   storeReceipt,
 } from "./context.js";
 import type { RunScope } from "./context.js";
-import { makeEnvelope, pendingStatus } from "./envelope.js";
-import type { RunRequest, SkillRunEnvelope } from "./envelope.js";
+import { makeEnvelope, pendingStatus } from "../contracts/envelope.js";
+import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";
 import { appendRunEvent } from "./ledger.js";
 
 /** How a run pauses. */

@@ -9,7 +9,7 @@ import type { SuppliedInput } from "../parser/inputs.js";
 import { assertGateResolvableHere } from "../policy/gate-resolution.js";
 import { createTaintSet } from "../redaction.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
-import type { SkillRunEnvelope } from "./envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { resumeAgentTask } from "./agent-step.js";
 import { resumeGraphRun } from "./graph-run.js";
 import { appendRunEvent } from "./ledger.js";

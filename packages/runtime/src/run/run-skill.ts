@@ -21,7 +21,7 @@ import {
   storeReceipt,
 } from "./context.js";
 import type { Prepared, RunScope, RunSkillDeps } from "./context.js";
-import type { SkillRunEnvelope } from "./envelope.js";
+import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { admitCredential } from "./credential.js";
 import { assertRunnerSupported } from "./execute.js";
 import type { RunOrigin } from "./origin.js";

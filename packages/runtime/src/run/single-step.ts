@@ -16,8 +16,8 @@ import {
   runnerBaseEnv,
 } from "./context.js";
 import type { RunScope } from "./context.js";
-import { makeEnvelope } from "./envelope.js";
-import type { Disposition, RunClosure, SkillRunEnvelope } from "./envelope.js";
+import { makeEnvelope } from "../contracts/envelope.js";
+import type { Disposition, RunClosure, SkillRunEnvelope } from "../contracts/envelope.js";
 import { executeRunner } from "./execute.js";
 import type { RunnerOutcome } from "./execute.js";
 import { appendRunEvent } from "./ledger.js";

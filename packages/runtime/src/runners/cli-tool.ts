@@ -15,7 +15,7 @@ import {
 import type { StateIsolation } from "../process/state-cover.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
 import { expandArgs } from "./cli-template.js";
-import { CLI_TOOL_TIMEOUT_RANGE } from "./limits.js";
+import { CLI_TOOL_TIMEOUT_RANGE } from "../parser/runner-limits.js";
 import {
   REASON_CODE,
   isJsonObject,
@@ -27,7 +27,7 @@ import {
 /** Default wall clock when the runner declares none (spec §10.5). */
 export const CLI_TOOL_DEFAULT_TIMEOUT_SECONDS = 60;
 /** Accepted `timeout_seconds` range (checked at package load too: limits.ts). */
-export { CLI_TOOL_TIMEOUT_RANGE } from "./limits.js";
+export { CLI_TOOL_TIMEOUT_RANGE } from "../parser/runner-limits.js";
 /** The exact `cwd` token meaning the workspace root. */
 export const WORKSPACE_CWD_TOKEN = "{{env.RUNX_CWD}}";
 

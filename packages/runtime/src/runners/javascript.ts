@@ -15,7 +15,7 @@ import { RuntimeError } from "../errors.js";
 import { selectDeclaredEnvironment, type DeclaredEnvironment } from "../process/environment.js";
 import type { StateIsolation } from "../process/state-cover.js";
 import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
-import { JAVASCRIPT_TIMEOUT_RANGE } from "./limits.js";
+import { JAVASCRIPT_TIMEOUT_RANGE } from "../parser/runner-limits.js";
 import {
   REASON_CODE,
   isJsonObject,
@@ -27,7 +27,7 @@ import {
 /** Wall clock when the runner declares none. */
 export const JAVASCRIPT_DEFAULT_TIMEOUT_SECONDS = 2;
 /** Accepted `timeout_seconds` range (checked at package load too: limits.ts). */
-export { JAVASCRIPT_TIMEOUT_RANGE } from "./limits.js";
+export { JAVASCRIPT_TIMEOUT_RANGE } from "../parser/runner-limits.js";
 /** Worker I/O limit per direction (inputs in, result out). */
 export const JAVASCRIPT_IO_LIMIT_BYTES = 4 * 1024 * 1024;
 /** Fixed limits of the worker. */

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DETAILED_OUTCOMES, deriveDetailedOutcome } from "../run/envelope.js";
+import { DETAILED_OUTCOMES, deriveDetailedOutcome } from "../contracts/envelope.js";
 import { consoleStoreExtension } from "./console-store.js";
 import type { ConsoleStore, RunFilter } from "./console-store.js";
 import { openStateStore } from "./open.js";

@@ -7,7 +7,7 @@ import { and, asc, count, desc, eq, gte, inArray, lt, sql } from "drizzle-orm";
 import type { SQL } from "drizzle-orm";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { RuntimeError } from "../errors.js";
-import type { DetailedOutcome } from "../run/envelope.js";
+import type { DetailedOutcome } from "../contracts/envelope.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
 import { approvalDecisions, gatePolicies, runInitiators, runs } from "./schema.js";
 import { MAX_PAGE_SIZE } from "./types.js";

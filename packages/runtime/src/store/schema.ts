@@ -16,7 +16,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
-import { DETAILED_OUTCOMES } from "../run/envelope.js";
+import { DETAILED_OUTCOMES } from "../contracts/envelope.js";
 
 /** Every status a run can be in; `running` until it seals, pauses or fails. */
 export const RUN_STATUSES = [
@@ -55,7 +55,7 @@ export const runs = sqliteTable(
     createdMs: integer("created_ms").notNull(),
     /**
      * What status, disposition and pending requests mean together (`deriveDetailedOutcome`,
-     * run/envelope.ts), written by the state store with every change of those three, so the
+     * contracts/envelope.ts), written by the state store with every change of those three, so the
      * console filters and counts by outcome from an index.
      */
     outcome: text("outcome", { enum: DETAILED_OUTCOMES }).notNull().default("running"),

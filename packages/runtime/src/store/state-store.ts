@@ -18,7 +18,7 @@ import type {
   StoreExtension,
 } from "./types.js";
 import { isoTimestamp } from "../time.js";
-import { deriveDetailedOutcome } from "../run/envelope.js";
+import { deriveDetailedOutcome } from "../contracts/envelope.js";
 
 export { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 export type * from "./types.js";

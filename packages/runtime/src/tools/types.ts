@@ -11,10 +11,8 @@ import type { Resolver } from "./net-guard.js";
 
 export type { ReceiptLookup } from "../receipts/lookup.js";
 
-/** A JSON value (what crosses tool boundaries). */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-/** A JSON object. */
-export type JsonRecord = { [key: string]: Json };
+import type { JsonRecord } from "../contracts/json.js";
+export type { Json, JsonRecord } from "../contracts/json.js";
 
 /** Transport for the HTTP tools; the harness replaces it with fixture lanes. */
 export interface HttpTransport {

@@ -1,6 +1,6 @@
 /** `runx resume <run-id> <answers.json|->`: parse → one runtime call → render. */
 import { RuntimeError } from "../../errors.js";
-import { envelopeExitCode } from "../../run/envelope.js";
+import { envelopeExitCode } from "../../contracts/envelope.js";
 import { flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";

@@ -1,7 +1,7 @@
 /** `runx skill`: parse → one runtime call → render. */
 import { RuntimeError } from "../../errors.js";
 import { parseInputFlags } from "../../parser/inputs.js";
-import { envelopeExitCode } from "../../run/envelope.js";
+import { envelopeExitCode } from "../../contracts/envelope.js";
 import { flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";

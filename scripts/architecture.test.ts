@@ -1,0 +1,92 @@
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  checkRepository,
+  findCycles,
+  importGraph,
+  layerViolations,
+  parseLayerTable,
+  sourceFiles,
+} from "./architecture.mjs";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const srcRoot = join(repoRoot, "packages/runtime/src");
+const rules = () => parseLayerTable(readFileSync(join(repoRoot, "docs/ARCHITECTURE.md"), "utf8"));
+
+const scratch: string[] = [];
+afterEach(() => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "runx-arch-"));
+  scratch.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+describe("the import-boundary check of docs/ARCHITECTURE.md", () => {
+  it("finds no cycle and no import outside its layer in this repository", () => {
+    expect(checkRepository(repoRoot)).toEqual([]);
+  });
+
+  it("reports a cycle introduced into the real runtime, and the upward import that makes it", () => {
+    const files = sourceFiles([srcRoot]);
+    const victim = join(srcRoot, "parser/json.ts");
+    const read = (file: string): string => {
+      const text = readFileSync(file, "utf8");
+      return file === victim
+        ? `${text}\nimport type { RunScope } from "../run/context.js";\n`
+        : text;
+    };
+    const graph = importGraph(files, read);
+    const cycles = findCycles(graph);
+    expect(cycles.some((cycle) => cycle.includes(victim))).toBe(true);
+    expect(layerViolations(graph, srcRoot, rules())).toContain(
+      "parser/json.ts imports run/context.ts: parser may not import run",
+    );
+  });
+
+  it("counts type-only, re-export and multi-line imports, not dynamic ones", () => {
+    const root = tree({
+      "a.ts": 'import type {\n  B,\n} from "./b.js";\nexport const a = 1;\n',
+      "b.ts": 'export { a } from "./a.js";\nexport type B = number;\n',
+      "c.ts": 'export async function load() {\n  return import("./d.js");\n}\n',
+      "d.ts": 'import { load } from "./c.js";\nexport const d = load;\n',
+    });
+    const cycles = findCycles(importGraph(sourceFiles([root])));
+    expect(cycles).toEqual([[join(root, "a.ts"), join(root, "b.ts")]]);
+  });
+
+  it("refuses an import from a lower row into a higher one and names a room the table lacks", () => {
+    const root = tree({
+      "src/parser/a.ts": 'import { x } from "../run/x.js";\nexport const a = x;\n',
+      "src/run/x.ts": 'import { b } from "../parser/b.js";\nexport const x = b;\n',
+      "src/parser/b.ts": "export const b = 1;\n",
+      "src/extra/y.ts": 'import { b } from "../parser/b.js";\nexport const y = b;\n',
+      "src/parser/a.test.ts": 'import { x } from "../run/x.js";\nexport const t = x;\n',
+    });
+    const table = parseLayerTable(
+      "## Layer rules\n\n| Units | Owns |\n| --- | --- |\n| `parser/` | parsing |\n| `run/` | runs |\n",
+    );
+    expect(layerViolations(importGraph(sourceFiles([root])), join(root, "src"), table)).toEqual([
+      "extra is not in the layer table of docs/ARCHITECTURE.md",
+      "parser/a.ts imports run/x.ts: parser may not import run",
+    ]);
+  });
+
+  it("names every folder and top-level file of the runtime in the layer table", () => {
+    const table = rules();
+    const units = new Set(
+      sourceFiles([srcRoot])
+        .map((file) => file.slice(srcRoot.length + 1).split("/")[0]!)
+        .filter((unit) => !/\.test\.ts$/.test(unit)),
+    );
+    expect([...units].filter((unit) => !table.has(unit))).toEqual([]);
+  });
+});
