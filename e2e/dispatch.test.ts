@@ -1,5 +1,5 @@
 /**
- * Journeys of the adapter dispatch boundary (issue 8) on the run page, with the `dispatch`
+ * Journeys of the adapter dispatch boundary on the run page, with the `dispatch`
  * test skill (e2e/fixtures/skills/dispatch) and the shipped fake-local adapter, trusted in the
  * scratch workspace with `runx adapter trust fake-local` as an operator would:
  *

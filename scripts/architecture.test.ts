@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,5 +88,35 @@ describe("the import-boundary check of docs/ARCHITECTURE.md", () => {
         .filter((unit) => !/\.test\.ts$/.test(unit)),
     );
     expect([...units].filter((unit) => !table.has(unit))).toEqual([]);
+  });
+
+  it("finds no comment citing an issue number or a section of a document outside the repository", () => {
+    // Built from parts so that this file does not match itself.
+    const citation = new RegExp(["\u00a7[0-9]", "[Ii]ssue [0-9]"].join("|"));
+    const roots = [
+      "packages/runtime/src",
+      "packages/runtime/schemas",
+      "apps/api/src",
+      "apps/web/src",
+    ];
+    const hits: string[] = [];
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (!["node_modules", "dist", ".next", "generated"].includes(entry.name)) walk(path);
+        } else if (/\.(ts|tsx|mts|mjs|json|md)$/.test(entry.name)) files.push(path);
+      }
+    };
+    for (const root of roots) walk(join(repoRoot, root));
+    for (const file of files) {
+      readFileSync(file, "utf8")
+        .split("\n")
+        .forEach((line, index) => {
+          if (citation.test(line)) hits.push(`${file.slice(repoRoot.length + 1)}:${index + 1}`);
+        });
+    }
+    expect(hits).toEqual([]);
   });
 });

@@ -214,7 +214,7 @@ const skills = router({
     .query(({ ctx, input }) => ctx.runtime.catalog.get(input.skill)),
 });
 
-/** Adapter dispatch attempts of a run and cancelling the one in flight (issue 8). */
+/** Adapter dispatch attempts of a run and cancelling the one in flight. */
 const adapters = router({
   /**
    * A run's recorded dispatch attempts, oldest first, each with its signed receipt's id and

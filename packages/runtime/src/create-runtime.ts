@@ -32,7 +32,7 @@ export type { CoreRuntime, RuntimeOptions } from "./runtime-core.js";
 
 /** The runtime's public surface. */
 export interface Runtime extends CoreRuntime {
-  /** Adapter definitions, trust, dispatch attempts and cancellation (issue 8). */
+  /** Adapter definitions, trust, dispatch attempts and cancellation. */
   adapters: {
     list(): AdapterListing[];
     trust(id: string): TrustRecord;
@@ -53,7 +53,7 @@ export interface Runtime extends CoreRuntime {
   /** The local skill registry (package, publish, search, read, add). */
   registry(): LocalRegistry;
   /**
-   * Publishes a package to the local registry after its harness passes (§7.4: a package whose
+   * Publishes a package to the local registry after its harness passes (a package whose
    * harness cases fail is never published; a package without cases publishes directly).
    */
   publishSkill(

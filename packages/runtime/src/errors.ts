@@ -268,7 +268,7 @@ export const FAILURE_CATEGORY: Record<ErrorCode, string> = {
   REGISTRY_CONFLICT: "registry_error",
 };
 
-/** CLI exit code for a failure raised with this code (spec §8.3). */
+/** CLI exit code for a failure raised with this code. */
 export const EXIT_CODE: Record<ErrorCode, number> = {
   USAGE: 64,
   INTERNAL: 1,

@@ -1,4 +1,4 @@
-/** Where a workspace keeps its runx state (spec §8.4). */
+/** Where a workspace keeps its runx state. */
 import { lstatSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { RuntimeError } from "./errors.js";

@@ -8,7 +8,7 @@ import { formatTime } from "@/lib/format";
 import { TableWrap } from "./TableWrap";
 
 /**
- * A run's adapter dispatch attempts (issue 8): one row per attempt with its adapter, lane,
+ * A run's adapter dispatch attempts: one row per attempt with its adapter, lane,
  * status, failure code (or the questions it asked), times, receipt link and the receipt's
  * verification; each attempt's kept logs (bounded and redacted before they were stored); the
  * attempts in flight, and "Cancel dispatch" for approvers while the run is running.

@@ -1,6 +1,6 @@
 /**
- * What the console shows about an adapter dispatch before a human acts on it (open-scaffold
- * §5.12 J.56, H.50): the approval card's rows for an `adapter_dispatch` gate (everything the
+ * What the console shows about an adapter dispatch before a human acts on it: the approval
+ * card's rows for an `adapter_dispatch` gate (everything the
  * approval binds, plus who granted spawn authority), and the questions an adapter asked
  * (`question_id`, prompt, answer schema); the answer form comes from the request's contract.
  */

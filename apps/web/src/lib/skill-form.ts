@@ -117,7 +117,7 @@ export function shellWord(text: string): string {
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** True when the CLI would read `text` as something other than this exact string (§1.7). */
+/** True when the CLI would read `text` as something other than this exact string. */
 function readsAsJson(text: string): boolean {
   try {
     JSON.parse(text);

@@ -1,5 +1,5 @@
 /**
- * Static boundary tests (open-scaffold §5.12 I.53–55). The runtime has one module that imports
+ * Static boundary tests. The runtime has one module that imports
  * child-process APIs (the process supervisor); everything that starts a process goes through
  * it, from an explicit list of callers, and the adapter subsystem's only caller is its launch
  * module. No provider SDK is imported anywhere, and the fake-local adapter's whole payload

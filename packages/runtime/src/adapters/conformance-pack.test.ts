@@ -1,5 +1,5 @@
 /**
- * The reusable conformance pack (open-scaffold §5.12 K.60) run against the two adapters this
+ * The reusable conformance pack run against the two adapters this
  * repository ships for tests: fake-local (through its `complete` mode) and prompt-report, a
  * plain command adapter with no test modes (prompt on stdin, packet path as an argument, a JSON
  * definition). A real adapter wrapper is certified the same way, in read-only mode, before it

@@ -1,5 +1,5 @@
 /**
- * Adapter definitions (`adapter.v1`, open-scaffold §5.3): the reviewed, checked-in description
+ * Adapter definitions (`adapter.v1`): the reviewed, checked-in description
  * of how one external agent runtime is launched. Pure: a parsed document in, a validated
  * definition or a refusal (`adapter_config_invalid`, `forbidden_executable`) out. Unknown
  * fields are rejected; every limit has a default and a hard maximum.
@@ -27,7 +27,7 @@ export interface AdapterLimits {
 const KIB = 1024;
 const MIB = 1024 * 1024;
 
-/** Defaults of the limits (§5.3). `hard_output_bytes` defaults to 4× the retained caps. */
+/** Defaults of the limits. `hard_output_bytes` defaults to 4× the retained caps. */
 export const DEFAULT_LIMITS: Readonly<Omit<AdapterLimits, "hard_output_bytes">> = {
   timeout_ms: 10 * 60_000,
   grace_ms: 5_000,
@@ -100,7 +100,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** Default protected branches (§5.3). */
+/** Default protected branches. */
 export const DEFAULT_PROTECTED_BRANCHES = ["main", "master", "trunk", "release*", "production"];
 
 const SHELLS = [

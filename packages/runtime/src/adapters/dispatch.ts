@@ -1,5 +1,5 @@
 /**
- * One adapter dispatch attempt (issue 8; open-scaffold §5.6–§5.9): the deny-by-default gate in
+ * One adapter dispatch attempt: the deny-by-default gate in
  * its fixed order, then launch, collection and the dispatch-receipt document. Every outcome —
  * rejected, dry run, needing approval, launched — is returned as data; the caller seals it.
  * Nothing is written before the gate has passed: a refusal leaves the workspace untouched.
@@ -15,8 +15,8 @@
  * spawning", launching only through an explicit `--allow-spawn` gate followed by the
  * branch/worktree/version checks. Without `--allow-spawn` the default outcome is therefore a
  * sealed `dry_run` receipt, never a pause asking a human to approve a launch that would not
- * happen (open-scaffold §5.6 steps 7–8 agree: the static checks run before anyone is asked).
- * Issue 8 lists approval before the flag; the source document wins over that summary.
+ * happen (the static checks run before anyone is asked).
+ * A summary listed approval before the flag; the source document wins (docs/decisions/0003).
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -54,7 +54,7 @@ export interface AdapterStepConfig {
   workspace: { worktree: string | null; branch: string | null; base_commit: string | null };
 }
 
-/** What an approval binds (open-scaffold §5.6 step 8). */
+/** What an approval binds. */
 export interface ApprovalBinding {
   packet_digest: string;
   packet_id: string;

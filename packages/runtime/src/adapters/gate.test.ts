@@ -1,5 +1,5 @@
 /**
- * The gate before spawn (open-scaffold §5.12 A–D), beyond dispatch.test.ts and preflight.test.ts:
+ * The gate before spawn, beyond dispatch.test.ts and preflight.test.ts:
  * every refusal is sealed with its exact code, spawns nothing (spy, sentinel, no attempt
  * directory) and leaves the workspace as it was. The approval binding is also exercised at the
  * gate itself, where the packet, authority and branch can change (a resume cannot: it refuses a
@@ -473,7 +473,7 @@ describe("C.14/C.15 approval: a pause before anything spawns, stale when anythin
 
 /**
  * A scripted git and tool: the launch gate asks it in a fixed order, and each refusal stops
- * after a known number of calls (open-scaffold §4, launch-gate matrix).
+ * after a known number of calls (launch-gate matrix).
  */
 function scripted(
   facts: { toplevel: string; gitDir: string; commonDir: string; branch: string; head: string },

@@ -1,5 +1,5 @@
 /**
- * The one place the adapter subsystem starts processes (open-scaffold §5.7): the adapter
+ * The one place the adapter subsystem starts processes: the adapter
  * itself and the preflight probes (git, the tool's version). Both go through the runtime's
  * process supervisor: no shell, its own process group, an environment built from nothing,
  * stdin then closed, a timeout and cancellation that SIGTERM the group and SIGKILL it after

@@ -1,5 +1,5 @@
 /**
- * Collection (open-scaffold §5.8): the adapter's `adapter-output-manifest.json` in its output
+ * Collection: the adapter's `adapter-output-manifest.json` in its output
  * directory is the only channel for status, artifacts and questions; stdout is never parsed.
  * Every reported path must stay a plain relative path inside the output directory with no
  * symlink on the way, exist as a regular file within the limits and match its digest.

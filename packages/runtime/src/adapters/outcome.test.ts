@@ -1,5 +1,5 @@
 /**
- * After the gate (open-scaffold §5.12 E–G), beyond dispatch.test.ts: the child's environment,
+ * After the gate, beyond dispatch.test.ts: the child's environment,
  * timeouts and truncation on both streams, stdin by digest only, no absolute local path in any
  * log or receipt string, artifact digests, over-size manifests and artifacts, the outside
  * target of a symlinked artifact left alone, and the dispatch receipt for every status (schema,

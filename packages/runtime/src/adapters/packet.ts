@@ -1,5 +1,5 @@
 /**
- * The work packet (`work-packet.v1`, open-scaffold §5.4): the immutable hand-off built from a
+ * The work packet (`work-packet.v1`): the immutable hand-off built from a
  * step's inputs. Pure: facts in, a packet with its canonical digest out, and the
  * executable-package check (`package_not_executable`) naming every missing piece.
  */

@@ -1,5 +1,5 @@
 /**
- * Preflight of an adapter dispatch (open-scaffold §5.12 D.17–23) against real git repositories
+ * Preflight of an adapter dispatch against real git repositories
  * in temporary directories: the isolated worktree, its branch and base commit, the re-check
  * after approval, and the tool probe (through an injected runner, D.22).
  */

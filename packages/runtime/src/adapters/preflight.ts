@@ -1,5 +1,5 @@
 /**
- * Preflight checks run right before spawn (open-scaffold §5.6 steps 9–10): the isolated
+ * Preflight checks run right before spawn: the isolated
  * worktree and its branch and base commit, then the tool probe. Commands go through an
  * injected runner so the whole gate can be tested without git or the tool installed; the
  * default runner lives with the launch (launch.ts), the adapter subsystem's one module that

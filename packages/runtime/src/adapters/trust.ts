@@ -1,5 +1,5 @@
 /**
- * Adapter definitions on disk and their local trust records (open-scaffold §5.3). Definitions
+ * Adapter definitions on disk and their local trust records. Definitions
  * are checked into the project under `adapters/<id>.yaml` (or `.json`); trust is local state
  * in `.runx/adapters/trust.json`, never committed. The trusted digest covers the definition
  * bytes and the transitive closure of its repo-local payload files (scripts named in argv and

@@ -1,5 +1,5 @@
 /**
- * Tool versions for the adapter tool probe (open-scaffold §5.6 step 10). Pure. A version is a
+ * Tool versions for the adapter tool probe. Pure. A version is a
  * numeric core (`1`, `1.2`, `1.2.3`, optionally `v`-prefixed) followed by nothing, build
  * metadata (`+…`), or a prerelease tag. Anything else attached to the core — `-rc.1`, `rc1`,
  * `b2`, `.dev0`, `-nightly` — is a prerelease: an unknown suffix never passes as a release.

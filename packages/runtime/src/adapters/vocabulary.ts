@@ -1,5 +1,5 @@
 /**
- * The words of the adapter boundary (spec 002 and open-scaffold §5.5, §5.10): the closed
+ * The words of the adapter boundary (the adapter boundary document): the closed
  * authority vocabulary with its default posture, the one dispatch status vocabulary and the
  * portable failure codes by phase. Pure: values and set arithmetic only.
  */
@@ -108,7 +108,7 @@ export function approvalRequired(granted: readonly string[]): boolean {
 }
 
 /**
- * The one status vocabulary of an adapter dispatch (issue 8). `created`, `dispatched` and
+ * The one status vocabulary of an adapter dispatch. `created`, `dispatched` and
  * `running` are the live states of an attempt; the others end it. `rejected` is a refusal
  * by the gate; `dry_run` is a recorded attempt without spawn authority.
  */
@@ -130,7 +130,7 @@ export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 /** Where in the attempt a failure arose. */
 export type FailurePhase = "admission" | "preflight" | "execution" | "collection" | "adapter";
 
-/** The failure codes by phase (§5.10), mapped onto the contract's portable set. */
+/** The failure codes by phase, mapped onto the contract's portable set. */
 export const FAILURE_CODES = {
   admission: [
     "unsupported_adapter",

@@ -1,5 +1,5 @@
 /**
- * User configuration `$RUNX_HOME/config.json` (§8.1 `config`, §8.4, §10.3): the managed
+ * User configuration `$RUNX_HOME/config.json`: the managed
  * agent's provider, model, endpoint and API key. The file is written atomically with mode
  * 0600 and keeps every key it does not own. The API key is a secret: it is only ever set
  * from stdin (enforced by the CLI), and every read-out masks it.
@@ -26,7 +26,7 @@ interface KeySpec {
   default?: string;
 }
 
-/** Every key `runx config` understands, with its short alias (§8.1). */
+/** Every key `runx config` understands, with its short alias. */
 export const CONFIG_KEYS = {
   "agent.provider": { alias: "provider", secret: false },
   "agent.model": { alias: "model", secret: false },

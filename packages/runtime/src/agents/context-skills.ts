@@ -1,5 +1,5 @@
 /**
- * `context_skills` (§2.1, §10.4, §10.6): each referenced SKILL.md is read, bounded and
+ * `context_skills`: each referenced SKILL.md is read, bounded and
  * digest-labelled, and handed to the agent as a `runx.skill.context` artifact in the
  * envelope's `current_context`. The content is untrusted advisory data, never instructions.
  *

@@ -1,5 +1,5 @@
 /**
- * The managed agent (§5.6): answers an `agent_act` request in-process through an
+ * The managed agent: answers an `agent_act` request in-process through an
  * OpenAI-compatible chat-completions endpoint, in a bounded tool loop (1–32 rounds, default
  * 4; a round is one completion call). The model is offered exactly the act's allowed native
  * tools; every call goes through the caller's `callTool`, which enforces scopes and

@@ -1,5 +1,5 @@
 /**
- * The declared output contract of an agent act (§2.1 "Declared outputs") as JSON Schema, and
+ * The declared output contract of an agent act as JSON Schema, and
  * the validation of answers against it. Pure.
  *
  * Contract decisions:

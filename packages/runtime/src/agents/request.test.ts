@@ -30,7 +30,7 @@ async function upstreamAgentTask(): Promise<{
 }
 
 describe("agent_act request", () => {
-  it("builds the upstream agent-task fixture's request with the §5.2 invocation envelope", async () => {
+  it("builds the upstream agent-task fixture's request with its invocation envelope", async () => {
     const { body, name, runner } = await upstreamAgentTask();
     const request = agentActForRunner(runner, {
       skill: name,

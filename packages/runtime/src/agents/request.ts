@@ -1,5 +1,5 @@
 /**
- * The `agent_act` request (§5.2) an agent-task runner or graph agent step pauses with, and the
+ * The `agent_act` request an agent-task runner or graph agent step pauses with, and the
  * invocation envelope a managed agent receives. Pure: callers pass the package body, inputs
  * and resolved context; nothing here reads files or clocks.
  */
@@ -36,7 +36,7 @@ export type SkillContextArtifact = {
   trust: "untrusted";
 };
 
-/** The invocation envelope (keys as in §5.2). */
+/** The invocation envelope (keys as upstream writes them). */
 export type AgentActEnvelope = {
   allowed_tools: string[];
   current_context: JsonValue[];

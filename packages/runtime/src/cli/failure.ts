@@ -1,4 +1,4 @@
-/** Rendering of failures: the JSON failure envelope (spec §8.2) or one readable line. */
+/** Rendering of failures: the JSON failure envelope or one readable line. */
 import { EXIT_CODE, FAILURE_CATEGORY, formatLocated, isRuntimeError } from "../errors.js";
 import type { ErrorCode, ErrorDetails } from "../errors.js";
 

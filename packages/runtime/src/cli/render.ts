@@ -17,7 +17,7 @@ export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_./:@=-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-/** The text form of a run envelope (spec §5.1 text mode). */
+/** The text form of a run envelope. */
 export function renderEnvelope(e: SkillRunEnvelope, color: boolean): string {
   const s = styler(color);
   const statusText =

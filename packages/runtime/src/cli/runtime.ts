@@ -46,7 +46,7 @@ export async function cliFullRuntime(
   return createRuntime(cliOptions(ctx, receiptDir, registryDir));
 }
 
-/** `--registry-dir <dir>` and its `--registry <path|file://…>` spelling (§7.2). */
+/** `--registry-dir <dir>` and its `--registry <path|file://…>` spelling. */
 export const REGISTRY_FLAGS: Record<string, FlagSpec> = {
   "registry-dir": { value: true },
   registry: { value: true },

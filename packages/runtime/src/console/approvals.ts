@@ -98,7 +98,7 @@ export function operatorPrincipalUri(username: string): string {
 }
 
 /**
- * Spawn authority from the console (open-scaffold §5.6 step 7, "console button"): the operator
+ * Spawn authority from the console: the operator
  * who started a run with "Allow spawn" grants it to that run's adapter dispatches, including
  * the continuations the console drives (a released gate, answered questions, a recovered
  * start). Deny by default: a run started without it, or outside the console, gets none here.

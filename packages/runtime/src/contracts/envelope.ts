@@ -1,5 +1,5 @@
 /**
- * The `runx.skill_run.v1` envelope (spec §5.1): the one caller-facing document of a run.
+ * The `runx.skill_run.v1` envelope: the one caller-facing document of a run.
  * Pure: derivations only, no I/O.
  */
 
@@ -23,7 +23,7 @@ export interface InputQuestion {
   description?: string;
 }
 
-/** A pending request of a paused run (spec §5.2). */
+/** A pending request of a paused run. */
 export type RunRequest =
   | { id: string; kind: "input"; questions: InputQuestion[] }
   | {
@@ -83,7 +83,7 @@ export interface SkillRunEnvelope {
   };
 }
 
-/** Outcome rule of §5.1: closure disposition first, then status. */
+/** The outcome rule: closure disposition first, then status. */
 export function deriveOutcome(status: RunStatus, closure: RunClosure | null): RunOutcome {
   if (closure !== null) {
     switch (closure.disposition) {
@@ -174,7 +174,7 @@ export function outcomeIsOpen(outcome: DetailedOutcome): boolean {
   return outcome === "running" || outcome.startsWith("paused_for_");
 }
 
-/** `needs_approval` when every pending request is an approval, else `needs_agent` (§5.1). */
+/** `needs_approval` when every pending request is an approval, else `needs_agent`. */
 export function pendingStatus(requests: readonly RunRequest[]): "needs_agent" | "needs_approval" {
   return requests.length > 0 && requests.every((r) => r.kind === "approval")
     ? "needs_approval"
@@ -197,7 +197,7 @@ export function answersTemplate(
   };
 }
 
-/** Exit code of §8.3 for a run envelope. */
+/** The exit code of a run envelope (README, Using the CLI). */
 export function envelopeExitCode(envelope: SkillRunEnvelope): number {
   if (envelope.status === "sealed") return envelope.closure?.disposition === "closed" ? 0 : 1;
   if (envelope.status === "failure") return 1;

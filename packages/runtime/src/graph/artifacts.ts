@@ -1,5 +1,5 @@
 /**
- * Artifact envelopes of graph step outputs (spec §2.1 "Artifact contract"): a step whose
+ * Artifact envelopes of graph step outputs: a step whose
  * artifact contract says `wrap_as` or `named_emits` exposes those outputs as envelopes
  * `{data}`, so later steps read `<step>.<artifact>.data.<field>`.
  * - `wrap_as: W`: the whole output becomes `{W: {data: output}}`.

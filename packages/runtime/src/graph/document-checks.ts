@@ -1,5 +1,5 @@
 /**
- * Cross-step checks of a normalized graph (spec §2.2–§2.3): unique ids, references only to
+ * Cross-step checks of a normalized graph: unique ids, references only to
  * earlier steps, contiguous fanout groups without edges between their branches, guards,
  * `result_from`, and result producers that would certainly emit the same key. Pure.
  */

@@ -1,5 +1,5 @@
 /**
- * Graph documents (spec §2.2–§2.3): normalizes a graph runner's `graph:` value or a standalone
+ * Graph documents: normalizes a graph runner's `graph:` value or a standalone
  * graph file (TS-era dialect: top-level `name`/`steps`, `policy.transitions`, implicit result)
  * into a typed, validated `GraphDoc`. Pure: values in, values out.
  */

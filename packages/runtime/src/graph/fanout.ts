@@ -1,5 +1,5 @@
 /**
- * Fanout sync evaluation (spec §2.4 `evaluateFanoutSync`): once every branch of a group has
+ * Fanout sync evaluation (upstream's `evaluateFanoutSync`): once every branch of a group has
  * settled, decide proceed | halt | pause | escalate and record the sync point that receipts
  * carry in `lineage.sync`. Pure.
  */

@@ -1,5 +1,5 @@
 /**
- * The graph run state machine (spec §2.4) as pure functions over a serialisable `GraphState`:
+ * The graph run state machine as pure functions over a serialisable `GraphState`:
  * `nextActions` plans, the runner executes, `applyStepOutcome` records, `resumeGraph` takes
  * human decisions. The runner may execute a fanout group's branches in any order or at once;
  * planning treats them as one group and evaluates it once every branch has settled.

@@ -1,5 +1,5 @@
 /**
- * Preparation rules that need facts from outside the graph document (spec §2.4): result
+ * Preparation rules that need facts from outside the graph document: result
  * producers' output contracts, and retry admission (a mutating step may only retry with an
  * idempotency key). The facts come from a resolver the caller builds from nested skills'
  * runners and the tool catalog. Pure.
@@ -78,7 +78,7 @@ export function emitsToolOutput(step: GraphStep): boolean {
 }
 
 /**
- * Whether two result producers may both emit one key (spec §2 result selection). The graph
+ * Whether two result producers may both emit one key. The graph
  * result is the union, in `result_from` order, of each successful producer's complete
  * contract, and two producers of one declared key (graph `outputs` / `artifacts`, a nested
  * skill's runner contract) are an authoring conflict. A native tool's named output is fixed

@@ -1,5 +1,5 @@
 /**
- * Reference resolution for graph steps (spec §2.3–§2.4). Cross-step data flows only through
+ * Reference resolution for graph steps. Cross-step data flows only through
  * structured outputs: context edges `<step>.<path>` and the `$steps.<step>.<path>` alias.
  * Graph inputs are read with `$input.<path>`; TS-era idempotency keys use `{{path}}` templates
  * over the step's resolved inputs. Pure.

@@ -11,7 +11,7 @@ import {
 } from "./plan.js";
 import { drive, graph, script } from "./test-support/drive.js";
 
-/** Fails the first attempt of every step, then succeeds (the flaky-step injection of §13.8). */
+/** Fails the first attempt of every step, then succeeds (a flaky-step injection). */
 function flaky(): (a: { attempt: number }) => StepOutcome {
   return (a) =>
     a.attempt === 1

@@ -1,5 +1,5 @@
 /**
- * Standalone graph documents (spec §2.2: "a graph may also be a standalone `graph.yaml`"): a
+ * Standalone graph documents ("a graph may also be a standalone `graph.yaml`"): a
  * YAML file holding one graph, either under a `graph:` key or in the older dialect with
  * `name`, `owner` and `steps` at the top level. It runs as a package of its own with one graph
  * runner, so `runx skill <graph.yaml>` and `kind: graph` harness fixtures accept it. Pure: the

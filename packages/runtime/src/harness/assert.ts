@@ -1,5 +1,5 @@
 /**
- * The assertion engine (§6.4). Pure: an observed case outcome and its expectation in, a list
+ * The assertion engine. Pure: an observed case outcome and its expectation in, a list
  * of mismatches out. Each mismatch names the path, the expected and the actual value.
  */
 import type { JsonValue } from "../parser/json.js";

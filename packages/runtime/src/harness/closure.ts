@@ -1,5 +1,5 @@
 /**
- * What a harness case copies into its scratch workspace (§6.5): the target package (or
+ * What a harness case copies into its scratch workspace: the target package (or
  * standalone graph document) and every local package it reaches by relative reference —
  * graph steps' `skill:` refs and `context_skills`, followed through nested packages — laid
  * out at the same relative positions, so `skill: ../data-store` resolves inside the copy just

@@ -1,5 +1,5 @@
 /**
- * Harness fixtures (spec §6.2/§6.3): standalone `*.yaml` files and inline `harness.cases`.
+ * Harness fixtures: standalone `*.yaml` files and inline `harness.cases`.
  * Pure: values in, a validated case out. The replay lanes (HTTP, provider responses, seeded
  * receipts) are validated in lanes.ts; anything the harness cannot replay yet is recorded in
  * `unsupported` so the case fails instead of reaching live systems.
@@ -11,7 +11,7 @@ import type { FixtureHttpLanes } from "../tools/fixture-http.js";
 import type { ProviderLane } from "../tools/provider-lane.js";
 import { parseHttpLanes, parseProviderLane, parseSeedReceipts } from "./lanes.js";
 
-/** Statuses a case can end in (§6.4). */
+/** Statuses a case can end in. */
 export const HARNESS_STATUSES = [
   "sealed",
   "failure",

@@ -1,7 +1,7 @@
 /**
- * `runx harness` (§6): package mode (inline `harness.cases`, then `fixtures/*.yaml` in file-name
+ * `runx harness`: package mode (inline `harness.cases`, then `fixtures/*.yaml` in file-name
  * order) and standalone fixture files. Cases run one after another, each isolated; the report
- * is the one object of §6.6.
+ * is one JSON object.
  */
 import { readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";

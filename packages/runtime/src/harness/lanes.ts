@@ -1,5 +1,5 @@
 /**
- * Validation of a fixture's replay lanes (spec §6.2): `caller.http_responses`,
+ * Validation of a fixture's replay lanes: `caller.http_responses`,
  * `caller.http_exchanges`, `caller.provider_responses` and `setup.receipts`. Pure: values
  * in, typed lanes out; every error names the field. The lanes themselves run in
  * tools/fixture-http.ts and tools/provider-lane.ts.
@@ -19,7 +19,7 @@ import type {
   ProviderLaneOperation,
 } from "../tools/provider-lane.js";
 
-/** Caps of §6.2 / the limits table. */
+/** The lanes' caps (README, Harness fixtures). */
 export const LANE_LIMITS = {
   httpResponses: 32,
   httpExchanges: 32,

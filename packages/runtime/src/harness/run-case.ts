@@ -1,5 +1,5 @@
 /**
- * Runs one harness case (§6.4/§6.5) in a disposable workspace under
+ * Runs one harness case in a disposable workspace under
  * `<workspace>/.runx/harness/<random>/` with its own receipt store and state, the harness
  * receipt profile, and `caller.answers`/`caller.approvals` as the only answers to pauses. The
  * scratch workspace holds a copy of the package and of every local package it reaches, at the

@@ -1,5 +1,5 @@
 /**
- * `setup.receipts` (spec §6.2): receipt files from the fixture's own package, each parsed
+ * `setup.receipts`: receipt files from the fixture's own package, each parsed
  * strictly, content-address and proof checked under the fixture's signature policy, and
  * the set tree-verified, before any is placed in the case's store. A bad seed fails the
  * case with the path and the first finding; nothing is seeded then.

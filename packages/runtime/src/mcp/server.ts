@@ -1,5 +1,5 @@
 /**
- * `runx mcp serve` (§9): every served skill becomes one MCP tool over the same runtime the CLI
+ * `runx mcp serve`: every served skill becomes one MCP tool over the same runtime the CLI
  * uses. Packages are resolved once at start-up and their package and execution-closure digests
  * are pinned; every `tools/call` is a fresh `runSkill` bound to those digests, so it seals
  * receipts exactly as `runx skill` does. A paused run returns its requests; approvals are never
@@ -120,7 +120,7 @@ function quoted(dir: string): string {
   return `'${dir.replaceAll("'", "'\\''")}'`;
 }
 
-/** The `tools/call` result for an envelope (§9 text rules). */
+/** The `tools/call` result for an envelope. */
 export function toolResult(
   tool: McpTool,
   envelope: SkillRunEnvelope,

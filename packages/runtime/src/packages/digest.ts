@@ -1,5 +1,5 @@
 /**
- * Package digest (§5.4): sha256 over "runx.skill-package.v1\0" followed by, for every package
+ * Package digest: sha256 over "runx.skill-package.v1\0" followed by, for every package
  * file in ascending byte order of its `/`-separated relative path, the u64 big-endian path
  * length, the path bytes, the u64 big-endian content length and the content.
  *

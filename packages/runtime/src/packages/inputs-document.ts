@@ -1,5 +1,5 @@
 /**
- * `--inputs <file|->` (§1.7, §10.4): one JSON object read from a workspace file or stdin.
+ * `--inputs <file|->`: one JSON object read from a workspace file or stdin.
  * The file must resolve (after symlinks) inside the workspace and be a regular file; both
  * sources are capped at 64 MiB and stdin is not read past the cap. Errors never contain any
  * part of the document.

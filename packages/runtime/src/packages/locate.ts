@@ -1,5 +1,5 @@
 /**
- * Skill reference resolution (§1.1, §1.6): which directory a reference names. Kept apart from
+ * Skill reference resolution: which directory a reference names. Kept apart from
  * package parsing so that resolving does not load the parser.
  */
 import { statSync } from "node:fs";
@@ -16,7 +16,7 @@ export interface ResolvedSkillRef {
   /** The package's X.yaml, when it has one. */
   profilePath?: string;
   /**
-   * Set when the reference names a standalone graph document (§2.2) rather than a package:
+   * Set when the reference names a standalone graph document rather than a package:
    * the file itself. `packageDir` is then its directory (relative step refs resolve there)
    * and `skillMdPath` is the document too (it is the package's only source).
    */

@@ -1,5 +1,5 @@
 /**
- * Skill reference resolution and package loading (§1.1, §1.6): the I/O edge in front of the
+ * Skill reference resolution and package loading: the I/O edge in front of the
  * pure parser. Error details name files relative to the workspace root when inside it.
  */
 import { RuntimeError } from "../errors.js";

@@ -1,5 +1,5 @@
 /**
- * X.yaml execution profiles (§1.3–1.5): strict YAML, the execution-profile JSON Schema
+ * X.yaml execution profiles: strict YAML, the execution-profile JSON Schema
  * (unknown fields are errors), then the cross-field rules and runner normalization.
  * Every failure is PROFILE_INVALID located at the offending key. Pure.
  */

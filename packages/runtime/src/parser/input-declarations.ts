@@ -1,5 +1,5 @@
 /**
- * Declared inputs (§1.5): normalization with defaults, `{definition: <name>}` expansion,
+ * Declared inputs: normalization with defaults, `{definition: <name>}` expansion,
  * value/type matching, and the JSON Schema projection used for examples and MCP tools.
  */
 import { isJsonObject } from "./json.js";
@@ -123,7 +123,7 @@ const SCHEMA_TYPES: ReadonlySet<InputType> = new Set([
 ]);
 
 /**
- * JSON Schema projection of declared inputs (§1.5): string/number/integer/boolean/object/
+ * JSON Schema projection of declared inputs: string/number/integer/boolean/object/
  * array map to the same JSON Schema type, `json` gets no type; per-input `schema` constraints
  * are merged in; `required` lists required inputs; no additional properties.
  */

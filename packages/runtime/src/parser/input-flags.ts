@@ -1,5 +1,5 @@
 /**
- * Input flags of `runx skill` (§1.7) for the tokens the CLI did not consume itself:
+ * Input flags of `runx skill` for the tokens the CLI did not consume itself:
  * `-i k=v`, `-i k v`, `--input k=v`, `--input=k=v`, `--input-json k=<json>`,
  * `--input-json k <json>`, direct `--name value` / `--name=value` / bare `--name`, and
  * `--inputs file|-` (exclusive with every per-key form). Pure; values never appear in errors.
@@ -37,7 +37,7 @@ export function normalizeInputKey(key: string): string {
   return key.trim().replace(/^--/, "").replace(/-/g, "_");
 }
 
-/** JSON when the text parses as JSON, else the text itself (§1.7). */
+/** JSON when the text parses as JSON, else the text itself. */
 function jsonOrText(text: string): JsonValue {
   try {
     return JSON.parse(text) as JsonValue;

@@ -1,5 +1,5 @@
 /**
- * A skill package = SKILL.md + optional X.yaml (§1.1–1.6). Combines both documents into one
+ * A skill package = SKILL.md + optional X.yaml. Combines both documents into one
  * typed value and selects the runner to execute. Pure: callers pass the file texts.
  */
 import { buildExecutionProfile, failIn } from "./execution-profile.js";

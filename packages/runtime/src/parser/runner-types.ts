@@ -1,5 +1,5 @@
 /**
- * Runner definition types (§1.4, §2.1): the normalized shape every other module consumes.
+ * Runner definition types: the normalized shape every other module consumes.
  * Field names follow X.yaml (snake_case) so documents and types read the same.
  */
 import type { JsonObject, JsonValue } from "./json.js";
@@ -129,8 +129,8 @@ export interface AgentRunner extends RunnerCommon {
 }
 
 /**
- * Hands a work packet to an external agent runtime through a trusted adapter definition
- * (issue 8). `adapter` is the step's block: id, lane, workflow, authority, workspace.
+ * Hands a work packet to an external agent runtime through a trusted adapter definition.
+ * `adapter` is the step's block: id, lane, workflow, authority, workspace.
  */
 export interface AdapterRunner extends RunnerCommon {
   type: "adapter";

@@ -1,5 +1,5 @@
 /**
- * Runner normalization (§1.4, §2.1): turns a flattened or `source:`-nested runner into a
+ * Runner normalization: turns a flattened or `source:`-nested runner into a
  * typed RunnerDefinition, enforcing the per-type rules that a JSON Schema cannot express.
  */
 import {
@@ -177,7 +177,7 @@ function graphOf(
   const ids = steps.map((step) => step.id).filter((id): id is string => typeof id === "string");
   let resultFrom = graph.result_from;
   const defaulted = resultFrom === undefined;
-  // Compat (§11): graphs without result_from return the last step's contract. Upstream
+  // Compat: graphs without result_from return the last step's contract. Upstream
   // example packages in the conformance corpus rely on this.
   if (resultFrom === undefined) resultFrom = ids.slice(-1);
   if (!Array.isArray(resultFrom) || resultFrom.length === 0)
@@ -208,7 +208,7 @@ function checkReflectPolicy(runx: JsonValue | undefined, path: PathSegment[], fa
     fail([...path, "post_run", "reflect"], "reflect must be auto, always or never");
 }
 
-/** Normalizes one runner definition found at `options.path`, enforcing the §1.4 per-runner rules. */
+/** Normalizes one runner definition found at `options.path`, enforcing the per-runner rules. */
 export function normalizeRunner(
   name: string,
   raw: JsonObject,

@@ -1,5 +1,5 @@
 /**
- * Runner selection (§1.6), apart from the parsers so that a run whose package comes from the
+ * Runner selection, apart from the parsers so that a run whose package comes from the
  * parse cache never loads the YAML parser. Pure.
  */
 import { RuntimeError } from "../errors.js";
@@ -32,7 +32,7 @@ function mergeWithSkill(pkg: SkillPackage, runner: RunnerDefinition): RunnerDefi
 }
 
 /**
- * Selects a runner (§1.6): the named one (RUNNER_NOT_FOUND if undeclared), else the single
+ * Selects a runner: the named one (RUNNER_NOT_FOUND if undeclared), else the single
  * `default: true` runner, else the only runner; otherwise RUNNER_AMBIGUOUS. A SKILL.md-only
  * package has exactly one implicit runner, which makes the TS-era frontmatter fallback work.
  * The result has the skill-level settings merged in.

@@ -1,5 +1,5 @@
 /**
- * SKILL.md (§1.2): a `---` line, strict-YAML frontmatter, a closing `---` line, then the
+ * SKILL.md: a `---` line, strict-YAML frontmatter, a closing `---` line, then the
  * operator manual body. Frontmatter errors are FRONTMATTER_INVALID with file positions
  * (YAML-level refusals keep their YAML_* codes). Pure.
  */

@@ -1,5 +1,5 @@
 /**
- * Detection of cli-tool invocations that evaluate inline code (spec §10.2), used by the
+ * Detection of cli-tool invocations that evaluate inline code, used by the
  * `strict_cli_tool_inline_code` policy. Pure: argv in, finding out. Looks through `env`
  * wrappers and path prefixes; a flag counts only where the interpreter would read it as its
  * own option (before the script or `--`), so `node script.js -e` is not a hit.
@@ -121,7 +121,7 @@ const php: Detector = (args) =>
 
 const SHELL_VALUE_OPTIONS = new Set(["-o", "+o", "-O", "+O", "--rcfile", "--init-file"]);
 
-/** Any short-flag cluster containing `c` (spec §10.2); `-o`/`-O` take a value. */
+/** Any short-flag cluster containing `c`; `-o`/`-O` take a value. */
 const shell: Detector = (args) =>
   scanOptions(args, (t) =>
     /^-[A-Za-z]+$/.test(t) && t.includes("c")
@@ -215,7 +215,7 @@ function unwrapEnv(args: readonly string[]): string[] {
 
 /**
  * Returns the interpreter and flag when `command args…` would evaluate inline code under
- * §10.2, else null.
+ * the inline-code policy, else null.
  */
 export function detectInlineCode(
   command: string,

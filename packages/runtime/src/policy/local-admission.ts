@@ -1,6 +1,6 @@
 /**
  * Local admission of a skill's source before anything runs: allowed source types, a timeout
- * inside (0, max], the strict inline-code policy for cli-tool sources (spec §10.2), and a live
+ * inside (0, max], the strict inline-code policy for cli-tool sources, and a live
  * connected-auth grant when the skill asks for one. Collects every reason. Pure.
  */
 import type { JsonValue } from "../parser/json.js";

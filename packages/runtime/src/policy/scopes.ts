@@ -1,5 +1,5 @@
 /**
- * Scope matching and graph-step scope attenuation (spec §10.1). A scope is an opaque string;
+ * Scope matching and graph-step scope attenuation. A scope is an opaque string;
  * a grant allows a requested scope when it is equal, or — where wildcards are honoured — when
  * the grant is `prefix:*` (any scope under `prefix:`) or the universal `*`. Pure.
  */

@@ -1,5 +1,5 @@
 /**
- * The environment a runner child receives (spec §10.5): deny by default. Only the baseline
+ * The environment a runner child receives: deny by default. Only the baseline
  * allowlist, the runner's declared names, its literal `env`, delivered credentials and the
  * runx-provided `RUNX_*` input variables cross; runx's own secrets never do.
  */
@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 
-/** Variables passed through from the base environment when set (spec §10.5; no proxy vars). */
+/** Variables passed through from the base environment when set (no proxy vars). */
 export const BASELINE_ENV_ALLOWLIST: readonly string[] = [
   "PATH",
   "HOME",

@@ -1,5 +1,5 @@
 /**
- * Supervision of one runner child process (spec §10.5). The child gets the exact argv with no
+ * Supervision of one runner child process. The child gets the exact argv with no
  * shell interpretation, leads its own process group and is contained with everything it
  * starts (containment.ts: a cgroup per run where the host allows one, else tracking of its
  * descendants); every way the run can end — timeout, caller abort, or the leader exiting —
@@ -37,7 +37,7 @@ export function stateCoverAvailable(): boolean {
   return coverAvailable(runProbe);
 }
 
-/** Bytes retained per stream unless the caller says otherwise (spec §10.6). */
+/** Bytes retained per stream unless the caller says otherwise. */
 export const DEFAULT_MAX_BYTES_PER_STREAM = 8 * 1024 * 1024;
 /** Time between SIGTERM and SIGKILL after a timeout. */
 export const DEFAULT_GRACE_MS = 2000;

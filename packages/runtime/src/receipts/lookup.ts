@@ -11,7 +11,7 @@ import type { ReceiptStore } from "./store.js";
 import type { ReceiptFinding } from "./verify.js";
 
 /**
- * Read-only access to the run's receipt store (spec §4). Every receipt it returns has had its
+ * Read-only access to the run's receipt store. Every receipt it returns has had its
  * content address and proof verified under the run's signature policy; a receipt that is
  * missing or does not verify is refused (RECEIPT_NOT_FOUND / RECEIPT_INVALID), never returned.
  */

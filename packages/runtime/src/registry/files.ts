@@ -2,7 +2,7 @@
  * The exact file set of a registry package, read from a source directory, and the path rules
  * every package entry obeys (also when a record is read back from a registry).
  *
- * The set is the package-digest set (§5.4): every regular file under the directory except
+ * The set is the package-digest set: every regular file under the directory except
  * `.git`, `.runx` and `node_modules`, so a package run from its source directory and from the
  * registry binds the same package digest. Publishing refuses symlinks (a registry package holds
  * files only), secret-looking file names (`.env`, `*.pem`, `id_rsa`, …), more than 128 files,

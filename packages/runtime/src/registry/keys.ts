@@ -1,5 +1,5 @@
 /**
- * Publisher keys and registry trust (§7.2 TARGET: signed manifests, keys trusted via env).
+ * Publisher keys and registry trust (signed manifests, keys trusted via env).
  *
  * The publisher key signs registry manifests with Ed25519 (the receipt signer's primitives):
  * `RUNX_REGISTRY_PUBLISHER_KID` + `RUNX_REGISTRY_PUBLISHER_ED25519_SEED_BASE64` (both or
@@ -25,7 +25,7 @@ import {
 } from "../receipts/ed25519.js";
 import type { Ed25519KeyPair } from "../receipts/ed25519.js";
 
-/** Trust tiers, lowest first (§7.1). */
+/** Trust tiers, lowest first. */
 export const TRUST_TIERS = ["community", "verified", "first_party"] as const;
 /** A trust tier. */
 export type TrustTier = (typeof TRUST_TIERS)[number];

@@ -1,5 +1,5 @@
 /**
- * The local registry (§7.2–7.4): `<root>/<encodeURIComponent(owner)>/<name>/<version>.json`,
+ * The local registry: `<root>/<encodeURIComponent(owner)>/<name>/<version>.json`,
  * one signed record per version. Package projection, publish, search, read, add (materialise
  * into a skills folder) and materialise-for-run (the `.runx/registry-step-skills` cache).
  *
@@ -89,7 +89,7 @@ export interface PublishResult {
   path: string;
 }
 
-/** One search hit (§7.3). */
+/** One search hit. */
 export interface SearchItem {
   skill_id: string;
   owner: string;
@@ -116,7 +116,7 @@ export interface SearchResult {
   refused: Array<{ skill_id: string; version: string; code: string; reason: string }>;
 }
 
-/** `runx add` output (§7.4). */
+/** `runx add` output. */
 export interface InstallResult {
   status: "installed" | "unchanged";
   destination: string;
@@ -432,7 +432,7 @@ export class LocalRegistry {
     return record;
   }
 
-  /** `runx registry search` (§7.3): substring match over the latest version of each skill. */
+  /** `runx registry search`: substring match over the latest version of each skill. */
   search(query: string, options: { limit?: number } = {}): SearchResult {
     const needle = query.trim().toLowerCase();
     const limit = options.limit ?? 20;

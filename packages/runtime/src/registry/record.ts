@@ -1,10 +1,10 @@
 /**
- * Registry records (§7.2): one JSON document per published version holding the whole package
+ * Registry records: one JSON document per published version holding the whole package
  * (SKILL.md as `markdown`, X.yaml as `profile_document`, every other file in `package_files`),
  * its three digests and a publisher signature over the record's manifest.
  *
  * Digests: `digest` = sha256 of the SKILL.md bytes, `profile_digest` = sha256 of X.yaml (null
- * without one), `package_digest` = the package digest (§5.4) of all files. The manifest is
+ * without one), `package_digest` = the package digest of all files. The manifest is
  * every identity field plus `files: [{path, sha256, bytes}]`; the signature is Ed25519 over
  * the ASCII bytes of `sha256:` + canonical-JSON digest of the manifest. Verification recomputes
  * every digest from the content first (a tampered file is a digest mismatch), then checks the

@@ -1,5 +1,5 @@
 /**
- * Registry references (§7.1): `owner/name@version`, optionally written `registry:owner/name`,
+ * Registry references: `owner/name@version`, optionally written `registry:owner/name`,
  * `runx-registry:owner/name` or `runx://skill/<url-encoded owner/name@version>`. `owner` and
  * `name` are slugs (lowercase alphanumerics and `-`); `version` is `[A-Za-z0-9._+-]`, at most
  * 128 characters, never `.` or `..`. Pure.

@@ -3,7 +3,7 @@ import path from "node:path";
 import { RuntimeError } from "../errors.js";
 
 /**
- * The registry root (§7.2): `--registry-dir`/`--registry <path|file://…>` > RUNX_REGISTRY_DIR >
+ * The registry root: `--registry-dir`/`--registry <path|file://…>` > RUNX_REGISTRY_DIR >
  * `$RUNX_HOME/registry`. Remote (http/https) registries are refused: this runtime has no
  * network registry client.
  */

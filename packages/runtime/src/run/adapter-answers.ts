@@ -1,5 +1,5 @@
 /**
- * Answers to the questions an adapter asked (`needs_input`, open-scaffold §5.10): checked
+ * Answers to the questions an adapter asked (`needs_input`): checked
  * against the pending request before a paused run is taken, then carried into the new packet
  * as `answers[]`. Pure. An answer is task input, never approval.
  */

@@ -1,5 +1,5 @@
 /**
- * The `adapter` runner in a run (issue 8): one dispatch attempt through the gate, its signed
+ * The `adapter` runner in a run: one dispatch attempt through the gate, its signed
  * dispatch receipt sealed as a child of the run's receipt, or a `needs_approval` pause whose
  * gate binds the packet, adapter and authority digests. Resume with an approval rebuilds the
  * packet and refuses (`approval_stale`) when anything bound has changed since. An attempt whose

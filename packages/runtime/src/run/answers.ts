@@ -1,5 +1,5 @@
 /**
- * The resume document `{answers: {}, approvals: {}}` (spec §5.3), checked against a paused
+ * The resume document `{answers: {}, approvals: {}}`, checked against a paused
  * run's pending requests. Pure. Agent or caller work goes under `answers`; human decisions go
  * under `approvals` and nowhere else — a decision offered under `answers` is refused.
  */

@@ -140,7 +140,7 @@ export async function boundGraph(
 }
 
 /**
- * Where a graph step's relative `skill:` ref points (§2.3, §10.4). It resolves against the
+ * Where a graph step's relative `skill:` ref points. It resolves against the
  * graph's package directory, or a standalone graph document's directory. A package's graph
  * may not escape the package's parent folder (sibling packages such as `../data-store` are
  * fine); a standalone graph document is a workspace file, and may reach any package of the

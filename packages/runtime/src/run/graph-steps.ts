@@ -155,7 +155,7 @@ function wrapName(step: GraphStep): string {
 
 /**
  * The scopes a step may exercise: its own, which must lie inside the graph runner's grant
- * (exact-string matching, spec §10.1); a graph without a grant does not attenuate.
+ * (exact-string matching); a graph without a grant does not attenuate.
  */
 export function grantedScopes(scope: RunScope, step: GraphStep): string[] {
   const grant = scope.prep.runner.scopes;

@@ -1,4 +1,4 @@
-/** The run journal: hash-chained ledger entries (spec §4.6) through the state store. */
+/** The run journal: hash-chained ledger entries through the state store. */
 import { hashCanonical } from "../receipts/index.js";
 import type { StateStore } from "../store/types.js";
 import { LEDGER_GENESIS_HASH } from "../store/types.js";

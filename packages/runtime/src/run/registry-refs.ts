@@ -14,7 +14,7 @@ import type { RunSkillDeps } from "./context.js";
 /**
  * True when a top-level skill ref names a registry package: an explicit `registry:` prefix, or
  * `owner/name[@version]` that is not an existing workspace path. A local path always wins.
- * Without a version (`owner/name` → the latest version, §7.1) the registry must hold that skill,
+ * Without a version (`owner/name` → the latest version) the registry must hold that skill,
  * so a mistyped relative path (`skills/ech`) is still reported as a missing package.
  */
 export function isRegistrySkillRef(

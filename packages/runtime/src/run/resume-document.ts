@@ -7,7 +7,7 @@ import { readFileCapped } from "../packages/read-capped.js";
 import { parseBoundedJson } from "../parser/nesting.js";
 import { ensureStateDir } from "../workspace.js";
 
-/** Resume documents larger than this are refused (spec §10.6). */
+/** Resume documents larger than this are refused. */
 export const RESUME_DOCUMENT_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Reads and parses the resume document; stdin input is materialised under `.runx/continuations`. */

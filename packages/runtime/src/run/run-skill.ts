@@ -1,7 +1,7 @@
 /**
  * `runx skill`: resolve a package, admit inputs and policy, then execute the selected runner
  * (or pause for what it needs) and return the run envelope. Failures before the package and
- * runner resolve produce no receipt; refusals after that seal a `blocked` receipt (§4.7).
+ * runner resolve produce no receipt; refusals after that seal a `blocked` receipt.
  */
 import { RuntimeError, isRuntimeError } from "../errors.js";
 import { resolveInputs, suppliedFromDocument } from "../parser/inputs.js";
@@ -175,7 +175,7 @@ async function readSuppliedDocument(
 }
 
 /**
- * Spawn authority given by an operator-originated invocation (open-scaffold §5.6 step 7):
+ * Spawn authority given by an operator-originated invocation:
  * `true` is the CLI's `--allow-spawn` (the local operator); the console and the API name the
  * authenticated principal who granted it. Never read from inputs, skill defaults or models.
  */

@@ -1,5 +1,5 @@
 /**
- * Template expansion for cli-tool `args` (spec §10.5: argv "after `$input`/template
+ * Template expansion for cli-tool `args` (argv "after `$input`/template
  * substitution; no shell interpolation"). Each arg stays exactly one argv entry; nothing is
  * split, globbed or re-parsed.
  *

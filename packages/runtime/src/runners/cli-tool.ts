@@ -1,5 +1,5 @@
 /**
- * The `cli-tool` runner (spec §2.1, §10.5): admission (inline-code policy, cwd containment,
+ * The `cli-tool` runner: admission (inline-code policy, cwd containment,
  * environment), one supervised process, then the exit status and stdout mapped onto a
  * disposition and an output object. Redaction of what this returns is the caller's job.
  */
@@ -24,7 +24,7 @@ import {
   type RunnerReasonCode,
 } from "./outcome.js";
 
-/** Default wall clock when the runner declares none (spec §10.5). */
+/** Default wall clock when the runner declares none. */
 export const CLI_TOOL_DEFAULT_TIMEOUT_SECONDS = 60;
 /** Accepted `timeout_seconds` range (checked at package load too: limits.ts). */
 export { CLI_TOOL_TIMEOUT_RANGE } from "../parser/runner-limits.js";
@@ -195,7 +195,7 @@ export function resolveRunnerCwd(
   return real;
 }
 
-/** Maps a finished process onto a disposition and output (spec §2.1, §10.5). */
+/** Maps a finished process onto a disposition and output. */
 export function interpretCliProcess(
   proc: SupervisedProcessResult,
   spec: Pick<CliToolSpec, "outputs">,

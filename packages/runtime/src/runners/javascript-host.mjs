@@ -1,5 +1,5 @@
 /**
- * Host process of the javascript runner (spec §2.1; see javascript.ts for how it is started).
+ * Host process of the javascript runner (see javascript.ts for how it is started).
  *
  * Main thread: reads one JSON request from stdin, runs it in a worker thread with a fixed heap,
  * writes exactly one JSON line to stdout: `{"ok":true,"value":…}` or

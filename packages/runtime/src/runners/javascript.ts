@@ -1,5 +1,5 @@
 /**
- * The `javascript` runner (spec §2.1, §10.6): a deterministic module evaluated in a separate
+ * The `javascript` runner: a deterministic module evaluated in a separate
  * `node` process (its own process group, environment `{TZ: "UTC"}`, Node's permission model
  * allowing reads of the package and the host file only) that runs the module in a worker
  * thread with a fixed heap, inside a fresh vm context with no process, require, fs, network,

@@ -1,5 +1,5 @@
 /**
- * The logs of a run's dispatch attempts as the console shows them (open-scaffold §5.12 J.59).
+ * The logs of a run's dispatch attempts as the console shows them.
  * What an attempt keeps is already bounded (cut at a line boundary with a marker) and scrubbed
  * (credentials, tokens, workspace and home paths) before it was written; this reads it back,
  * checks it against the digest its dispatch receipt records, and caps what one page shows.

@@ -11,7 +11,7 @@ import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
 import { receiptView } from "./receipt-view.js";
 import type { SignedReceipt, SignedView, UnsignedView } from "./receipt-view.js";
 
-/** One receipt row of the history list (spec §5.5). */
+/** One receipt row of the history list. */
 export interface HistoryReceipt {
   id: string;
   receipt_ref: string;

@@ -20,7 +20,7 @@ import type {
   VerifyVerdict,
 } from "../receipts/index.js";
 
-/** `runx verify` tree-mode report (spec §4.5), plus per-tree signature status. */
+/** `runx verify` tree-mode report, plus per-tree signature status. */
 export interface StoreVerification {
   receipt_dir: string;
   signature_mode: SignatureMode;

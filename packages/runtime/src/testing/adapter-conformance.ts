@@ -1,5 +1,5 @@
 /**
- * The reusable adapter conformance pack (open-scaffold §5.12 K.60, the matrix of §4),
+ * The reusable adapter conformance pack (the certification matrix),
  * parameterized by adapter. `describeAdapterConformance(subject)` registers one vitest suite
  * that certifies an adapter wrapper in read-only mode, before it is ever granted
  * `edit_worktree`:
@@ -60,7 +60,7 @@ export interface ConformanceSubject {
   probeOutput?: (version: string) => string;
 }
 
-/** Network, home-directory and sandbox-bypass use in adapter source (§4 static scan). */
+/** Network, home-directory and sandbox-bypass use in adapter source (the static scan). */
 const FORBIDDEN_SOURCE: ReadonlyArray<[string, RegExp]> = [
   [
     "a network module",

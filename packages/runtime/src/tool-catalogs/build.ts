@@ -1,5 +1,5 @@
 /**
- * `runx tool build`: read-only validation of local tool manifests (spec §3.9). Nothing is
+ * `runx tool build`: read-only validation of local tool manifests. Nothing is
  * written; the report (`runx.tool.build.v1`) lists each valid tool with its digests and each
  * invalid one as `<tool path>: <one sentence naming the field>`.
  */

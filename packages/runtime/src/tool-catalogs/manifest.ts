@@ -1,7 +1,7 @@
 /**
- * Local process tools: `tools/<namespace>/<tool>/manifest.json` (`runx.tool.manifest.v1`, spec
- * §3.9). The manifest is the tool's single contract; this module reads and validates it and
- * reports the first problem as one sentence naming the field (`source.command is required.`).
+ * Local process tools: `tools/<namespace>/<tool>/manifest.json` (`runx.tool.manifest.v1`,
+ * upstream's tool package shape). The manifest is the tool's single contract; this module
+ * reads and validates it and reports the first problem as one sentence naming the field (`source.command is required.`).
  */
 import type { ErrorObject } from "ajv";
 import { isRuntimeError } from "../errors.js";

@@ -1,4 +1,4 @@
-/** `artifact.admit` (spec §3.6): snapshot one contained file and return an opaque run-scoped reference. */
+/** `artifact.admit`: snapshot one contained file and return an opaque run-scoped reference. */
 import inputSchema from "../../schemas/tools/artifact-admit.input.schema.json" with { type: "json" };
 import outputSchema from "../../schemas/tools/artifact-admit.output.schema.json" with { type: "json" };
 import { validateToolsArtifactAdmitInput } from "../generated/validate-tools-artifact-admit.input.js";

@@ -1,4 +1,4 @@
-/** `artifact.read` (spec §3.6): one page of an artifact admitted in this run. */
+/** `artifact.read`: one page of an artifact admitted in this run. */
 import inputSchema from "../../schemas/tools/artifact-read.input.schema.json" with { type: "json" };
 import outputSchema from "../../schemas/tools/artifact-read.output.schema.json" with { type: "json" };
 import { RuntimeError } from "../errors.js";
@@ -11,7 +11,7 @@ import { openForRead, readAt } from "./file-io.js";
 import type { NativeTool } from "./types.js";
 import { withNamedOutput } from "./packet.js";
 
-/** Default and maximum page size (spec §10.6). */
+/** Default and maximum page size. */
 export const ARTIFACT_PAGE_DEFAULT_BYTES = 1024 * 1024;
 export const ARTIFACT_PAGE_MAX_BYTES = 4 * 1024 * 1024;
 

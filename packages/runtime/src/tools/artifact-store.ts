@@ -25,7 +25,7 @@ import type { ContainedPath } from "./paths.js";
 
 /** The prefix of every local artifact reference. */
 export const ARTIFACT_REF_PREFIX = "runx:local-artifact:sha256:";
-/** Largest file one admission snapshots (spec §10.6). */
+/** Largest file one admission snapshots. */
 export const ARTIFACT_MAX_BYTES = 512 * 1024 * 1024;
 
 const COPY_CHUNK = 1024 * 1024;

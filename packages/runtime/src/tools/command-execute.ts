@@ -1,5 +1,5 @@
 /**
- * `command.execute` (spec §3.2): one exact argv, no shell, working directory contained in
+ * `command.execute`: one exact argv, no shell, working directory contained in
  * the workspace, deny-by-default environment plus a bounded set of non-secret variables,
  * process-group supervision with a wall clock. The result is the `runx.command.execution.v1`
  * packet: a nonzero exit, a timeout or unusable JSON make `decision: "failed"` with the
@@ -21,7 +21,7 @@ import { resolveDirectory, resolveRoot } from "./paths.js";
 import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
 import { withNamedOutput } from "./packet.js";
 
-/** Bounds of `command.execute` (spec §10.6). */
+/** Bounds of `command.execute`. */
 export const COMMAND_MAX_ARGS = 128;
 export const COMMAND_TIMEOUT_RANGE_MS = { min: 1_000, max: 3_600_000, default: 60_000 } as const;
 

@@ -1,5 +1,5 @@
 /**
- * `control.prepare_handoff` (spec §3.8): validates a provider-neutral workflow handoff and
+ * `control.prepare_handoff`: validates a provider-neutral workflow handoff and
  * returns `runx.orchestrator.handoff_context.v1` — the canonical delivery envelope a receiver
  * (n8n, Zapier, …) gets, and what it must check before it starts work. No I/O: delivery is
  * a separate, governed provider effect.

@@ -1,5 +1,5 @@
 /**
- * `data.digest` and `data.compare` (spec §3.8): content digests computed by the runtime, so a
+ * `data.digest` and `data.compare`: content digests computed by the runtime, so a
  * skill never hashes what it later binds approvals or plans to. Both hash runx.stable-json.v1
  * canonical JSON (the receipts' canonicaliser) and return one named packet envelope, read in
  * graphs as `<step>.digest_result.data.digest` and `<step>.comparison.data.equal`.

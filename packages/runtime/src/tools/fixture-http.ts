@@ -1,5 +1,5 @@
 /**
- * The harness's HTTP fixture lanes (spec §6.2, §6.5): an `HttpTransport` that answers from
+ * The harness's HTTP fixture lanes: an `HttpTransport` that answers from
  * `caller.http_exchanges` and `caller.http_responses` and never opens a socket, plus a
  * resolver that never queries DNS. Only the transport is replaced: the tools still admit
  * every URL (scheme, credentials, allowed hosts, address class), prepare the request, cap

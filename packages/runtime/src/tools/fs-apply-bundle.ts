@@ -1,4 +1,4 @@
-/** `fs.apply_bundle`: several writes and deletes inside the workspace, all or nothing (spec §3.1). */
+/** `fs.apply_bundle`: several writes and deletes inside the workspace, all or nothing. */
 import inputSchema from "../../schemas/tools/fs-apply-bundle.input.schema.json" with { type: "json" };
 import outputSchema from "../../schemas/tools/fs-apply-bundle.output.schema.json" with { type: "json" };
 import { RuntimeError } from "../errors.js";

@@ -1,4 +1,4 @@
-/** `fs.read_bundle`: up to 16 bounded UTF-8 reads in one call, 32 MiB in total (spec §3.1). */
+/** `fs.read_bundle`: up to 16 bounded UTF-8 reads in one call, 32 MiB in total. */
 import inputSchema from "../../schemas/tools/fs-read-bundle.input.schema.json" with { type: "json" };
 import outputSchema from "../../schemas/tools/fs-read-bundle.output.schema.json" with { type: "json" };
 import { RuntimeError, isRuntimeError } from "../errors.js";
@@ -9,7 +9,7 @@ import { resolveReadable, resolveRoot, splitRelative, type PathScope } from "./p
 import type { NativeTool } from "./types.js";
 import { withNamedOutput } from "./packet.js";
 
-/** Files per bundle and bytes per bundle (spec §10.6). */
+/** Files per bundle and bytes per bundle. */
 export const FS_READ_BUNDLE_MAX_FILES = 16;
 export const FS_READ_BUNDLE_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 

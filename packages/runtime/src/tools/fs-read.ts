@@ -1,4 +1,4 @@
-/** `fs.read`: one bounded UTF-8 text read inside the workspace or the skill package (spec §3.1). */
+/** `fs.read`: one bounded UTF-8 text read inside the workspace or the skill package. */
 import inputSchema from "../../schemas/tools/fs-read.input.schema.json" with { type: "json" };
 import outputSchema from "../../schemas/tools/fs-read.output.schema.json" with { type: "json" };
 import { validateToolsFsReadInput } from "../generated/validate-tools-fs-read.input.js";
@@ -9,7 +9,7 @@ import { resolveReadable, resolveRoot, type ContainedPath, type PathScope } from
 import type { NativeTool } from "./types.js";
 import { withNamedOutput } from "./packet.js";
 
-/** Default and maximum `max_bytes` of one file read (spec §10.6). */
+/** Default and maximum `max_bytes` of one file read. */
 export const FS_READ_DEFAULT_BYTES = 1024 * 1024;
 export const FS_READ_MAX_BYTES = 8 * 1024 * 1024;
 

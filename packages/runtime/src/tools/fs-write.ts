@@ -1,4 +1,4 @@
-/** `fs.write`: one atomic UTF-8 file write inside the workspace (spec §3.1). */
+/** `fs.write`: one atomic UTF-8 file write inside the workspace. */
 import inputSchema from "../../schemas/tools/fs-write.input.schema.json" with { type: "json" };
 import outputSchema from "../../schemas/tools/fs-write.output.schema.json" with { type: "json" };
 import { validateToolsFsWriteInput } from "../generated/validate-tools-fs-write.input.js";

@@ -420,7 +420,7 @@ const TOOL_SPECS: ReadonlyArray<{
   },
 ];
 
-/** The named output of every HTTP batch tool (spec §3.4). */
+/** The named output of every HTTP batch tool. */
 const HTTP_EXECUTION = { name: "http_execution", packet: "runx.http.execution.v1" };
 
 /** The HTTP and web tools: http.read, http.query, http.execute, web.fetch. */

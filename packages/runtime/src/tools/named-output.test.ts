@@ -4,7 +4,7 @@ import { namedOutputSchema, withNamedOutput } from "./packet.js";
 import { makeToolContext } from "./test-context.js";
 import type { NativeTool, ToolResult } from "./types.js";
 
-/** Spec §3: every native tool's named (or wrapped) output and the packet it carries. */
+/** Every native tool's named (or wrapped) output and the packet it carries. */
 const NAMED_OUTPUTS: Record<string, [string, string]> = {
   "fs.read": ["file_read", "runx.fs.file_read.v1"],
   "fs.read_bundle": ["file_read_bundle", "runx.fs.file_read_bundle.v1"],

@@ -64,7 +64,7 @@ export function namedOutputSchema(named: NamedOutput, dataSchema: JsonRecord): J
 }
 
 /**
- * A tool whose successful output is returned as its named output packet (spec §3: the
+ * A tool whose successful output is returned as its named output packet (the
  * catalog's `named{output,packet}` / `wrapped{output,packet}` artifacts), so a graph reads
  * `<step>.<name>.data.<field>` as it does for every other native tool. The body keeps
  * producing the packet data (and effect ledgers keep recording it); failures, declines and

@@ -1,5 +1,5 @@
 /**
- * Path containment for the filesystem and artifact tools (spec §10.4). Every tool path is
+ * Path containment for the filesystem and artifact tools. Every tool path is
  * relative to a root chosen by `path_scope` (workspace or the calling skill's package) and
  * `repo_root`. Lexically, absolute paths, `..` segments, backslashes and NUL are refused; then
  * the nearest existing ancestor is canonicalised (symlinks followed) and must stay under the

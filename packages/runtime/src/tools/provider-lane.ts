@@ -1,5 +1,5 @@
 /**
- * The harness's provider response lane (`caller.provider_responses`, spec §3.7, §6.2): one
+ * The harness's provider response lane (`caller.provider_responses`): one
  * `ProviderDriver` per granted provider that answers `provider.read` / `provider.mutate` from
  * the fixture's declared operations and performs no effect anywhere. The tools around it
  * still admit the call, bind the plan, key the effect in the ledger, screen and project the

@@ -33,7 +33,7 @@ import type {
 } from "./types.js";
 import { withNamedOutput } from "./packet.js";
 
-/** Key names a provider result may not carry into persisted state (spec §10.3). */
+/** Key names a provider result may not carry into persisted state. */
 export const SECRET_FIELD_NAMES: ReadonlySet<string> = new Set([
   "access_token",
   "refresh_token",
@@ -369,7 +369,7 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
   }
 }
 
-/** The named output of both provider tools (spec §3.7). */
+/** The named output of both provider tools. */
 const PROVIDER_OPERATION = { name: "provider_operation", packet: "runx.provider.operation.v1" };
 
 /** The provider effect tools: provider.read and provider.mutate. */

@@ -1,5 +1,5 @@
 /**
- * `receipt.attest` (spec §3.8): validates and digests one bounded attestation about an action
+ * `receipt.attest`: validates and digests one bounded attestation about an action
  * that happened outside Runx, as `runx.attestation.v1`. The parent run's receipt is what seals
  * it; the packet states that Runx verified nothing external (no provider, no external ledger).
  *

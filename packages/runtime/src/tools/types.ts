@@ -141,7 +141,7 @@ export interface ToolContext {
   /** The run's receipt store, read-only and proof-verifying. */
   receipts: ReceiptLookup;
   now(): Date;
-  /** Project policy; `strictInlineCode` makes command.execute refuse inline-code argv (spec §10.2). */
+  /** Project policy; `strictInlineCode` makes command.execute refuse inline-code argv. */
   policy?: { strictInlineCode: boolean };
 }
 

@@ -27,7 +27,7 @@ import type { Json, JsonRecord, NativeTool, ToolContext, ToolResult } from "./ty
 import { extractLinks, extractMetadata, htmlToText } from "./web-extract.js";
 import { withNamedOutput } from "./packet.js";
 
-/** Default and maximum `max_bytes` of web.fetch (spec §3.4). */
+/** Default and maximum `max_bytes` of web.fetch. */
 export const WEB_FETCH_DEFAULT_BYTES = 1_000_000;
 export const WEB_FETCH_MAX_BYTES = 8 * 1024 * 1024;
 

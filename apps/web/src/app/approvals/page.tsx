@@ -52,7 +52,7 @@ export default async function ApprovalsPage() {
 
 function ApprovalCard({ gate, me }: { gate: PendingApproval; me: Operator }) {
   const canDecide = me.role === "approver" || me.role === "admin";
-  // An adapter dispatch shows everything its approval binds (open-scaffold §5.12 J.56).
+  // An adapter dispatch shows everything its approval binds.
   const rows =
     gate.gateType === "adapter_dispatch"
       ? adapterGateRows(gate.summary, gate.spawnGrantedBy)

@@ -1,4 +1,4 @@
-/** `runx config set|get|list|unset`: the user config in $RUNX_HOME/config.json (§8.1). */
+/** `runx config set|get|list|unset`: the user config in $RUNX_HOME/config.json. */
 import {
   getUserConfigEntry,
   isSecretConfigKey,

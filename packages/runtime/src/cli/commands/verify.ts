@@ -10,7 +10,7 @@ import { readDocumentInput } from "../read-document.js";
 import { styler } from "../render.js";
 import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
 
-/** `verify --receipt` input cap (spec §10.6). */
+/** `verify --receipt` input cap. */
 const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
 
 /** `verify --bundle` input cap. */

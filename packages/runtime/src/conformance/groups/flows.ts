@@ -1,5 +1,5 @@
 /**
- * Pause → resume through the public CLI (corpus README §3, `flow-agent-resume` and
+ * Pause → resume through the public CLI (`flow-agent-resume` and
  * `flow-approval-resume`): `runx skill … --json --receipt-dir R` must pause (exit 2) with the
  * stated status and request, and `runx resume <run_id> answers.json --json --receipt-dir R`
  * with the public answers document must seal (exit 0).

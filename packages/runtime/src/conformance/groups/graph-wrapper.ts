@@ -1,6 +1,6 @@
 /**
  * Graph documents and graph packages through a wrapper fixture (`graph-wrapper`,
- * `graph-not-closed`; corpus README §2). Upstream has no fixture file for these cases, so the
+ * `graph-not-closed`). Upstream has no fixture file for these cases, so the
  * replayer writes one of its own per case into the scratch tree — `kind: graph` with `target:`
  * the graph document (`kind: skill` for a package target), the expectation taken from the
  * table's `expect` column — and runs it standalone:

@@ -1,5 +1,5 @@
 /**
- * Receipts: canonical JSON and verification (corpus README §1 end and §4), replayed through the
+ * Receipts: canonical JSON and verification, replayed through the
  * public CLI from the root of a scratch copy of the corpus:
  * - `verify-spine`, `c14n-receipt`: `runx verify --allow-local-development-signatures --receipt`
  *   over the harness-spine receipts; the recomputed body digest must be the pinned one.

@@ -1,5 +1,5 @@
 /**
- * Tool catalog oracles (`tool-oracle`, corpus README §7). Each case runs one `runx tool …
+ * Tool catalog oracles (`tool-oracle`). Each case runs one `runx tool …
  * --json` in a scratch copy of the corpus and compares:
  *
  * - stdout, parsed as JSON, deep-equal to `oracles/<case>.json` after path normalisation: every

@@ -313,7 +313,7 @@ export default async function RunPage({ params }: { params: Params }) {
 }
 
 /**
- * The questions an adapter asked (open-scaffold §5.12 H.50): each question id, prompt and
+ * The questions an adapter asked: each question id, prompt and
  * answer schema. Answers are task input, never approval.
  */
 function AdapterQuestions({ asked }: { asked: NonNullable<ReturnType<typeof adapterQuestions>> }) {
