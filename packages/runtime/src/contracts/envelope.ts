@@ -197,7 +197,7 @@ export function answersTemplate(
   };
 }
 
-/** The exit code of a run envelope (README, Using the CLI). */
+/** The exit code of a run envelope (docs/cli.md). */
 export function envelopeExitCode(envelope: SkillRunEnvelope): number {
   if (envelope.status === "sealed") return envelope.closure?.disposition === "closed" ? 0 : 1;
   if (envelope.status === "failure") return 1;

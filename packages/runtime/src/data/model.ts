@@ -2,7 +2,7 @@
  * The governed data store's pure core: identifier rules, event type derivation, digests and
  * the rolling head chain, and the `runx.data.operation_result.v1` envelope. No I/O, no clock.
  *
- * Decisions (see README "Data store"):
+ * Decisions (see docs/data-store.md and docs/decisions/0007):
  * - Integers beyond 2^53 − 1 inside an event are refused (`needs_input`): JavaScript numbers
  *   cannot hold them exactly, and a silently rounded value would change the event's digest
  *   and meaning. Callers send such values as strings.

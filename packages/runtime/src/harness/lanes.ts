@@ -19,7 +19,7 @@ import type {
   ProviderLaneOperation,
 } from "../tools/provider-lane.js";
 
-/** The lanes' caps (README, Harness fixtures). */
+/** The lanes' caps (docs/skills-and-runners.md, Harness fixtures). */
 export const LANE_LIMITS = {
   httpResponses: 32,
   httpExchanges: 32,

@@ -5,7 +5,7 @@
  * refused before reading when its size is over the cap, and is read only up to the cap, so a
  * file that grows after the check is refused too. Errors name the file, its size and the cap.
  *
- * The caps (README, Governance): SKILL.md, X.yaml, a standalone graph document and
+ * The caps (docs/governance.md): SKILL.md, X.yaml, a standalone graph document and
  * a harness fixture 1 MiB each; a local package 64 MiB and 4,096 files in total (registry
  * packages are smaller still: registry/files.ts).
  */

@@ -1,7 +1,7 @@
 /**
  * Limits of the process-backed runners, checked when a package loads (parser/runners.ts) and
  * again by each runner before it starts. Kept apart from the runners so the parser does not
- * load process supervision. README "Runners" documents them.
+ * load process supervision. docs/skills-and-runners.md documents them.
  */
 
 /** Accepted `timeout_seconds` of a cli-tool runner (default 60). */

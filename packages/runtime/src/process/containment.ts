@@ -15,7 +15,7 @@
  *   whose parent exited between two walks has been re-parented away from the tree and is not
  *   found: this mode bounds, it does not guarantee.
  *
- * README "Security model" has the operator's view: what is contained, and the limits.
+ * docs/security.md has the operator's view: what is contained, and the limits.
  */
 import {
   accessSync,

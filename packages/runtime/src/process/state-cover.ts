@@ -16,7 +16,7 @@
  * namespace); without it (not Linux, no `unshare`/`mount`, neither root nor unprivileged user
  * namespaces) runs go on as before and report `stateIsolation: "none"`. A cover that fails at
  * run time after a successful probe fails the run (exit {@link STATE_COVER_FAILED_EXIT})
- * rather than running it uncovered. README "Security model" has the operator's view.
+ * rather than running it uncovered. docs/security.md has the operator's view.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve, sep } from "node:path";
