@@ -1,4 +1,12 @@
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -118,5 +126,28 @@ describe("the import-boundary check of docs/ARCHITECTURE.md", () => {
         });
     }
     expect(hits).toEqual([]);
+  });
+
+  it("resolves every relative link of README.md and docs/ to a file of the repository", () => {
+    const documents = [join(repoRoot, "README.md")];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith(".md")) documents.push(path);
+      }
+    };
+    walk(join(repoRoot, "docs"));
+    const broken: string[] = [];
+    for (const document of documents) {
+      for (const match of readFileSync(document, "utf8").matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+        const target = match[1]!;
+        if (/^[a-z]+:/.test(target)) continue;
+        if (!existsSync(resolve(dirname(document), target))) {
+          broken.push(`${document.slice(repoRoot.length + 1)} → ${target}`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
   });
 });
