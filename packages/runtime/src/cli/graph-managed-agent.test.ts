@@ -6,18 +6,17 @@
  * request's `current_context`, as on a top-level runner.
  */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { IncomingMessage, Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
-
-interface ChatRequest {
-  messages: Array<{ role: string; content?: string | null }>;
-  tools?: Array<{ function: { name: string } }>;
-}
+import {
+  answerReply as answer,
+  configureManagedAgent,
+  startModelServer,
+  toolCallReply as toolCall,
+} from "../testing/model-server.js";
+import type { ChatRequest, ModelReply, ModelServer } from "../testing/model-server.js";
 
 interface Envelope {
   status: string;
@@ -29,37 +28,9 @@ interface Envelope {
 }
 
 let ws: Workspace;
-let server: Server;
+let model: ModelServer;
 let seen: ChatRequest[];
-let replies: Array<(req: ChatRequest) => unknown>;
-
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = "";
-    req.on("data", (c: Buffer) => (text += c.toString()));
-    req.on("end", () => resolve(text));
-  });
-}
-
-const toolCall = (name: string, args: unknown) => () => ({
-  choices: [
-    {
-      message: {
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          { id: "call_1", type: "function", function: { name, arguments: JSON.stringify(args) } },
-        ],
-      },
-      finish_reason: "tool_calls",
-    },
-  ],
-});
-const answer = (value: unknown) => () => ({
-  choices: [
-    { message: { role: "assistant", content: JSON.stringify(value) }, finish_reason: "stop" },
-  ],
-});
+let replies: ModelReply[];
 
 function graphSkill(agentRun: string[]): void {
   ws.write("skills/flow/SKILL.md", "---\nname: flow\n---\nWork through the flow.\n");
@@ -86,34 +57,14 @@ function graphSkill(agentRun: string[]): void {
 
 beforeEach(async () => {
   ws = makeWorkspace("runx-graph-agent-");
-  seen = [];
-  replies = [];
-  server = createServer((req, res) => {
-    void body(req).then((text) => {
-      const parsed = JSON.parse(text) as ChatRequest;
-      seen.push(parsed);
-      const reply = replies.shift();
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify(reply === undefined ? { error: "no more replies" } : reply(parsed)));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  for (const [key, value] of [
-    ["agent.provider", "local"],
-    ["agent.model", "test-model"],
-    ["agent.base_url", `http://127.0.0.1:${port}/v1`],
-  ] as const) {
-    expect((await runx(ws, ["config", "set", key, value])).code).toBe(0);
-  }
-  expect(
-    (await runx(ws, ["config", "set", "agent.api_key", "--from-stdin"], { stdin: "sk-test\n" }))
-      .code,
-  ).toBe(0);
+  model = await startModelServer();
+  seen = model.seen;
+  replies = model.replies;
+  await configureManagedAgent(ws, model, "sk-test");
 });
 
 afterEach(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await model.close();
   ws.cleanup();
 });
 

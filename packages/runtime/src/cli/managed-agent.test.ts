@@ -1,54 +1,24 @@
-import { createServer } from "node:http";
-import type { IncomingMessage, Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
+import { configureManagedAgent, startModelServer } from "../testing/model-server.js";
+import type { ChatRequest, ModelReply, ModelServer } from "../testing/model-server.js";
 
 const API_KEY = "sk-test-Vq3nX8pL2mR7tY9w";
 
-interface ChatRequest {
-  messages: Array<{ role: string; content?: string | null; tool_call_id?: string }>;
-  tools?: Array<{ function: { name: string } }>;
-}
-
 let ws: Workspace;
-let server: Server;
+let model: ModelServer;
 let seen: ChatRequest[];
-let replies: Array<(req: ChatRequest) => unknown>;
-
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = "";
-    req.on("data", (c: Buffer) => (text += c.toString()));
-    req.on("end", () => resolve(text));
-  });
-}
+let replies: ModelReply[];
 
 beforeEach(async () => {
   ws = makeWorkspace();
-  seen = [];
-  replies = [];
-  server = createServer((req, res) => {
-    void body(req).then((text) => {
-      const parsed = JSON.parse(text) as ChatRequest;
-      seen.push(parsed);
-      const reply = replies.shift();
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify(reply === undefined ? { error: "no more replies" } : reply(parsed)));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  for (const [key, value] of [
-    ["agent.provider", "local"],
-    ["agent.model", "test-model"],
-    ["agent.base_url", `http://127.0.0.1:${port}/v1`],
-  ] as const) {
-    expect((await runx(ws, ["config", "set", key, value])).code).toBe(0);
-  }
+  model = await startModelServer();
+  seen = model.seen;
+  replies = model.replies;
+  await configureManagedAgent(ws, model, API_KEY);
   expect(
     (await runx(ws, ["config", "set", "agent.api_key", "--from-stdin"], { stdin: `${API_KEY}\n` }))
       .code,
@@ -76,7 +46,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await model.close();
   ws.cleanup();
 });
 

@@ -4,30 +4,21 @@
  * read it and approve it; approving runs the act again and releases that same effect.
  */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { IncomingMessage, Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRuntime } from "../create-runtime.js";
 import type { Runtime } from "../create-runtime.js";
-import { makeWorkspace, runx } from "../testing/cli.js";
+import { makeWorkspace } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
+import { configureManagedAgent, startModelServer } from "../testing/model-server.js";
+import type { ModelReply, ModelServer } from "../testing/model-server.js";
 
 const PASSWORD = "correct horse battery";
 
 let ws: Workspace;
-let server: Server;
+let model: ModelServer;
 let runtime: Runtime | undefined;
-let replies: Array<() => unknown>;
-
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let text = "";
-    req.on("data", (c: Buffer) => (text += c.toString()));
-    req.on("end", () => resolve(text));
-  });
-}
+let replies: ModelReply[];
 
 /** The model's turn: one provider.mutate call paying `recipient`. */
 const payCall = (recipient: string) => () => ({
@@ -65,27 +56,9 @@ const final = () => ({
 
 beforeEach(async () => {
   ws = makeWorkspace("runx-agent-gate-");
-  replies = [];
-  server = createServer((req, res) => {
-    void body(req).then(() => {
-      const reply = replies.shift();
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify(reply === undefined ? { error: "no more replies" } : reply()));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  for (const [key, value] of [
-    ["agent.provider", "local"],
-    ["agent.model", "test-model"],
-    ["agent.base_url", `http://127.0.0.1:${port}/v1`],
-  ] as const) {
-    expect((await runx(ws, ["config", "set", key, value])).code).toBe(0);
-  }
-  const key = await runx(ws, ["config", "set", "agent.api_key", "--from-stdin"], {
-    stdin: "sk-test-agent-gate-key\n",
-  });
-  expect(key.code).toBe(0);
+  model = await startModelServer();
+  replies = model.replies;
+  await configureManagedAgent(ws, model, "sk-test-agent-gate-key");
   ws.write("skills/agent-pay/SKILL.md", "---\nname: agent-pay\n---\nPay the recipient.\n");
   ws.write(
     "skills/agent-pay/X.yaml",
@@ -106,7 +79,7 @@ beforeEach(async () => {
 afterEach(async () => {
   runtime?.close();
   runtime = undefined;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await model.close();
   ws.cleanup();
 });
 

@@ -11,33 +11,8 @@ import type { ConfigEntry } from "../../agents/config.js";
 import { RuntimeError } from "../../errors.js";
 import { expectPositionals, flagSet, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
+import { readSecretFromStdin } from "../read-secret.js";
 import { guard } from "../failure.js";
-
-/** Secrets piped on stdin are capped (an API key is far smaller). */
-const MAX_STDIN_BYTES = 64 * 1024;
-
-async function readSecretFromStdin(ctx: CommandContext, key: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.stdin as AsyncIterable<Buffer | string>) {
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-    size += bytes.length;
-    if (size > MAX_STDIN_BYTES) {
-      throw new RuntimeError("CONFIG_INVALID", `the value for ${key} on stdin exceeds 64 KiB`, {
-        key,
-      });
-    }
-    chunks.push(bytes);
-  }
-  // Exactly one trailing newline is the shell's, not the value's.
-  const value = Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "");
-  if (value === "") {
-    throw new RuntimeError("CONFIG_INVALID", `no value for ${key} on stdin`, { key });
-  }
-  return value;
-}
 
 function line(entry: ConfigEntry): string {
   const shown = entry.set ? (entry.value ?? "") : "(not set)";
@@ -75,7 +50,13 @@ async function set(tokens: string[], ctx: CommandContext): Promise<number> {
   if (!fromStdin && given === undefined) {
     throw new RuntimeError("USAGE", `runx config set ${key} needs a value`, { key });
   }
-  const value = given ?? (await readSecretFromStdin(ctx, key));
+  const value =
+    given ??
+    (await readSecretFromStdin(ctx, {
+      code: "CONFIG_INVALID",
+      subject: `value for ${key}`,
+      details: { key },
+    }));
   const entry = await setUserConfigValue(ctx.env.runxHome, key, value);
   if (ctx.json) ctx.out(`${JSON.stringify({ status: "ok", action: "set", ...entry })}\n`);
   else ctx.out(`set ${entry.key}${entry.secret ? " (secret, stored with mode 0600)" : ""}\n`);

@@ -14,29 +14,8 @@ import type { CredentialProfileSummary } from "../../credentials/store.js";
 import { RuntimeError } from "../../errors.js";
 import { expectPositionals, flagSet, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
+import { readSecretFromStdin } from "../read-secret.js";
 import { guard } from "../failure.js";
-
-/** Material piped on stdin is capped (a token is far smaller). */
-const MAX_STDIN_BYTES = 64 * 1024;
-
-async function readMaterial(ctx: CommandContext): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.stdin as AsyncIterable<Buffer | string>) {
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-    size += bytes.length;
-    if (size > MAX_STDIN_BYTES) {
-      throw new RuntimeError("USAGE", "the credential material on stdin exceeds 64 KiB");
-    }
-    chunks.push(bytes);
-  }
-  // Exactly one trailing newline is the shell's, not the material's.
-  const value = Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "");
-  if (value.trim() === "") throw new RuntimeError("USAGE", "no credential material on stdin");
-  return value;
-}
 
 const SET_VALUE_FLAGS = new Set(["--profile", "--auth-mode", "--audience"]);
 const SET_BOOLEAN_FLAGS = new Set(["--from-stdin", "--json", "-j"]);
@@ -102,7 +81,7 @@ async function set(tokens: string[], ctx: CommandContext): Promise<number> {
   checkIdentifier(provider, "provider");
   checkIdentifier(profile, "--profile");
   if (authMode !== undefined) checkIdentifier(authMode, "--auth-mode");
-  const secret = await readMaterial(ctx);
+  const secret = await readSecretFromStdin(ctx, { code: "USAGE", subject: "credential material" });
   const summary = await setCredentialProfile(ctx.env.runxHome, {
     name: profile,
     provider,
