@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { TableWrap } from "./TableWrap";
 import type { ReactNode } from "react";
 import type { TimelineEvent, TimelineStep } from "@/lib/api-types";
 import { duration, formatTime } from "@/lib/format";
@@ -38,12 +39,7 @@ function ReceiptLink({ id, label }: { id: string; label: string }) {
 /** Every step of the run, the ones it has not reached too, in a table that scrolls on its own. */
 export function StepTable({ steps }: { steps: TimelineStep[] }) {
   return (
-    <div
-      className="table-wrap step-table-wrap"
-      tabIndex={0}
-      role="region"
-      aria-label="Steps of the run (scrolls sideways)"
-    >
+    <TableWrap className="step-table-wrap" label="Steps of the run (scrolls sideways)">
       <table className="table step-table" data-testid="step-table">
         <thead>
           <tr>
@@ -96,7 +92,7 @@ export function StepTable({ steps }: { steps: TimelineStep[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
