@@ -17,6 +17,8 @@ describe("the native tool catalog", () => {
       "data.list_stream_heads",
       "data.read_events",
       "data.read_projection",
+      "evidence.index_sources",
+      "evidence.verify_artifact",
       "fs.apply_bundle",
       "fs.read",
       "fs.read_bundle",

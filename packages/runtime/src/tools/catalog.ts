@@ -9,6 +9,7 @@ import { commandExecuteTool } from "./command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data-digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
 import { dataTools } from "./data-tools.js";
+import { evidenceTools } from "./evidence/index.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -64,6 +65,7 @@ export function builtinTools(): NativeTool[] {
     ...paymentChargeTools(),
     paymentRefundPlanTool,
     ...dataTools(),
+    ...evidenceTools(),
   ];
 }
 
