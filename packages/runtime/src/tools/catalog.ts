@@ -10,6 +10,9 @@ import { dataCompareTool, dataDigestTool } from "./data-digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
 import { dataTools } from "./data-tools.js";
 import { evidenceTools } from "./evidence/index.js";
+import { gitTools } from "./git/git-tools.js";
+import { cliCaptureHelpTool } from "./cli/capture-help.js";
+import { commandPlanTool } from "./command/plan.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -66,6 +69,9 @@ export function builtinTools(): NativeTool[] {
     paymentRefundPlanTool,
     ...dataTools(),
     ...evidenceTools(),
+    ...gitTools(),
+    cliCaptureHelpTool,
+    commandPlanTool,
   ];
 }
 

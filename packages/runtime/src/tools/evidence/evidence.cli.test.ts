@@ -84,7 +84,7 @@ async function runBrief(
     `claims=${JSON.stringify(claims)}`,
     "--json",
   ]);
-  return { code: r.code, env: r.json<Envelope>() };
+  return { code: r.code ?? -1, env: r.json<Envelope>() };
 }
 
 describe("evidence tools in a graph run by the runx CLI", () => {

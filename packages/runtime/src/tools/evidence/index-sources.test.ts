@@ -125,7 +125,10 @@ describe("evidence.index_sources", () => {
   it("deduplicates sources by the digest of their text, keeping the first", async () => {
     const result = await index({
       objective: "x",
-      source_packets: [fetchPacket("same"), { data: fetchPacket("same").fetch_result.data }],
+      source_packets: [
+        fetchPacket("same"),
+        { data: (fetchPacket("same").fetch_result as JsonRecord).data ?? null },
+      ],
     });
     expect(result.decision).toBe("ready");
     expect(result.source_digests).toEqual([sha("same")]);
