@@ -12,6 +12,7 @@ describe("the native tool catalog", () => {
       "cli.capture_help",
       "command.execute",
       "command.plan",
+      "control.capture_harness_context",
       "control.prepare_handoff",
       "data.append_event",
       "data.compare",

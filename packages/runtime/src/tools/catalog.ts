@@ -13,6 +13,7 @@ import { evidenceTools } from "./evidence/index.js";
 import { gitTools } from "./git/git-tools.js";
 import { cliCaptureHelpTool } from "./cli/capture-help.js";
 import { commandPlanTool } from "./command/plan.js";
+import { controlCaptureHarnessContextTool } from "./control/capture-harness-context.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -72,6 +73,7 @@ export function builtinTools(): NativeTool[] {
     ...gitTools(),
     cliCaptureHelpTool,
     commandPlanTool,
+    controlCaptureHarnessContextTool,
   ];
 }
 
