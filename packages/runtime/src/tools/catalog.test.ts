@@ -41,6 +41,7 @@ describe("the native tool catalog", () => {
       "receipt.attest",
       "runx.skill.bind",
       "runx.skill.plan",
+      "sandbox.plan",
     ]);
     expect(catalog.list().find((t) => t.name === "fs.write")).toEqual({
       name: "fs.write",

@@ -14,6 +14,7 @@ import { gitTools } from "./git/git-tools.js";
 import { cliCaptureHelpTool } from "./cli/capture-help.js";
 import { commandPlanTool } from "./command/plan.js";
 import { controlCaptureHarnessContextTool } from "./control/capture-harness-context.js";
+import { sandboxPlanTool } from "./sandbox/plan.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -74,6 +75,7 @@ export function builtinTools(): NativeTool[] {
     cliCaptureHelpTool,
     commandPlanTool,
     controlCaptureHarnessContextTool,
+    sandboxPlanTool,
   ];
 }
 

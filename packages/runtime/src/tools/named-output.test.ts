@@ -25,6 +25,7 @@ const NAMED_OUTPUTS: Record<string, [string, string]> = {
   "git.status": ["git_status", "runx.git.status.v1"],
   "git.diff_name_only": ["git_diff", "runx.git.diff.v1"],
   "git.blob_digest": ["git_blob_digest", "runx.git.blob_digest.v1"],
+  "sandbox.plan": ["hardening_profile", "runx.hardening.v1"],
 };
 
 describe("named tool outputs", () => {

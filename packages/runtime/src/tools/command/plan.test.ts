@@ -40,17 +40,17 @@ describe("command.plan", () => {
     const plan = successData(await commandPlanTool.execute(input, ctx));
     const run = successData(
       await commandExecuteTool.execute(
-        { ...input, expected_command_digest: plan.command_digest },
+        { ...input, expected_command_digest: plan.command_digest as string },
         ctx,
       ),
     );
     expect(run).toMatchObject({
       decision: "completed",
-      command_digest: plan.command_digest,
+      command_digest: plan.command_digest as string,
       stdout: "planned\n",
     });
     const other = await commandExecuteTool.execute(
-      { ...input, args: ["changed"], expected_command_digest: plan.command_digest },
+      { ...input, args: ["changed"], expected_command_digest: plan.command_digest as string },
       ctx,
     );
     expect(failureCode(other)).toBe("INPUT_INVALID");
