@@ -31,6 +31,7 @@ const GRAPH = [
   "          scopes: [fs.read]",
   "          inputs:",
   "            path: notes/renewal.md",
+  "            path_scope: skill",
   "        - id: index",
   "          tool: evidence.index_sources",
   "          scopes: [runx:evidence:read]",
@@ -65,7 +66,7 @@ interface Envelope {
 let ws: Workspace;
 beforeEach(() => {
   ws = makeWorkspace();
-  ws.write("notes/renewal.md", NOTE);
+  ws.write("skills/brief/notes/renewal.md", NOTE);
   ws.write("skills/brief/SKILL.md", "---\nname: brief\n---\nWrite an evidence-bound brief.\n");
   ws.write("skills/brief/X.yaml", GRAPH);
 });
@@ -171,6 +172,35 @@ describe("evidence tools in a graph run by the runx CLI", () => {
     expect(r.json<{ closure: { summary: string } }>().closure.summary).toContain(
       "POLICY_DENIED: step index is not granted scope runx:evidence:read",
     );
+  });
+
+  it("replays a harness fixture that expects the unsupported send to be refused", async () => {
+    ws.write(
+      "skills/brief/fixtures/refuses-unsupported-send.yaml",
+      [
+        "name: refuses-unsupported-send",
+        "kind: skill",
+        "target: ..",
+        "inputs:",
+        "  candidate: {decision: ready, summary: Emailed the customer., sent: true}",
+        `  claims: [{claim: Renewal is due on 1 May., source_digest: "${sha(NOTE)}"}]`,
+        "expect:",
+        "  status: sealed",
+        "  output:",
+        "    subset:",
+        "      brief:",
+        "        decision: needs_more_evidence",
+        "        validation:",
+        "          status: fail",
+        "          findings:",
+        "            - code: artifact.effect.unsupported",
+        "              path: candidate.sent",
+        "",
+      ].join("\n"),
+    );
+    const r = await runx(ws, ["harness", "skills/brief", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("refuses-unsupported-send");
   });
 
   it("lists and inspects the evidence tools with their scope", async () => {
