@@ -129,8 +129,10 @@ describe("sandbox.plan", () => {
       "sandbox.requirements.max_age",
       "sandbox.time.invalid",
     ]);
+    const untimed = requirements();
+    delete untimed.observed_at;
     const missing = await plan({
-      workload: { skill_ref: "a", requirements: requirements({ observed_at: undefined }) },
+      workload: { skill_ref: "a", requirements: untimed },
       as_of: AS_OF,
     });
     expect(codes(missing)).toEqual(["sandbox.time.missing"]);
@@ -181,7 +183,12 @@ describe("sandbox.plan", () => {
   });
 
   it("fails with INPUT_INVALID for fields of the wrong type", async () => {
-    for (const req of [{ network: "yes" }, { writable_paths: "out" }, { env_allowlist: [""] }]) {
+    const wrongTypes: JsonRecord[] = [
+      { network: "yes" },
+      { writable_paths: "out" },
+      { env_allowlist: [""] },
+    ];
+    for (const req of wrongTypes) {
       const result = await sandboxPlanTool.execute(
         { workload: { skill_ref: "a", requirements: requirements(req) }, as_of: AS_OF },
         ctx,
