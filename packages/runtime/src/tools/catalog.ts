@@ -9,6 +9,12 @@ import { commandExecuteTool } from "./command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data-digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
 import { dataTools } from "./data-tools.js";
+import { evidenceTools } from "./evidence/index.js";
+import { gitTools } from "./git/git-tools.js";
+import { cliCaptureHelpTool } from "./cli/capture-help.js";
+import { commandPlanTool } from "./command/plan.js";
+import { controlCaptureHarnessContextTool } from "./control/capture-harness-context.js";
+import { sandboxPlanTool } from "./sandbox/plan.js";
 import { fsApplyBundleTool } from "./fs-apply-bundle.js";
 import { fsReadBundleTool } from "./fs-read-bundle.js";
 import { fsReadTool } from "./fs-read.js";
@@ -64,6 +70,12 @@ export function builtinTools(): NativeTool[] {
     ...paymentChargeTools(),
     paymentRefundPlanTool,
     ...dataTools(),
+    ...evidenceTools(),
+    ...gitTools(),
+    cliCaptureHelpTool,
+    commandPlanTool,
+    controlCaptureHarnessContextTool,
+    sandboxPlanTool,
   ];
 }
 

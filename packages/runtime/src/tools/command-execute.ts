@@ -68,7 +68,10 @@ export type CommandExecution = {
  * The explicit variables, refused when they would carry a runx secret, shadow a runx-provided
  * `RUNX_*` variable, or contain a value the run knows to be a delivered secret.
  */
-function admitEnv(env: Readonly<Record<string, string>>, ctx: ToolContext): Record<string, string> {
+export function admitEnv(
+  env: Readonly<Record<string, string>>,
+  ctx: ToolContext,
+): Record<string, string> {
   for (const [name, value] of Object.entries(env)) {
     const denied = isRunxSecretName(name)
       ? "is a runx secret and is never passed to commands"
@@ -84,6 +87,26 @@ function admitEnv(env: Readonly<Record<string, string>>, ctx: ToolContext): Reco
     }
   }
   return { ...env };
+}
+
+/** The normalized identity `command_digest` commits (shared with `command.plan`). */
+export function commandDigestOf(identity: {
+  command: string;
+  args: readonly string[];
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  outputMode: CommandOutputMode;
+}): string {
+  const normalized: Record<string, Json> = {
+    command: identity.command,
+    args: [...identity.args],
+    cwd: identity.cwd,
+    env: { ...identity.env },
+    timeout_ms: identity.timeoutMs,
+    output_mode: identity.outputMode,
+  };
+  return hashCanonical(normalized);
 }
 
 function isJsonObject(value: unknown): value is JsonRecord {
@@ -172,15 +195,14 @@ export const commandExecuteTool: NativeTool = withNamedOutput(
       const explicitEnv = admitEnv(input.env ?? {}, ctx);
       if (ctx.policy?.strictInlineCode === true) assertNoInlineCode(input.command, args);
 
-      const identity: Record<string, Json> = {
+      const commandDigest = commandDigestOf({
         command: input.command,
         args,
         cwd: cwd.relative,
         env: explicitEnv,
-        timeout_ms: timeoutMs,
-        output_mode: mode,
-      };
-      const commandDigest = hashCanonical(identity);
+        timeoutMs,
+        outputMode: mode,
+      });
       if (
         input.expected_command_digest !== undefined &&
         input.expected_command_digest !== commandDigest

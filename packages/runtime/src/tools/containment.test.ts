@@ -187,6 +187,36 @@ const cases: Array<{ name: string; tool: string; input: () => JsonRecord }> = [
     tool: "command.execute",
     input: () => ({ ...PWN, repo_root: "dir-out/dir" }),
   },
+  {
+    name: "command.plan with a symlinked cwd",
+    tool: "command.plan",
+    input: () => ({ ...PWN, cwd: "dir-out" }),
+  },
+  {
+    name: "cli.capture_help with a symlinked cwd",
+    tool: "cli.capture_help",
+    input: () => ({ command: "/bin/sh", cwd: "dir-out" }),
+  },
+  {
+    name: "cli.capture_help with an escaping repo_root",
+    tool: "cli.capture_help",
+    input: () => ({ command: "/bin/sh", repo_root: "../outside" }),
+  },
+  {
+    name: "git.status of a symlinked repo_root",
+    tool: "git.status",
+    input: () => ({ repo_root: "dir-out" }),
+  },
+  {
+    name: "git.diff_name_only of a ../ repo_root",
+    tool: "git.diff_name_only",
+    input: () => ({ repo_root: "../outside" }),
+  },
+  {
+    name: "git.current_branch of an absolute repo_root",
+    tool: "git.current_branch",
+    input: () => ({ repo_root: layout.outside }),
+  },
 ];
 
 describe("path containment across the native tools", () => {

@@ -19,6 +19,13 @@ const NAMED_OUTPUTS: Record<string, [string, string]> = {
   "artifact.read": ["artifact_page", "runx.local_artifact.page.v1"],
   "provider.read": ["provider_operation", "runx.provider.operation.v1"],
   "provider.mutate": ["provider_operation", "runx.provider.operation.v1"],
+  "command.plan": ["command_plan", "runx.command.plan.v1"],
+  "cli.capture_help": ["cli_help", "runx.cli.help.v1"],
+  "git.current_branch": ["git_branch", "runx.git.branch.v1"],
+  "git.status": ["git_status", "runx.git.status.v1"],
+  "git.diff_name_only": ["git_diff", "runx.git.diff.v1"],
+  "git.blob_digest": ["git_blob_digest", "runx.git.blob_digest.v1"],
+  "sandbox.plan": ["hardening_profile", "runx.hardening.v1"],
 };
 
 describe("named tool outputs", () => {
