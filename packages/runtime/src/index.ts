@@ -75,6 +75,7 @@ export type {
   ApprovalServices,
   DagEdge,
   DagNode,
+  DagPage,
   DecideResult,
   DecisionView,
   EvidenceBundle,

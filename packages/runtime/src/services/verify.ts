@@ -12,9 +12,11 @@ import {
   receiptVerdict,
   ReceiptStore,
   referencedReceiptId,
-  verifyTree,
+  verifyNodeTrees,
+  verifyReceiptProof,
 } from "../receipts/index.js";
 import type {
+  NodeProof,
   Receipt,
   ReceiptVerifier,
   SignatureMode,
@@ -164,6 +166,8 @@ export function verifyRunReceipts(
   receipts: readonly Receipt[],
   rootId: string,
   policy: SignaturePolicy,
+  /** Each receipt's proof findings (default: verifyReceiptProof, decoding it again). */
+  proof: NodeProof<Receipt> = (receipt) => verifyReceiptProof(receipt, policy),
 ): RunReceiptsVerification {
   const byId = new Map<string, Receipt>();
   for (const receipt of receipts) if (!byId.has(receipt.id)) byId.set(receipt.id, receipt);
@@ -175,7 +179,7 @@ export function verifyRunReceipts(
     const receipt = byId.get(id);
     if (receipt !== undefined) queue.push(...linkedIds(receipt).filter((next) => byId.has(next)));
   }
-  const trees = verifyTree(receipts, { policy }).map((tree) => {
+  const trees = verifyNodeTrees(receipts, { policy }, proof).map((tree) => {
     const findings = [...tree.findings];
     for (const receipt of byId.values()) {
       const previous = receipt.lineage?.previous;
@@ -271,7 +275,10 @@ export function verifyEvidenceBundle(
       unreadable.push({ file_name: name, message: "indexed but missing from the bundle" });
     }
   }
-  const run = verifyRunReceipts(receipts, bundle.root_receipt_id, opts.policy);
+  // parseReceiptDocument returned decoded receipts: their proofs skip a second decode.
+  const run = verifyRunReceipts(receipts, bundle.root_receipt_id, opts.policy, (receipt) =>
+    verifyReceiptProof(receipt, opts.policy, true),
+  );
   for (const id of run.unlinked) {
     unreadable.push({
       file_name: receiptFileName(id),
