@@ -109,9 +109,10 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
               ...(rootId !== undefined ? { rootId } : {}),
               ...(range !== undefined ? { range } : {}),
               ...(showProgress ? { progress: readProgress } : {}),
-              ...(ctx.json ? {} : { onFile: streamed }),
+              // One tree (a receipt id) is reported once it is known, not file by file.
+              ...(ctx.json || rootId !== undefined ? {} : { onFile: streamed }),
             });
-    const storePass = runId === undefined && bundle === undefined;
+    const storePass = runId === undefined && bundle === undefined && rootId === undefined;
     if (showProgress) ctx.status("");
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
