@@ -1,12 +1,13 @@
 // Receipts-at-scale benchmark. For each store size, seeds a scratch workspace with that many
 // receipts through the runtime's ReceiptStore (not through CLI runs), then prints the wall
-// time of `runx history --limit 20`, of one echo run and of `runx verify`, and a floor: the
+// time of `runx history --limit 20`, of one echo run and of `runx verify` (without and with its
+// verified-digest cache), and a floor: the
 // cost of reading, hashing and signature-checking the same files in worker threads, one per
 // core. Goals: history and echo at the largest size within 1.2x of the smallest; verify
 // within 1.5x of the floor.
 // Usage: npm run build && node bench/receipts.mjs [--sizes 1000,10000,100000] [--runs N] [--json]
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -136,7 +137,11 @@ for (const size of sizes) {
       history.push(time(ws, env, ["history", "--limit", "20", "--json"]));
       echo.push(time(ws, env, ["skill", "skills/echo", "--message", "hi", "--json"]));
     }
+    // Cold: no verified-digest cache (each receipt checked in full); cached: the same
+    // unchanged store again, every file still read and hashed.
+    rmSync(join(ws, ".runx", "cache"), { recursive: true, force: true });
     const verifyMs = time(ws, env, ["verify", "--json"], [0, 3]);
+    const cachedMs = time(ws, env, ["verify", "--json"], [0, 3]);
     const floorMs = await floor(dir);
     rows.push({
       receipts: size,
@@ -147,6 +152,8 @@ for (const size of sizes) {
       verify_ms: Number(verifyMs.toFixed(1)),
       floor_ms: Number(floorMs.toFixed(1)),
       verify_over_floor: Number((verifyMs / floorMs).toFixed(2)),
+      verify_cached_ms: Number(cachedMs.toFixed(1)),
+      cached_over_floor: Number((cachedMs / floorMs).toFixed(2)),
     });
   } finally {
     remove();
@@ -164,7 +171,7 @@ else {
   );
   for (const r of rows) {
     console.log(
-      `${String(r.receipts).padStart(7)} receipts  history ${r.history_ms} ms (${r.history_vs_smallest}x)  echo ${r.echo_ms} ms (${r.echo_vs_smallest}x)  verify ${r.verify_ms} ms  floor ${r.floor_ms} ms (verify ${r.verify_over_floor}x floor)  index ${r.index_bytes} B  seeded in ${r.seed_ms} ms`,
+      `${String(r.receipts).padStart(7)} receipts  history ${r.history_ms} ms (${r.history_vs_smallest}x)  echo ${r.echo_ms} ms (${r.echo_vs_smallest}x)  verify ${r.verify_ms} ms  floor ${r.floor_ms} ms (verify ${r.verify_over_floor}x floor, cached ${r.verify_cached_ms} ms = ${r.cached_over_floor}x)  index ${r.index_bytes} B  seeded in ${r.seed_ms} ms`,
     );
   }
 }

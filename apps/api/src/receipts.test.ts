@@ -119,3 +119,30 @@ describe("receipts.verify", () => {
     );
   });
 });
+
+describe("receipts.page", () => {
+  it("pages a run's receipt graph by cursor, matching the whole graph, and refuses a bad cursor", async () => {
+    const viewer = await add("vera", "viewer");
+    const runId = await sealedRun(await add("alice", "approver"), await add("bob", "approver"));
+    const dag = await caller(viewer).receipts.dag({ runId });
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await caller(viewer).receipts.page({
+        runId,
+        limit: 1,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+      expect(page.nodes.length).toBeLessThanOrEqual(1);
+      expect(page.total).toBe(dag.nodes.length);
+      ids.push(...page.nodes.map((n) => n.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect([...ids].sort()).toEqual(dag.nodes.map((n) => n.id).sort());
+    expect(ids[0]).toBe(dag.rootReceiptId);
+    expect(await trpcCode(caller(viewer).receipts.page({ runId, cursor: "x" }))).toBe(
+      "BAD_REQUEST",
+    );
+    expect(await trpcCode(caller(null).receipts.page({ runId }))).toBe("UNAUTHORIZED");
+  });
+});

@@ -185,6 +185,13 @@ const receipts = router({
   dag: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.console.evidence.dag(input.runId)),
+  /** One page of a run's receipt graph (for runs too large for `dag`), by cursor. */
+  page: viewer.input(contract("receipt-page")).query(({ ctx, input }) =>
+    ctx.runtime.console.evidence.page(input.runId, {
+      ...(input.cursor !== undefined ? { cursor: input.cursor } : {}),
+      ...(input.limit !== undefined ? { limit: input.limit } : {}),
+    }),
+  ),
   bundle: viewer
     .input(contract("run-ref"))
     .query(({ ctx, input }) => ctx.runtime.console.evidence.bundle(input.runId)),

@@ -8,8 +8,9 @@
 //      dominate a command's start-up time);
 //   3. bundles dist/help.cjs, the command catalog alone, so `--help` reads nothing else, and
 //      writes dist/cli/build.json (build id, command names) for bin/runx.cjs;
-//   4. bundles the library entry dist/index.js (ESM) for the API server, and the javascript
-//      runner's host script dist/javascript-host.js.
+//   4. bundles the library entry dist/index.js (ESM) for the API server, the javascript
+//      runner's host script dist/javascript-host.js and the verification worker
+//      dist/verify-worker.cjs.
 import { build, transform } from "esbuild";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, dirname } from "node:path";
@@ -86,6 +87,13 @@ for (const file of split.outputFiles) {
   buildHash.update(`${basename(file.path)}\0${chunk}\0`);
 }
 await build({ ...cjs, entryPoints: { help: "src/cli/help-main.ts" }, outdir: "dist" });
+// The verification worker (src/receipts/verify-pool.ts starts it beside dist/ and dist/cli/
+// code): its own small bundle, so a worker loads only the receipt checks.
+await build({
+  ...cjs,
+  entryPoints: { "verify-worker": "src/receipts/verify-worker.ts" },
+  outdir: "dist",
+});
 // dist/cli/build.json: what bin/runx.cjs needs before it loads any code (the build id that
 // packs are tied to, and the command names packs are kept for).
 const { COMMAND_NAMES } = createRequire(import.meta.url)(join(root, "dist", "help.cjs"));

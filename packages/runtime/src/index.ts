@@ -76,6 +76,7 @@ export type {
   ApprovalServices,
   DagEdge,
   DagNode,
+  DagPage,
   DecideResult,
   DecisionView,
   EvidenceBundle,

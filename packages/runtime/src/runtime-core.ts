@@ -33,10 +33,11 @@ import {
   verificationPolicy,
   verifyEvidenceBundle,
   verifyReceiptDocument,
-  verifyReceiptStore,
   verifyRunStore,
 } from "./services/verify.js";
 import type { StoreVerification } from "./services/verify.js";
+import type { CreatedRange } from "./services/verify-store.js";
+import type { FileCheck } from "./receipts/stored-receipt.js";
 import { openStateStore } from "./store/open.js";
 import type { StateStore } from "./store/types.js";
 import type { CaseResult, HarnessReport } from "./harness/report.js";
@@ -120,9 +121,13 @@ export interface CoreRuntime {
   /** Tree-mode verification of the receipt store. */
   verifyStore(options?: {
     rootId?: string;
+    /** Only the trees holding a receipt created in this window. */
+    range?: CreatedRange;
     allowLocalDevelopment?: boolean;
-    /** Told after each receipt file read. */
+    /** Told after each receipt file checked. */
     progress?: (done: number, total: number) => void;
+    /** Told about each file, in order, as soon as it is checked (streamed findings). */
+    onFile?: (check: FileCheck) => void;
   }): Promise<StoreVerification>;
   /** Verifies one run's receipt tree, reading only its receipts. */
   verifyRun(
@@ -378,13 +383,19 @@ export function createRuntimeCore(
       const { resumeRun } = await import("./run/resume.js");
       return resumeRun(runDeps, request, opts.signal ?? new AbortController().signal);
     },
-    verifyStore(opts = {}) {
+    async verifyStore(opts = {}) {
+      // Loaded on demand: the verification pool brings worker_threads and os, which no other
+      // command's start-up needs.
+      const { verifyReceiptStore } = await import("./services/verify-store.js");
       return verifyReceiptStore({
         dir: paths.receiptDir,
         label: storeLabel,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+        runxDir: paths.runxDir,
         ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
+        ...(opts.range !== undefined ? { range: opts.range } : {}),
         ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
+        ...(opts.onFile !== undefined ? { onFile: opts.onFile } : {}),
       });
     },
     verifyRun(runId, opts = {}) {

@@ -96,6 +96,11 @@ export const COMMANDS: CommandHelp[] = [
     options: [
       ["--run <run-id>", "verify one run's receipt tree, reading only its receipts"],
       [
+        "--since <date|instant>",
+        "only trees holding a receipt created at or after this UTC date or instant",
+      ],
+      ["--until <date|instant>", "only trees holding a receipt created at or before this"],
+      [
         "--receipt <path|->",
         "verify one receipt file (or stdin, 10 MiB cap) and print its verdict",
       ],

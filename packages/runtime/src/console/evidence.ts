@@ -3,52 +3,25 @@
  * self-verifying evidence bundle (receipts + index + decisions), which `runx verify --bundle`
  * re-verifies offline.
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import {
   RECEIPT_STORE_INDEX_SCHEMA,
-  parseReceiptDocument,
-  receiptBodyDigest,
-  receiptStatus,
   referencedReceiptId,
   serializeReceipt,
-  verifyReceiptProof,
 } from "../receipts/index.js";
-import type { Receipt, ReceiptStatus, SignaturePolicy, TreeReport } from "../receipts/index.js";
+import type { Receipt, SignaturePolicy, TreeReport } from "../receipts/index.js";
 import { receiptReport } from "../receipts/report.js";
 import type { ReceiptReport } from "../receipts/report.js";
 import { receiptFileName } from "../receipts/store-files.js";
 import { verifyRunReceipts } from "../services/verify.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { StateStore } from "../store/types.js";
+import { dagNode, dagPage, edgeDigest, loadReceipt, markDigestMismatch } from "./dag-page.js";
+import type { DagEdge, DagNode, DagPage, Loaded } from "./dag-page.js";
 import { decisionView } from "./runs.js";
+
+export type { DagEdge, DagNode, DagPage } from "./dag-page.js";
 import type { DecisionView } from "./runs.js";
-
-/** One receipt in the DAG. */
-export interface DagNode {
-  id: string;
-  name: string;
-  kind: string;
-  disposition: string | null;
-  createdAt: string | null;
-  issuer: string | null;
-  status: ReceiptStatus | "missing";
-  /** The first failed check (finding code), null when every check passed. */
-  failedCheck: string | null;
-  findings: Array<{ code: string; path: string; message: string }>;
-  /** Host-attested human decisions signed into this receipt. */
-  approvals: Array<{ approver: string; decision: string; at: string | null }>;
-}
-
-/** A parent → child (or continuation → paused) link. */
-export interface DagEdge {
-  from: string;
-  to: string;
-  kind: "child" | "previous";
-  /** The parent committed this exact body (its locator equals the child's digest). */
-  digestMatches: boolean | null;
-}
 
 /** `runx.evidence_bundle.v1`. */
 export interface EvidenceBundle {
@@ -69,15 +42,8 @@ export interface EvidenceBundle {
 
 const MAX_NODES = 10_000;
 
-function approvalsOf(receipt: Receipt): DagNode["approvals"] {
-  return receipt.authority.terms.flatMap((term) =>
-    term.approvals.map((a) => ({
-      approver: a.approved_by_ref?.label ?? a.approved_by_ref?.uri ?? "unknown",
-      decision: a.approval_ref.label?.split(":")[0] ?? "unknown",
-      at: a.approved_at ?? null,
-    })),
-  );
-}
+/** Receipts per DAG page unless the caller asks for fewer. */
+export const DAG_PAGE_LIMIT = 200;
 
 /** Evidence services. */
 export function evidenceServices(deps: {
@@ -87,16 +53,7 @@ export function evidenceServices(deps: {
   policy: () => SignaturePolicy;
   now: () => Date;
 }) {
-  const load = async (id: string): Promise<{ receipt?: Receipt; error?: string }> => {
-    let text: string;
-    try {
-      text = await readFile(join(deps.receiptDir, receiptFileName(id)), "utf8");
-    } catch {
-      return { error: "missing" };
-    }
-    const parsed = parseReceiptDocument(text);
-    return "receipt" in parsed ? { receipt: parsed.receipt } : { error: parsed.error };
-  };
+  const load = (id: string): Promise<Loaded> => loadReceipt(deps.receiptDir, id);
 
   /** Collects the run's receipts: the root, its children (transitively) and paused predecessors. */
   async function walk(runId: string) {
@@ -112,46 +69,11 @@ export function evidenceServices(deps: {
     while (queue.length > 0 && nodes.size < MAX_NODES) {
       const id = queue.shift() as string;
       if (nodes.has(id)) continue;
-      const { receipt, error } = await load(id);
-      if (receipt === undefined) {
-        const code = error === "missing" ? "child_receipt_missing" : "receipt_unreadable";
-        nodes.set(id, {
-          id,
-          name: id,
-          kind: "unknown",
-          disposition: null,
-          createdAt: null,
-          issuer: null,
-          status: error === "missing" ? "missing" : "invalid",
-          failedCheck: code,
-          findings: [{ code, path: "$", message: error ?? "missing" }],
-          approvals: [],
-        });
-        continue;
-      }
+      const loaded = await load(id);
+      nodes.set(id, dagNode(id, loaded, policy));
+      const receipt = loaded.receipt;
+      if (receipt === undefined) continue;
       receipts.set(id, receipt);
-      const findings = receipt.id === id ? verifyReceiptProof(receipt, policy) : [];
-      if (receipt.id !== id) {
-        findings.unshift({
-          code: "seal_digest_mismatch",
-          path: "id",
-          message: "the stored receipt's id differs from the id it is filed under",
-        });
-      }
-      const status = receipt.id === id ? receiptStatus(receipt, policy) : "invalid";
-      const hard = findings.filter((f) => f.code !== "signature_verifier_missing");
-      nodes.set(id, {
-        id,
-        name: receipt.subject.ref.uri.replace(/^hrn_/, ""),
-        kind: receipt.subject.kind,
-        disposition: receipt.seal.disposition,
-        createdAt: receipt.created_at,
-        issuer: `${receipt.issuer.type}:${receipt.issuer.kid}`,
-        status,
-        failedCheck: status === "invalid" ? (hard[0]?.code ?? findings[0]?.code ?? null) : null,
-        findings,
-        approvals: approvalsOf(receipt),
-      });
       for (const ref of receipt.lineage?.children ?? []) {
         const child = referencedReceiptId(ref);
         if (child === undefined) continue;
@@ -167,28 +89,14 @@ export function evidenceServices(deps: {
     }
     // Edge checks: the parent's locator must equal the child's body digest.
     for (const edge of edges) {
-      const parent = receipts.get(edge.from);
-      const child = receipts.get(edge.to);
-      const ref =
-        edge.kind === "child"
-          ? parent?.lineage?.children.find((c) => referencedReceiptId(c) === edge.to)
-          : parent?.lineage?.previous;
-      edge.digestMatches =
-        child === undefined || ref?.locator === undefined
-          ? null
-          : ref.locator === receiptBodyDigest(child);
-      if (edge.digestMatches === false) {
-        const node = nodes.get(edge.to);
-        if (node !== undefined) {
-          node.status = "invalid";
-          node.failedCheck ??= "child_receipt_digest_mismatch";
-          node.findings.push({
-            code: "child_receipt_digest_mismatch",
-            path: "lineage",
-            message: `receipt ${edge.from} committed a different body for this receipt`,
-          });
-        }
-      }
+      edge.digestMatches = edgeDigest(
+        receipts.get(edge.from),
+        receipts.get(edge.to),
+        edge.kind,
+        edge.to,
+      );
+      const node = nodes.get(edge.to);
+      if (node !== undefined) markDigestMismatch(node, edge);
     }
     return {
       run,
@@ -201,6 +109,25 @@ export function evidenceServices(deps: {
   }
 
   return {
+    /**
+     * One page of a run's receipt DAG (dag-page.ts): `limit` receipts from `cursor` in
+     * breadth-first order and the edges into them, however many receipts the run has.
+     */
+    async page(runId: string, opts: { cursor?: string; limit?: number } = {}): Promise<DagPage> {
+      const run = deps.state().getRun(runId);
+      if (run.receiptId === null) {
+        throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${runId} has no receipt yet`, { runId });
+      }
+      return dagPage({
+        receiptDir: deps.receiptDir,
+        policy: deps.policy(),
+        runId,
+        rootId: run.receiptId,
+        cursor: opts.cursor,
+        limit: opts.limit ?? DAG_PAGE_LIMIT,
+      });
+    },
+
     /** The receipt DAG of a run with per-node verification. */
     async dag(runId: string) {
       const { root, nodes, edges, truncated } = await walk(runId);

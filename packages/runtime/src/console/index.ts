@@ -19,7 +19,7 @@ import { recoveryServices } from "./recovery.js";
 import type { HostJob } from "./recovery.js";
 
 export type { ApprovalServices, DecideResult, GatePolicy, PendingApproval } from "./approvals.js";
-export type { DagEdge, DagNode, EvidenceBundle, EvidenceServices } from "./evidence.js";
+export type { DagEdge, DagNode, DagPage, EvidenceBundle, EvidenceServices } from "./evidence.js";
 export type { ApiTokenView, Operator, OperatorListing, OperatorServices } from "./operators.js";
 export { roleAtLeast } from "./operators.js";
 export type {

@@ -19,6 +19,7 @@ import { validateConsoleAuthRevokeToken } from "../generated/validate-console-au
 import { validateConsoleOperatorAdd } from "../generated/validate-console-operator-add.js";
 import { validateConsoleOperatorSetDisabled } from "../generated/validate-console-operator-set-disabled.js";
 import { validateConsoleOperatorSetRole } from "../generated/validate-console-operator-set-role.js";
+import { validateConsoleReceiptPage } from "../generated/validate-console-receipt-page.js";
 import { validateConsoleReceiptRef } from "../generated/validate-console-receipt-ref.js";
 import { validateConsoleRunRef } from "../generated/validate-console-run-ref.js";
 import { validateConsoleRunsAnswer } from "../generated/validate-console-runs-answer.js";
@@ -54,6 +55,7 @@ export interface ConsoleInputs {
     waitingForMe?: boolean;
   };
   "run-ref": { runId: string };
+  "receipt-page": { runId: string; cursor?: string; limit?: number };
   "runs-start": {
     skill: string;
     runner?: string;
@@ -98,6 +100,7 @@ const VALIDATORS: Record<ConsoleInputName, ValidateFunction> = {
   "approvals-decide": validateConsoleApprovalsDecide,
   "approvals-set-policy": validateConsoleApprovalsSetPolicy,
   "receipt-ref": validateConsoleReceiptRef,
+  "receipt-page": validateConsoleReceiptPage,
   "skills-search": validateConsoleSkillsSearch,
   "skill-ref": validateConsoleSkillRef,
   "data-tail": validateConsoleDataTail,

@@ -87,8 +87,15 @@ export {
   receiptVerdict,
   SINGLE_RECEIPT_MAX_BYTES,
 } from "./verdict.js";
-export type { TreeConfig, TreeOptions, TreeReport, TreeVerification } from "./tree.js";
-export { DEFAULT_TREE_CONFIG, verifyReceiptTree, verifyTree } from "./tree.js";
+export type {
+  NodeProof,
+  TreeConfig,
+  TreeNode,
+  TreeOptions,
+  TreeReport,
+  TreeVerification,
+} from "./tree.js";
+export { DEFAULT_TREE_CONFIG, verifyNodeTrees, verifyReceiptTree, verifyTree } from "./tree.js";
 export type {
   JournalEntry,
   RebuildProgress,
@@ -96,6 +103,7 @@ export type {
   ReceiptStoreIndexEntry,
   ReceiptStoreOptions,
   WriteOutcome,
+  StoredFile,
 } from "./store.js";
 export { RECEIPT_STORE_INDEX_SCHEMA, ReceiptStore } from "./store.js";
 export { receiptStoreLabel } from "./store-files.js";

@@ -5,7 +5,8 @@
  * of the receipt files and is rebuilt from them when missing or damaged.
  *
  * Each line carries what a newest-first listing needs without opening receipt files:
- * `created_at`, the ids the receipt lists as lineage children, and `max_created_at`, the
+ * `created_at`, the ids the receipt lists as lineage children (and the paused receipt it
+ * continues, which the console's graph pages follow), and `max_created_at`, the
  * greatest `created_at` of this line and every line before it. Reading the journal from its
  * end, a reader can therefore stop as soon as the rows it holds rank above everything it
  * has not read yet.
@@ -31,6 +32,8 @@ export interface JournalEntry {
   max_created_at: string;
   /** Receipt ids this receipt lists as lineage children (omitted when none). */
   children?: string[];
+  /** The paused receipt this one continues (`lineage.previous`), when it names one. */
+  previous?: string;
   /** Set when the writer knew another receipt lists this one as a child. */
   child?: true;
 }
@@ -51,11 +54,16 @@ export function journalEntry(
   fileName: string,
 ): Omit<JournalEntry, "max_created_at"> {
   const children = lineageChildren(receipt);
+  const previous =
+    receipt.lineage?.previous === undefined
+      ? undefined
+      : referencedReceiptId(receipt.lineage.previous);
   return {
     receipt_id: receipt.id,
     file_name: fileName,
     created_at: receipt.created_at,
     ...(children.length > 0 ? { children } : {}),
+    ...(previous !== undefined ? { previous } : {}),
   };
 }
 
@@ -118,6 +126,7 @@ export function parseJournalLine(line: string): JournalEntry | undefined {
     typeof e.created_at !== "string" ||
     typeof e.max_created_at !== "string" ||
     (e.children !== undefined && !isStringArray(e.children)) ||
+    (e.previous !== undefined && typeof e.previous !== "string") ||
     (e.child !== undefined && e.child !== true)
   ) {
     return undefined;

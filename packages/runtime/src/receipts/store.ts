@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { ensureStateDir } from "../workspace.js";
 import type { Receipt } from "./model.js";
-import { RECEIPT_SCHEMA } from "./model.js";
 import { decodeReceipt } from "./shape.js";
 import {
   acquireStoreLock,
@@ -39,9 +38,9 @@ import {
 } from "./store-journal.js";
 import type { JournalEntry } from "./store-journal.js";
 import type { ReceiptStoreIndex, ReceiptStoreIndexEntry } from "./store-index.js";
+import { parseStoredReceipt } from "./stored-receipt.js";
 import { isContentAddressed, verifyReceiptProof } from "./verify.js";
 import type { SignaturePolicy } from "./verifier.js";
-import { RECEIPT_MAX_NESTING, scanJsonNesting } from "../parser/nesting.js";
 
 export { RECEIPT_STORE_INDEX_SCHEMA } from "./store-index.js";
 export type { ReceiptStoreIndex, ReceiptStoreIndexEntry } from "./store-index.js";
@@ -64,7 +63,8 @@ export interface WriteOutcome {
   written: boolean;
 }
 
-interface StoredFile {
+/** One receipt file: the receipt id its name spells and the name. */
+export interface StoredFile {
   id: string;
   name: string;
 }
@@ -199,7 +199,7 @@ export class ReceiptStore {
   }
 
   /** Receipt files in the directory (any accepted spelling), sorted by id, one per id. */
-  private files(): StoredFile[] {
+  files(): StoredFile[] {
     let names: string[];
     try {
       names = readdirSync(this.dir);
@@ -230,31 +230,7 @@ export class ReceiptStore {
   }
 
   private parseFile(file: StoredFile, text: string, verifyProof: boolean): Receipt {
-    // Bounded before the decoder and the verifier (both recursive) walk a file from disk.
-    if (scanJsonNesting(text, RECEIPT_MAX_NESTING) !== undefined)
-      throw this.invalid(`receipt nests deeper than ${RECEIPT_MAX_NESTING} levels`, {
-        receipt_id: file.id,
-      });
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw this.invalid("receipt JSON is malformed", { receipt_id: file.id });
-    }
-    const schema = (value as { schema?: unknown } | null)?.schema;
-    if (schema !== RECEIPT_SCHEMA) {
-      throw this.invalid("receipt has unsupported schema", { receipt_id: file.id });
-    }
-    let receipt: Receipt;
-    try {
-      receipt = decodeReceipt(value);
-    } catch (error) {
-      const path = error instanceof RuntimeError ? error.details.path : undefined;
-      throw this.invalid("receipt shape is invalid", { receipt_id: file.id, path });
-    }
-    if (receipt.id !== file.id) {
-      throw this.invalid("receipt id does not match file name", { receipt_id: file.id });
-    }
+    const receipt = parseStoredReceipt(this.label, file.id, text);
     return verifyProof ? this.admit(receipt) : receipt;
   }
 
@@ -408,7 +384,7 @@ export class ReceiptStore {
   }
 
   /** Every journal line (a torn last line left out), or undefined when there is no journal. */
-  private readJournal(): JournalEntry[] | undefined {
+  readJournal(): JournalEntry[] | undefined {
     let text: string;
     try {
       text = readFileSync(join(this.dir, STORE_JOURNAL_FILE), "utf8");

@@ -10,7 +10,7 @@
 import { RuntimeError } from "../errors.js";
 import { canonicalJson } from "./canonical.js";
 import { referencedReceiptId } from "./identity.js";
-import type { Receipt, Reference } from "./model.js";
+import type { Lineage, Receipt, Reference } from "./model.js";
 import { verifyReceiptProof } from "./verify.js";
 import type { ReceiptFinding } from "./verify.js";
 import type { SignaturePolicy } from "./verifier.js";
@@ -42,12 +42,29 @@ export interface TreeVerification {
   findings: ReceiptFinding[];
 }
 
-interface Supplied {
-  readonly path: string;
-  readonly receipt: Receipt;
+/**
+ * What the tree checks read of a receipt: a whole `Receipt`, or the slim record a
+ * verification worker sends back (store-verify.ts) with `body_key` standing for its body.
+ */
+export interface TreeNode {
+  readonly id: string;
+  readonly digest: string;
+  readonly lineage?: Lineage | undefined;
+  readonly signature: { readonly value: string };
+  /** Equal for structurally identical receipts (a digest of the file's bytes, say). */
+  readonly body_key?: string;
 }
 
-function bodyKey(receipt: Receipt): string | undefined {
+/** The per-receipt proof findings of a node (verifyReceiptProof for whole receipts). */
+export type NodeProof<R extends TreeNode> = (node: R) => readonly ReceiptFinding[];
+
+interface Supplied<R extends TreeNode> {
+  readonly path: string;
+  readonly receipt: R;
+}
+
+function bodyKey(receipt: TreeNode): string | undefined {
+  if (receipt.body_key !== undefined) return receipt.body_key;
   try {
     return canonicalJson(receipt);
   } catch {
@@ -55,15 +72,26 @@ function bodyKey(receipt: Receipt): string | undefined {
   }
 }
 
-/** Drops receipts structurally identical to an earlier one (or to `also`). */
-function dedupe(receipts: readonly Receipt[], also?: Receipt): Receipt[] {
-  const first = also === undefined ? undefined : bodyKey(also);
-  const seen = new Set<string>(first === undefined ? [] : [first]);
-  const out: Receipt[] = [];
+/**
+ * Drops receipts structurally identical to an earlier one (or to `also`). Identical bodies
+ * share an id, so only receipts whose id repeats are compared by body: canonicalising every
+ * receipt of a large store cost more than verifying it.
+ */
+function dedupe<R extends TreeNode>(receipts: readonly R[], also?: R): R[] {
+  const count = new Map<string, number>();
+  for (const receipt of also === undefined ? receipts : [also, ...receipts]) {
+    count.set(receipt.id, (count.get(receipt.id) ?? 0) + 1);
+  }
+  const seen = new Set<string>();
+  const key = (receipt: R): string | undefined =>
+    (count.get(receipt.id) ?? 0) > 1 ? bodyKey(receipt) : undefined;
+  const first = also === undefined ? undefined : key(also);
+  if (first !== undefined) seen.add(first);
+  const out: R[] = [];
   for (const receipt of receipts) {
-    const key = bodyKey(receipt);
-    if (key !== undefined && seen.has(key)) continue;
-    if (key !== undefined) seen.add(key);
+    const k = key(receipt);
+    if (k !== undefined && seen.has(k)) continue;
+    if (k !== undefined) seen.add(k);
     out.push(receipt);
   }
   return out;
@@ -77,15 +105,15 @@ function prefixed(path: string, findings: readonly ReceiptFinding[]): ReceiptFin
   return findings.map((finding) => ({ ...finding, path: join(path, finding.path) }));
 }
 
-class Traversal {
+class Traversal<R extends TreeNode> {
   readonly visiting = new Set<string>();
   readonly reached = new Set<string>();
   constructor(
-    private readonly positions: ReadonlyMap<string, readonly Supplied[]>,
+    private readonly positions: ReadonlyMap<string, readonly Supplied<R>[]>,
     private readonly config: TreeConfig,
   ) {}
 
-  subtree(path: string, receipt: Receipt, depth: number): ReceiptFinding[] {
+  subtree(path: string, receipt: R, depth: number): ReceiptFinding[] {
     if (this.visiting.has(receipt.id)) {
       return [
         {
@@ -113,12 +141,7 @@ class Traversal {
     return findings;
   }
 
-  private edge(
-    path: string,
-    parent: Receipt,
-    reference: Reference,
-    depth: number,
-  ): ReceiptFinding[] {
+  private edge(path: string, parent: R, reference: Reference, depth: number): ReceiptFinding[] {
     const malformed: ReceiptFinding = {
       code: "child_receipt_ref_malformed",
       path,
@@ -205,9 +228,18 @@ export function verifyReceiptTree(
   supplied: readonly Receipt[],
   options: TreeOptions,
 ): TreeVerification {
+  return verifyNodeTree(root, supplied, options, (r) => verifyReceiptProof(r, options.policy));
+}
+
+function verifyNodeTree<R extends TreeNode>(
+  root: R,
+  supplied: readonly R[],
+  options: TreeOptions,
+  proof: NodeProof<R>,
+): TreeVerification {
   const config: TreeConfig = { ...DEFAULT_TREE_CONFIG, ...options.config };
-  const members: Supplied[] = [];
-  const positions = new Map<string, Supplied[]>();
+  const members: Supplied<R>[] = [];
+  const positions = new Map<string, Supplied<R>[]>();
   for (const receipt of dedupe(supplied, root)) {
     const list = positions.get(receipt.id) ?? [];
     const path = `receipt[${receipt.id}]${list.length === 0 ? "" : `#${list.length + 1}`}`;
@@ -216,7 +248,7 @@ export function verifyReceiptTree(
     positions.set(receipt.id, list);
     members.push(member);
   }
-  const findings: ReceiptFinding[] = [...verifyReceiptProof(root, options.policy)];
+  const findings: ReceiptFinding[] = [...proof(root)];
   for (const list of positions.values()) {
     for (const duplicate of list.slice(1)) {
       findings.push({
@@ -227,7 +259,7 @@ export function verifyReceiptTree(
     }
   }
   for (const member of members) {
-    findings.push(...prefixed(member.path, verifyReceiptProof(member.receipt, options.policy)));
+    findings.push(...prefixed(member.path, proof(member.receipt)));
   }
   const traversal = new Traversal(positions, config);
   findings.push(...traversal.subtree("", root, 0));
@@ -253,14 +285,14 @@ export interface TreeReport {
   findings: ReceiptFinding[];
 }
 
-function childIds(receipt: Receipt): string[] {
+function childIds(receipt: TreeNode): string[] {
   return (receipt.lineage?.children ?? []).flatMap((reference) => {
     const id = referencedReceiptId(reference);
     return id === undefined ? [] : [id];
   });
 }
 
-function parentId(receipt: Receipt): string | undefined {
+function parentId(receipt: TreeNode): string | undefined {
   const parent = receipt.lineage?.parent;
   return parent === undefined ? undefined : referencedReceiptId(parent);
 }
@@ -275,15 +307,27 @@ export function verifyTree(
   receipts: readonly Receipt[],
   options: TreeOptions & { rootId?: string },
 ): TreeReport[] {
+  return verifyNodeTrees(receipts, options, (r) => verifyReceiptProof(r, options.policy));
+}
+
+/**
+ * {@link verifyTree} over tree nodes whose per-receipt proof findings `proof` supplies (a
+ * verification worker computed them, or a cache says these exact bytes had none).
+ */
+export function verifyNodeTrees<R extends TreeNode>(
+  receipts: readonly R[],
+  options: TreeOptions & { rootId?: string },
+  proof: NodeProof<R>,
+): TreeReport[] {
   const all = dedupe(receipts);
-  const byId = new Map<string, Receipt[]>();
+  const byId = new Map<string, R[]>();
   for (const receipt of all) byId.set(receipt.id, [...(byId.get(receipt.id) ?? []), receipt]);
   const listedAsChild = new Set<string>();
   for (const receipt of all) {
     for (const id of childIds(receipt)) if (id !== receipt.id) listedAsChild.add(id);
   }
-  const reach = (start: Receipt): Set<Receipt> => {
-    const seen = new Set<Receipt>([start]);
+  const reach = (start: R): Set<R> => {
+    const seen = new Set<R>([start]);
     const queue = [start];
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       for (const id of childIds(next)) {
@@ -297,7 +341,7 @@ export function verifyTree(
     }
     return seen;
   };
-  const isRoot = (receipt: Receipt): boolean => {
+  const isRoot = (receipt: R): boolean => {
     const parent = parentId(receipt);
     return !listedAsChild.has(receipt.id) && (parent === undefined || !byId.has(parent));
   };
@@ -313,7 +357,7 @@ export function verifyTree(
   }
   // Which trees hold each receipt, kept up to date below: asking every tree about every
   // receipt made large stores quadratic.
-  const treesOf = new Map<Receipt, Set<number>>();
+  const treesOf = new Map<R, Set<number>>();
   trees.forEach((tree, t) => {
     for (const member of tree.members) {
       let holders = treesOf.get(member);
@@ -323,8 +367,8 @@ export function verifyTree(
   });
   for (const receipt of all) {
     // Parent links pull a receipt into the tree its parent chain reaches.
-    let current: Receipt | undefined = receipt;
-    const chain = new Set<Receipt>();
+    let current: R | undefined = receipt;
+    const chain = new Set<R>();
     while (current !== undefined && !chain.has(current)) {
       chain.add(current);
       const parent = parentId(current);
@@ -354,7 +398,7 @@ export function verifyTree(
     const parent = parentId(root);
     const parentMissing = parent !== undefined && !byId.has(parent) ? parent : null;
     const supplied = [...members].filter((member) => member !== root);
-    const verification = verifyReceiptTree(root, supplied, options);
+    const verification = verifyNodeTree(root, supplied, options, proof);
     return {
       root_receipt_id: root.id,
       receipt_count: members.size,

@@ -21,6 +21,8 @@ export type SignatureFailure =
 /** Checks one receipt signature; returns undefined when it verifies. */
 export interface ReceiptVerifier {
   verify(issuer: Issuer, signature: Signature, bodyDigest: string): SignatureFailure | undefined;
+  /** The key ring of an Ed25519 verifier (what lets verification workers rebuild it). */
+  readonly keys?: readonly VerificationKey[];
 }
 
 /** A trusted key: its id and raw public key (32 bytes for a usable key). */
@@ -41,6 +43,7 @@ function decodeSignatureValue(value: string): Uint8Array | undefined {
 export function ed25519Verifier(keys: readonly VerificationKey[]): ReceiptVerifier {
   const ring = keys.map((key) => ({ kid: key.kid, publicKey: new Uint8Array(key.publicKey) }));
   return {
+    keys: ring.map((key) => ({ kid: key.kid, publicKey: new Uint8Array(key.publicKey) })),
     verify(issuer, signature, bodyDigest) {
       if (issuer.type === "local" || issuer.type === "verifier") return "unsupported_issuer";
       if (issuer.kid.trim() === "") return "missing_key";

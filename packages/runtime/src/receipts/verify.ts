@@ -94,6 +94,18 @@ const SIGNATURE_FAILURES: Record<
   },
 };
 
+/**
+ * True for the codes of the tree checks (how receipts link), as opposed to the per-receipt
+ * proof checks a receipt fails on its own.
+ */
+export function isTreeFinding(code: FindingCode): boolean {
+  return (
+    code.startsWith("child_receipt_") ||
+    code === "orphan_child_receipt" ||
+    code === "duplicate_child_receipt"
+  );
+}
+
 /** True for the `signature_*` codes that make a verdict's signature check invalid. */
 export function isSignatureFinding(code: FindingCode): boolean {
   return code.startsWith("signature_");

@@ -1,4 +1,7 @@
-/** Verification services behind `runx verify`: tree mode over a store, or one receipt. */
+/**
+ * Verification services behind `runx verify`: one run's tree, an evidence bundle, or one
+ * receipt (the whole store and time ranges: verify-store.ts).
+ */
 import { RuntimeError } from "../errors.js";
 import type { StateStore } from "../store/types.js";
 import { receiptFileName, receiptIdFromFileName } from "../receipts/store-files.js";
@@ -9,13 +12,16 @@ import {
   receiptVerdict,
   ReceiptStore,
   referencedReceiptId,
-  verifyTree,
+  verifyNodeTrees,
+  verifyReceiptProof,
 } from "../receipts/index.js";
 import type {
+  NodeProof,
   Receipt,
   ReceiptVerifier,
   SignatureMode,
   SignaturePolicy,
+  TreeNode,
   TreeReport,
   VerifyVerdict,
 } from "../receipts/index.js";
@@ -48,12 +54,12 @@ export function verificationPolicy(
  * carries a real signature and the policy holds a key (the tree checks verified it);
  * unverified otherwise (local-development `sig:` receipts).
  */
-function withStatus<T extends { valid: boolean; root_receipt_id: string }>(
+export function withStatus<T extends { valid: boolean; root_receipt_id: string }>(
   reports: T[],
-  receipts: readonly Receipt[],
+  receipts: readonly TreeNode[],
   policy: SignaturePolicy,
 ): Array<T & { status: "verified" | "unverified" | "invalid" }> {
-  const byId = new Map<string, Receipt>();
+  const byId = new Map<string, TreeNode>();
   for (const r of receipts) if (!byId.has(r.id)) byId.set(r.id, r);
   return reports.map((tree) => {
     const root = byId.get(tree.root_receipt_id);
@@ -65,32 +71,6 @@ function withStatus<T extends { valid: boolean; root_receipt_id: string }>(
         : ("unverified" as const);
     return { ...tree, status };
   });
-}
-
-/** Verifies every tree in a receipt store (optionally only the tree containing `rootId`). */
-export async function verifyReceiptStore(opts: {
-  dir: string;
-  label: string;
-  policy: SignaturePolicy;
-  rootId?: string;
-  /** Told after each receipt file read. */
-  progress?: (done: number, total: number) => void;
-}): Promise<StoreVerification> {
-  const store = new ReceiptStore({ dir: opts.dir, policy: opts.policy, label: opts.label });
-  const { receipts, unreadable } = await store.scan(opts.progress);
-  const reports = verifyTree(receipts, {
-    policy: opts.policy,
-    ...(opts.rootId !== undefined ? { rootId: opts.rootId } : {}),
-  });
-  const trees = withStatus(reports, receipts, opts.policy);
-  return {
-    receipt_dir: opts.label,
-    signature_mode: opts.policy.mode,
-    receipt_count: new Set(receipts.map((r) => r.id)).size,
-    trees,
-    unreadable_files: unreadable,
-    valid: unreadable.length === 0 && trees.every((t) => t.valid),
-  };
 }
 
 /**
@@ -186,6 +166,8 @@ export function verifyRunReceipts(
   receipts: readonly Receipt[],
   rootId: string,
   policy: SignaturePolicy,
+  /** Each receipt's proof findings (default: verifyReceiptProof, decoding it again). */
+  proof: NodeProof<Receipt> = (receipt) => verifyReceiptProof(receipt, policy),
 ): RunReceiptsVerification {
   const byId = new Map<string, Receipt>();
   for (const receipt of receipts) if (!byId.has(receipt.id)) byId.set(receipt.id, receipt);
@@ -197,7 +179,7 @@ export function verifyRunReceipts(
     const receipt = byId.get(id);
     if (receipt !== undefined) queue.push(...linkedIds(receipt).filter((next) => byId.has(next)));
   }
-  const trees = verifyTree(receipts, { policy }).map((tree) => {
+  const trees = verifyNodeTrees(receipts, { policy }, proof).map((tree) => {
     const findings = [...tree.findings];
     for (const receipt of byId.values()) {
       const previous = receipt.lineage?.previous;
@@ -293,7 +275,10 @@ export function verifyEvidenceBundle(
       unreadable.push({ file_name: name, message: "indexed but missing from the bundle" });
     }
   }
-  const run = verifyRunReceipts(receipts, bundle.root_receipt_id, opts.policy);
+  // parseReceiptDocument returned decoded receipts: their proofs skip a second decode.
+  const run = verifyRunReceipts(receipts, bundle.root_receipt_id, opts.policy, (receipt) =>
+    verifyReceiptProof(receipt, opts.policy, true),
+  );
   for (const id of run.unlinked) {
     unreadable.push({
       file_name: receiptFileName(id),

@@ -1,6 +1,7 @@
 /**
- * `runx verify`: tree mode over the receipt store, one run's tree with `--run` (reading only
- * its receipts), or one receipt with `--receipt`.
+ * `runx verify`: tree mode over the receipt store (on every core, per-receipt problems
+ * printed as they are found), the trees touching a `--since`/`--until` window, one run's
+ * tree with `--run` (reading only its receipts), or one receipt with `--receipt`.
  */
 import { RuntimeError } from "../../errors.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
@@ -9,6 +10,10 @@ import { guard } from "../failure.js";
 import { readDocumentInput } from "../read-document.js";
 import { styler } from "../render.js";
 import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
+import type { FileCheck } from "../../receipts/stored-receipt.js";
+import { isTreeFinding } from "../../receipts/verify.js";
+import { parseRangeBound } from "../../services/verify-store.js";
+import type { CreatedRange } from "../../services/verify-store.js";
 
 /** `verify --receipt` input cap. */
 const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
@@ -26,6 +31,8 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         receipt: { value: true },
         bundle: { value: true },
         run: { value: true },
+        since: { value: true },
+        until: { value: true },
         "allow-local-development-signatures": {},
       },
       { command: "verify" },
@@ -42,7 +49,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       const now = Date.now();
       if (done !== total && now - shown < 100) return;
       shown = now;
-      ctx.status(`runx verify: read ${done}/${total} receipts…`);
+      ctx.status(`runx verify: checked ${done}/${total} receipts…`);
     };
     if (single !== undefined) {
       const verdict = runtime.verifyReceipt(
@@ -69,6 +76,20 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     if (runId !== undefined && (bundle !== undefined || rootId !== undefined)) {
       throw new RuntimeError("USAGE", "--run takes no receipt id and no --bundle");
     }
+    const range = rangeOf(flagValue(args, "since"), flagValue(args, "until"));
+    if (range !== undefined && (runId !== undefined || bundle !== undefined)) {
+      throw new RuntimeError("USAGE", "--since and --until take no --run and no --bundle");
+    }
+    // Per-receipt problems are printed as soon as they are found (the trees come after).
+    const streamed = (check: FileCheck): void => {
+      if ("unreadable" in check) {
+        ctx.out(`${s.bad("✗")} ${check.file_name}: ${check.unreadable}\n`);
+        return;
+      }
+      for (const f of check.findings) {
+        ctx.out(`${s.bad("✗")} ${check.file_name}: ${f.code} at ${f.path}: ${f.message}\n`);
+      }
+    };
     const report =
       runId !== undefined
         ? await runtime.verifyRun(runId, { allowLocalDevelopment })
@@ -86,8 +107,12 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           : await runtime.verifyStore({
               allowLocalDevelopment,
               ...(rootId !== undefined ? { rootId } : {}),
+              ...(range !== undefined ? { range } : {}),
               ...(showProgress ? { progress: readProgress } : {}),
+              // One tree (a receipt id) is reported once it is known, not file by file.
+              ...(ctx.json || rootId !== undefined ? {} : { onFile: streamed }),
             });
+    const storePass = runId === undefined && bundle === undefined && rootId === undefined;
     if (showProgress) ctx.status("");
     if (ctx.json) ctx.out(`${JSON.stringify(report)}\n`);
     else {
@@ -101,14 +126,32 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
         ctx.out(
           `${mark} ${t.root_receipt_id}  ${t.status}  (${t.receipt_count} receipt${t.receipt_count === 1 ? "" : "s"})\n`,
         );
-        for (const f of t.findings) ctx.out(`    - ${f.code} at ${f.path}: ${f.message}\n`);
+        // A store pass printed each receipt's own problems as it found them.
+        for (const f of t.findings) {
+          if (storePass && !isTreeFinding(f.code)) continue;
+          ctx.out(`    - ${f.code} at ${f.path}: ${f.message}\n`);
+        }
       }
-      for (const u of report.unreadable_files)
-        ctx.out(`${s.bad("✗")} ${u.file_name}: ${u.message}\n`);
+      if (!storePass) {
+        for (const u of report.unreadable_files)
+          ctx.out(`${s.bad("✗")} ${u.file_name}: ${u.message}\n`);
+      }
       if (report.trees.length === 0 && report.unreadable_files.length === 0)
         ctx.out("no receipts\n");
       ctx.out(report.valid ? `${s.ok("valid")}\n` : `${s.bad("not valid")}\n`);
     }
     return report.valid ? 0 : 3;
   });
+}
+
+function rangeOf(since: string | undefined, until: string | undefined): CreatedRange | undefined {
+  if (since === undefined && until === undefined) return undefined;
+  const range: CreatedRange = {
+    ...(since !== undefined ? { since: parseRangeBound("--since", since) } : {}),
+    ...(until !== undefined ? { until: parseRangeBound("--until", until) } : {}),
+  };
+  if (range.since !== undefined && range.until !== undefined && range.since > range.until) {
+    throw new RuntimeError("USAGE", "--since must not be later than --until");
+  }
+  return range;
 }

@@ -1,0 +1,68 @@
+/**
+ * One chunk of a store's receipt files read and checked, what the verification pool
+ * (verify-pool.ts) runs in process and in each worker (verify-worker.ts). A policy crosses
+ * into a worker as its description: mode and the Ed25519 key ring.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { errnoCode, storeIoError } from "./store-files.js";
+import type { StoredFile } from "./store.js";
+import { checkReceiptFile } from "./stored-receipt.js";
+import type { FileCheck } from "./stored-receipt.js";
+import { ed25519Verifier, localDevelopmentPolicy, productionPolicy } from "./verifier.js";
+import type { SignatureMode, SignaturePolicy, VerificationKey } from "./verifier.js";
+
+/** A signature policy that can be sent to a worker. */
+export interface PolicyDescription {
+  mode: SignatureMode;
+  /** Absent: no verifier. */
+  keys?: VerificationKey[];
+}
+
+/** The description of `policy`, or undefined when its verifier is not an Ed25519 key ring. */
+export function describePolicy(policy: SignaturePolicy): PolicyDescription | undefined {
+  if (policy.verifier === undefined) return { mode: policy.mode };
+  const keys = policy.verifier.keys;
+  return keys === undefined ? undefined : { mode: policy.mode, keys: [...keys] };
+}
+
+/** The policy a description stands for. */
+export function policyFromDescription(description: PolicyDescription): SignaturePolicy {
+  const verifier = description.keys === undefined ? undefined : ed25519Verifier(description.keys);
+  return description.mode === "production"
+    ? productionPolicy(verifier)
+    : localDevelopmentPolicy(verifier);
+}
+
+/** What a chunk check needs besides its files. */
+export interface ChunkContext {
+  dir: string;
+  label: string;
+  policy: SignaturePolicy;
+  /** Digests of file bytes an earlier run found clean under this policy. */
+  verified: ReadonlySet<string>;
+}
+
+/** Reads and checks `files` in order. */
+export function checkChunk(ctx: ChunkContext, files: readonly StoredFile[]): FileCheck[] {
+  return files.map((file) => {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(join(ctx.dir, file.name));
+    } catch (error) {
+      const message =
+        errnoCode(error) === "ENOENT"
+          ? `receipt is missing in store ${ctx.label}`
+          : storeIoError(ctx.label, "read", error).message;
+      return { file_name: file.name, unreadable: message };
+    }
+    return checkReceiptFile({
+      label: ctx.label,
+      fileName: file.name,
+      fileId: file.id,
+      bytes,
+      policy: ctx.policy,
+      verified: ctx.verified,
+    });
+  });
+}
