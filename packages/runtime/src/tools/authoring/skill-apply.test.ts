@@ -91,6 +91,16 @@ describe("runx.skill.apply", () => {
     expect(snapshotTree(layout.workspace)).toEqual(before);
   });
 
+  it("reports a bundle that rewrites the package into itself unchanged and writes nothing", async () => {
+    successData(await apply(await bundleFor()));
+    const same = await bundleFor();
+    const before = snapshotTree(layout.workspace);
+    const result = successData(await apply(same));
+    expect(result).toMatchObject({ verdict: "unchanged", changed_paths: [] });
+    expect(result.validation).toMatchObject({ delta: { files: 0, bytes: 0 } });
+    expect(snapshotTree(layout.workspace)).toEqual(before);
+  });
+
   it("reports no_skill unchanged and needs_core as needs_core, writing nothing", async () => {
     const before = snapshotTree(layout.workspace);
     const noSkill = await bundleFor({

@@ -5,7 +5,8 @@
  *   resolve target → admit contract and paths (apply-admission.ts) → non-write decision:
  *   report `unchanged` / `needs_core`, write nothing → same bundle already applied (effect
  *   ledger): report `unchanged` → stale base digest: refuse → stage the candidate beside the
- *   target, check budget, load, harness → target still at its base digest → one all-or-nothing
+ *   target, check budget, load, harness → candidate identical to the package: report
+ *   `unchanged`, write nothing → target still at its base digest → one all-or-nothing
  *   transaction (fs-transaction.ts) → record in the effect ledger.
  *
  * Every refusal happens before the transaction, so a refused apply leaves the workspace as it
@@ -208,6 +209,14 @@ async function applyChange(ctx: ToolContext, input: ApplyInput): Promise<JsonRec
       "change_bundle.base_digest",
       "target package changed during validation; inspect and retry against the current files",
     );
+  }
+  if (digest === before.digest) {
+    // The bundle rewrites the package into exactly what it is: nothing to write.
+    return result(target, bundle, {
+      verdict: "unchanged",
+      package_digest: before.digest,
+      validation,
+    });
   }
   await applyTransaction(plan);
   const applied = await packageSnapshot(target.absolute, "target_dir");

@@ -5,7 +5,7 @@
  * when it exists, the workspace's skill catalog and the native tools. Reads only; spawns
  * nothing.
  */
-import { readdir } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import inputSchema from "../../../schemas/tools/authoring/runx-skill-inspect.input.schema.json" with { type: "json" };
 import outputSchema from "../../../schemas/tools/authoring/runx-skill-inspect.output.schema.json" with { type: "json" };
@@ -15,7 +15,7 @@ import { defineTool } from "../define-tool.js";
 import { withNamedOutput } from "../packet.js";
 import type { JsonRecord, NativeTool, ToolContext } from "../types.js";
 import { failedInspection, inspectionOf, loadCandidate } from "./candidate.js";
-import { absentDigest, packageMetrics, packageSnapshot } from "./snapshot.js";
+import { absentDigest, ignoredEntry, packageMetrics, packageSnapshot } from "./snapshot.js";
 import { authoringRoot, resolveTarget } from "./target.js";
 
 interface InspectInput {
@@ -36,18 +36,31 @@ async function fixtureCount(dir: string): Promise<number> {
   return names.filter((n) => /\.ya?ml$/.test(n)).length;
 }
 
-/** The workspace's `skills/` packages (or none), as catalog items. */
-async function catalogSkills(ctx: ToolContext, rootDir: string): Promise<JsonRecord[]> {
-  const skillsDir = join(rootDir, "skills");
+/** The packages directly under the catalog root, as catalog items. */
+async function catalogSkills(
+  ctx: ToolContext,
+  rootDir: string,
+  catalogRoot: string,
+): Promise<JsonRecord[]> {
+  const skillsDir = catalogRoot === "." ? rootDir : join(rootDir, catalogRoot);
   const entries = await readdir(skillsDir, { withFileTypes: true }).catch(() => []);
   const names = entries
-    .filter((d) => d.isDirectory() && !d.name.startsWith("."))
+    .filter((d) => d.isDirectory() && !d.name.startsWith(".") && !ignoredEntry(d.name))
     .map((d) => d.name)
     .sort();
   const items: JsonRecord[] = [];
   for (const name of names) {
     const dir = join(skillsDir, name);
-    const base = { path: `skills/${name}`, fixtures: await fixtureCount(dir) };
+    // A directory without a manual is not a package (the root may hold anything).
+    if (
+      !(await stat(join(dir, "SKILL.md")).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+    )
+      continue;
+    const path = catalogRoot === "." ? name : `${catalogRoot}/${name}`;
+    const base = { path, fixtures: await fixtureCount(dir) };
     try {
       const pkg = await loadCandidate(ctx, dir);
       const runners = Object.values(pkg.runners);
@@ -103,6 +116,13 @@ export const skillInspectTool: NativeTool = withNamedOutput(
       const snapshot =
         target === undefined ? undefined : await packageSnapshot(target.absolute, "target_dir");
       const files = snapshot?.files ?? [];
+      // The catalog is the root's skills/ when it has one, else the root itself.
+      const catalogRoot = (await stat(join(root.dir, "skills")).then(
+        (s) => s.isDirectory(),
+        () => false,
+      ))
+        ? "skills"
+        : ".";
       const context: JsonRecord = {
         repo_root: root.label,
         target_dir: target?.relative ?? null,
@@ -114,8 +134,8 @@ export const skillInspectTool: NativeTool = withNamedOutput(
           target !== undefined && snapshot?.exists === true
             ? await inspectTarget(ctx, target.absolute)
             : null,
-        catalog_root: "skills",
-        catalog_skills: await catalogSkills(ctx, root.dir),
+        catalog_root: catalogRoot,
+        catalog_skills: await catalogSkills(ctx, root.dir, catalogRoot),
         core_tools: await coreTools(),
       };
       return {

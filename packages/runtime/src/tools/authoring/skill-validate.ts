@@ -67,11 +67,13 @@ async function resolveRef(
   root: ToolRoot,
   ref: string,
 ): Promise<{ dir: string; shown: string }> {
+  let notFound: RuntimeError | undefined;
   if (!ref.split("/").includes("..")) {
     try {
       return await resolveIn(root, ref);
     } catch (error) {
       if (!isRuntimeError(error) || error.code !== "FILE_NOT_FOUND") throw error;
+      notFound = error;
     }
   }
   const catalog: ToolRoot = {
@@ -91,7 +93,21 @@ async function resolveRef(
       },
     );
   }
-  return resolveIn(catalog, inCatalog);
+  try {
+    return await resolveIn(catalog, inCatalog);
+  } catch (error) {
+    // Name the reference as the caller wrote it, not its catalog-relative form.
+    if (isRuntimeError(error) && error.code === "FILE_NOT_FOUND") {
+      throw (
+        notFound ??
+        new RuntimeError("FILE_NOT_FOUND", `skill_ref ${JSON.stringify(ref)} does not exist`, {
+          path: "skill_ref",
+          target: ref,
+        })
+      );
+    }
+    throw error;
+  }
 }
 
 function admitCandidateFiles(
