@@ -30,8 +30,11 @@ describe("the native tool catalog", () => {
       "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
+      "runx.skill.apply",
       "runx.skill.bind",
+      "runx.skill.inspect",
       "runx.skill.plan",
+      "runx.skill.validate",
     ]);
     expect(catalog.list().find((t) => t.name === "fs.write")).toEqual({
       name: "fs.write",

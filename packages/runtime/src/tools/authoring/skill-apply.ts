@@ -159,7 +159,7 @@ async function validateCandidate(
       base_digest: before.digest,
       plan_digest: bundle.plan_digest,
       candidate_digest: candidate.digest,
-      checks: checks(String(harness.status)),
+      checks: checks(harness.status === "passed" ? "passed" : "other"),
       before: beforeMetrics,
       after,
       delta: metricsDelta(beforeMetrics, after),
@@ -247,7 +247,8 @@ export const skillApplyTool: NativeTool = withNamedOutput(
     validate: validateToolsAuthoringRunxSkillApplyInput,
     async run(input, ctx) {
       const out = await applyChange(ctx, input);
-      return { output: out, summary: `${String(out.target_dir)}: ${String(out.verdict)}` };
+      const verdict = typeof out.verdict === "string" ? out.verdict : "";
+      return { output: out, summary: `${input.target_dir}: ${verdict}` };
     },
   }),
   { name: "apply_result", packet: "runx.skill.apply_result.v1" },

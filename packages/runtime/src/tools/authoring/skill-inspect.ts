@@ -140,7 +140,7 @@ export const skillInspectTool: NativeTool = withNamedOutput(
       };
       return {
         output: context,
-        summary: `${String(context.target_dir ?? "(no target)")} ${String(context.base_digest)}`,
+        summary: `${target?.relative ?? "(no target)"} ${snapshot?.digest ?? absentDigest()}`,
       };
     },
   }),

@@ -159,7 +159,11 @@ async function validateDir(
     return {
       verdict: "validation_failed",
       inspect: failed,
-      harness: { attempted: false, status: "failed", reason: String(failed.error) },
+      harness: {
+        attempted: false,
+        status: "failed",
+        reason: typeof failed.error === "string" ? failed.error : "the package does not load",
+      },
     };
   }
   if (!runHarness) {
