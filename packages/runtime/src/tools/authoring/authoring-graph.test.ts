@@ -85,6 +85,57 @@ runners:
             candidate_files: $input.candidate
 `;
 
+/** The skill-lab design lane: an agent decides, runx.skill.plan admits and binds. */
+const DESIGN_PROFILE = (answer: unknown): string => `skill: design
+harness:
+  cases:
+    - name: designs-a-bounded-package
+      inputs: { objective: Add a note digest skill }
+      caller:
+        answers:
+          agent_task.design-architecture.output:
+            architecture_decision: ${JSON.stringify(answer)}
+      expect:
+        status: sealed
+        steps: [inspect, architect, plan]
+runners:
+  default:
+    default: true
+    type: graph
+    inputs:
+      objective: { type: string, required: true }
+    graph:
+      name: design
+      result_from: [plan]
+      steps:
+        - id: inspect
+          tool: runx.skill.inspect
+          scopes: [fs.read]
+          inputs:
+            repo_root: .
+        - id: architect
+          run:
+            type: agent-task
+            agent: builder
+            task: design-architecture
+            outputs:
+              architecture_decision: object
+          context:
+            authoring_context: inspect.authoring_context.data
+          inputs:
+            objective: $input.objective
+          artifacts:
+            named_emits:
+              architecture_decision: architecture_decision
+            packets:
+              architecture_decision: runx.skill.architecture_decision.v1
+        - id: plan
+          tool: runx.skill.plan
+          context:
+            base_digest: inspect.authoring_context.data.base_digest
+            architecture: architect.architecture_decision.data
+`;
+
 describe("authoring tools through the CLI", () => {
   let ws: Workspace;
   beforeEach(() => {
@@ -103,6 +154,28 @@ describe("authoring tools through the CLI", () => {
       tool: { name: "runx.skill.apply", mutating: true, scopes: ["fs.write", "fs.delete"] },
     });
     expect(apply.stdout).toContain("runx.skill.apply_result.v1");
+    const search = await runx(ws, ["tool", "search", "runx.skill", "--json"]);
+    expect(search.code).toBe(0);
+    for (const name of ["inspect", "plan", "bind", "validate", "apply"]) {
+      expect(search.stdout).toContain(`"native:runx.skill.${name}"`);
+    }
+  });
+
+  it("plans an agent's decision in the skill-lab design lane under runx harness", async () => {
+    ws.write(
+      "skills/design/SKILL.md",
+      "---\nname: design\ndescription: Design one package.\n---\n",
+    );
+    ws.write("skills/design/X.yaml", DESIGN_PROFILE(decision()));
+    const h = await runx(ws, ["harness", "skills/design", "--json"]);
+    expect(h.code, h.stdout + h.stderr).toBe(0);
+    expect(h.json()).toMatchObject({ status: "passed", case_count: 1, graph_case_count: 1 });
+    const bad = decision();
+    delete bad.chain_use;
+    ws.write("skills/design/X.yaml", DESIGN_PROFILE(bad));
+    const refused = await runx(ws, ["harness", "skills/design", "--json"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain("public architectures require a chain_use contract");
   });
 
   it("builds a package through inspect, plan, bind and apply in one sealed graph run", async () => {

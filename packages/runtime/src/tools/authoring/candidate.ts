@@ -115,10 +115,15 @@ export function resourceUsage(pkg: LoadedSkillPackage): ResourceUsage {
 
 /**
  * Runs the package's own harness (inline cases, then fixtures) with receipts in a scratch
- * directory under the run directory. A failing case is a RuntimeError carrying the assertion
- * errors; a package without cases reports `no_cases`.
+ * directory under the run directory. A failing case is INPUT_INVALID at `field` (the input the
+ * candidate came from) carrying the assertion errors; a package without cases reports
+ * `no_cases`.
  */
-export async function runCandidateHarness(ctx: ToolContext, dir: string): Promise<JsonObject> {
+export async function runCandidateHarness(
+  ctx: ToolContext,
+  dir: string,
+  field: string,
+): Promise<JsonObject> {
   const scratch = join(ctx.runDir, `authoring-harness-${randomBytes(6).toString("hex")}`);
   const receiptDir = join(scratch, "receipts");
   await mkdir(receiptDir, { recursive: true });
@@ -136,7 +141,7 @@ export async function runCandidateHarness(ctx: ToolContext, dir: string): Promis
       throw new RuntimeError(
         "INPUT_INVALID",
         `candidate harness failed: ${report.assertion_errors.join("; ")}`,
-        { path: "harness" },
+        { path: field },
       );
     }
     return {

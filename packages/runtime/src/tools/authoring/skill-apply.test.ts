@@ -214,7 +214,7 @@ describe("runx.skill.apply", () => {
     {
       what: "a candidate whose harness fails",
       code: "INPUT_INVALID",
-      path: "harness",
+      path: "change_bundle.writes",
       draft: (d) =>
         ((d.writes as Array<{ contents: string }>)[1]!.contents =
           notePackage()[1]!.contents.replace("status: sealed", "status: failure")),

@@ -143,7 +143,7 @@ async function validateCandidate(
     try {
       const pkg = await loadCandidate(ctx, stage.dir);
       admitBudget(bundle.architecture, after, resourceUsage(pkg));
-      harness = await runCandidateHarness(ctx, stage.dir);
+      harness = await runCandidateHarness(ctx, stage.dir, "change_bundle.writes");
     } catch (error) {
       if (!isRuntimeError(error) || error.code === "INPUT_INVALID") throw error;
       throw refuse(

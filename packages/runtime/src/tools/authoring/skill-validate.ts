@@ -178,7 +178,11 @@ async function validateDir(
     };
   }
   try {
-    return { verdict: "tested", inspect, harness: await runCandidateHarness(ctx, dir) };
+    return {
+      verdict: "tested",
+      inspect,
+      harness: await runCandidateHarness(ctx, dir, "skill_ref"),
+    };
   } catch (error) {
     if (!isRuntimeError(error)) throw error;
     return {
