@@ -68,8 +68,12 @@ function result(
   return out;
 }
 
+/**
+ * The effect-ledger key of one bundle: its plan digest and its own digest, so two bundles
+ * under one plan never collide (a collision would fail the call after the files landed).
+ */
 function ledgerKey(bundle: ChangeBundle): string {
-  return `${TOOL}:${bundle.plan_digest}`;
+  return `${TOOL}:${bundle.plan_digest}:${hashCanonical(bundle)}`;
 }
 
 /** The recorded result when this exact bundle was applied and the package is still its output. */

@@ -107,6 +107,11 @@ describe("runx.skill.inspect", () => {
     expect(moved.base_digest).not.toBe(context.base_digest);
   });
 
+  it("treats a null target_dir (an optional graph input left out) as no target", async () => {
+    const context = successData(await inspect({ repo_root: ".", target_dir: null }));
+    expect(context).toMatchObject({ target_dir: null, target_exists: false, target_files: [] });
+  });
+
   it("reports an unloadable package as an invalid inspection, not a failure", async () => {
     writePackage("skills/broken", [{ path: "SKILL.md", contents: "no frontmatter\n" }]);
     const context = successData(await inspect({ target_dir: "skills/broken" }));
@@ -199,7 +204,7 @@ describe("runx.skill.validate", () => {
 
   it("validates an inline candidate in a scratch stage and leaves the workspace as it was", async () => {
     const before = snapshotTree(layout.workspace);
-    const report = successData(await validate({ candidate_files: notePackage() }));
+    const report = successData(await validate({ skill_ref: null, candidate_files: notePackage() }));
     expect(report).toMatchObject({
       requested_ref: "inline-candidate",
       resolved_ref: "inline-candidate",

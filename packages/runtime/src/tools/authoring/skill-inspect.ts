@@ -20,7 +20,7 @@ import { authoringRoot, resolveTarget } from "./target.js";
 
 interface InspectInput {
   repo_root?: string;
-  target_dir?: string;
+  target_dir?: string | null;
 }
 
 async function inspectTarget(ctx: ToolContext, dir: string): Promise<JsonObject> {
@@ -112,7 +112,9 @@ export const skillInspectTool: NativeTool = withNamedOutput(
     async run(input, ctx) {
       const root = await authoringRoot(ctx, input.repo_root);
       const target =
-        input.target_dir === undefined ? undefined : await resolveTarget(root, input.target_dir);
+        input.target_dir === undefined || input.target_dir === null
+          ? undefined
+          : await resolveTarget(root, input.target_dir);
       const snapshot =
         target === undefined ? undefined : await packageSnapshot(target.absolute, "target_dir");
       const files = snapshot?.files ?? [];

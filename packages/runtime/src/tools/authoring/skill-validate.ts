@@ -38,8 +38,8 @@ const INLINE = "inline-candidate";
 
 interface ValidateInput {
   repo_root?: string;
-  skill_ref?: string;
-  candidate_files?: Array<{ path: string; contents: string }>;
+  skill_ref?: string | null;
+  candidate_files?: Array<{ path: string; contents: string }> | null;
   allow_execute_harness?: boolean;
 }
 
@@ -111,7 +111,7 @@ async function resolveRef(
 }
 
 function admitCandidateFiles(
-  files: ValidateInput["candidate_files"] & object,
+  files: Array<{ path: string; contents: string }>,
 ): Array<{ path: string; contents: Buffer }> {
   const seen = new Set<string>();
   let bytes = 0;
@@ -204,11 +204,13 @@ export const skillValidateTool: NativeTool = withNamedOutput(
     outputSchema,
     validate: validateToolsAuthoringRunxSkillValidateInput,
     async run(input, ctx) {
-      const files = input.candidate_files;
-      if (input.skill_ref === undefined && files === undefined) {
+      // An absent optional field may arrive as null from a graph input that was not given.
+      const files = input.candidate_files ?? undefined;
+      const skillRef = input.skill_ref ?? undefined;
+      if (skillRef === undefined && files === undefined) {
         throw invalid("skill_ref", "skill_ref or candidate_files is required");
       }
-      if (input.skill_ref !== undefined && files !== undefined) {
+      if (skillRef !== undefined && files !== undefined) {
         throw invalid("candidate_files", "skill_ref and candidate_files are mutually exclusive");
       }
       const root = await authoringRoot(ctx, input.repo_root);
@@ -227,13 +229,13 @@ export const skillValidateTool: NativeTool = withNamedOutput(
         }
         resolved = INLINE;
       } else {
-        const ref = await resolveRef(ctx, root, input.skill_ref ?? "");
+        const ref = await resolveRef(ctx, root, skillRef ?? "");
         result = await validateDir(ctx, ref.dir, allow);
         resolved = ref.shown;
       }
       const packet: JsonRecord = {
         schema: "runx.skill.validation.v1",
-        requested_ref: input.skill_ref ?? INLINE,
+        requested_ref: skillRef ?? INLINE,
         resolved_ref: resolved,
         verdict: result.verdict,
         inspect: result.inspect,
