@@ -124,6 +124,68 @@ describe("runx.skill.apply", () => {
     expect(snapshotTree(layout.workspace)).toEqual(before);
   });
 
+  /** An extend_existing decision over the built package (identity kept). */
+  const extendDecision = (deletions: string[] = []): Record<string, unknown> => {
+    const d = decision();
+    d.disposition = "extend_existing";
+    Object.assign(d.identity as object, { action: "keep", current_name: "digest-note" });
+    (d.resource_budget as Record<string, unknown>).max_files = 4;
+    d.deletions = deletions;
+    return d;
+  };
+
+  it("improves an existing package: edits its README, deletes a planned file, keeps the rest", async () => {
+    successData(await apply(await bundleFor()));
+    writeFileSync(join(layout.workspace, TARGET, "README.md"), "# old\n");
+    writeFileSync(join(layout.workspace, TARGET, "notes.md"), "stale\n");
+    const bundle = await bundleFor({
+      architecture: extendDecision(["notes.md"]),
+      draft: {
+        ...draft(),
+        writes: [{ path: "README.md", contents: "# digest-note\n" }],
+        deletes: ["notes.md"],
+      },
+    });
+    const result = successData(await apply(bundle, { mode: "improve" }));
+    expect(result).toMatchObject({
+      verdict: "validated_and_applied",
+      changed_paths: ["README.md"],
+      deleted_paths: ["notes.md"],
+    });
+    expect(readFileSync(join(layout.workspace, TARGET, "README.md"), "utf8")).toBe(
+      "# digest-note\n",
+    );
+    expect(snapshotTree(layout.workspace)).not.toHaveProperty(`${TARGET}/notes.md`);
+    expect(snapshotTree(layout.workspace)).toHaveProperty(`${TARGET}/SKILL.md`);
+  });
+
+  it("adds a fixture in harness mode and reports a current no_change unchanged", async () => {
+    successData(await apply(await bundleFor()));
+    const fixture = "name: digests-again\ninputs: { note: again }\nexpect: { status: sealed }\n";
+    const bundle = await bundleFor({
+      architecture: extendDecision(),
+      draft: { ...draft(), writes: [{ path: "fixtures/again.yaml", contents: fixture }] },
+    });
+    expect(successData(await apply(bundle, { mode: "harness" }))).toMatchObject({
+      verdict: "validated_and_applied",
+      validation: { after: { files: 3, test_lines: 3 } },
+    });
+    const noChange = await bundleFor({
+      architecture: extendDecision(),
+      draft: { ...draft(), decision: "no_change", writes: [] },
+    });
+    const before = snapshotTree(layout.workspace);
+    expect(successData(await apply(noChange, { mode: "improve" }))).toMatchObject({
+      decision: "no_change",
+      verdict: "unchanged",
+    });
+    writeFileSync(join(layout.workspace, TARGET, "extra.md"), "moved\n");
+    const stale = await apply(noChange, { mode: "improve" });
+    expect(failureCode(stale)).toBe("INPUT_INVALID");
+    expect(stale).toMatchObject({ output: { details: { path: "change_bundle.base_digest" } } });
+    expect(before).not.toHaveProperty(`${TARGET}/extra.md`);
+  });
+
   const refusals: Array<{
     what: string;
     code: string;
