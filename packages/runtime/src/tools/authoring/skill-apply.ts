@@ -38,6 +38,13 @@ import { authoringRoot, resolveTarget } from "./target.js";
 import type { PackageTarget } from "./target.js";
 
 const TOOL = "runx.skill.apply";
+const PASS_THROUGH = new Set([
+  "INPUT_INVALID",
+  "INTERRUPTED",
+  "IO_ERROR",
+  "INTERNAL",
+  "LIMIT_EXCEEDED",
+]);
 
 interface ApplyInput {
   repo_root?: string;
@@ -149,7 +156,8 @@ async function validateCandidate(
       admitBudget(bundle.architecture, after, resourceUsage(pkg));
       harness = await runCandidateHarness(ctx, stage.dir, "change_bundle.writes");
     } catch (error) {
-      if (!isRuntimeError(error) || error.code === "INPUT_INVALID") throw error;
+      // A package that does not load is a bad bundle; an interruption or I/O fault is not.
+      if (!isRuntimeError(error) || PASS_THROUGH.has(error.code)) throw error;
       throw refuse(
         TOOL,
         "change_bundle.writes",
