@@ -39,8 +39,11 @@ describe("the native tool catalog", () => {
       "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
+      "runx.skill.apply",
       "runx.skill.bind",
+      "runx.skill.inspect",
       "runx.skill.plan",
+      "runx.skill.validate",
       "sandbox.plan",
     ]);
     expect(catalog.list().find((t) => t.name === "fs.write")).toEqual({

@@ -23,8 +23,7 @@ import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
-import { skillBindTool } from "./skill-bind.js";
-import { skillPlanTool } from "./skill-plan.js";
+import { authoringTools } from "./authoring/index.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -64,8 +63,7 @@ export function builtinTools(): NativeTool[] {
     dataCompareTool,
     controlPrepareHandoffTool,
     receiptAttestTool,
-    skillPlanTool,
-    skillBindTool,
+    ...authoringTools(),
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,

@@ -1,57 +1,19 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { validateToolsRunxSkillBindOutput } from "../generated/validate-tools-runx-skill-bind.output.js";
-import { validateToolsRunxSkillPlanOutput } from "../generated/validate-tools-runx-skill-plan.output.js";
-import { canonicalJson } from "../receipts/canonical.js";
-import { makeWorkspace, runx } from "../testing/cli.js";
-import type { Workspace } from "../testing/cli.js";
+import { validateToolsAuthoringRunxSkillBindOutput } from "../../generated/validate-tools-authoring-runx-skill-bind.output.js";
+import { validateToolsAuthoringRunxSkillPlanOutput } from "../../generated/validate-tools-authoring-runx-skill-plan.output.js";
+import { canonicalJson } from "../../receipts/canonical.js";
+import { makeWorkspace, runx } from "../../testing/cli.js";
+import type { Workspace } from "../../testing/cli.js";
+import type { JsonRecord } from "../types.js";
+import { failureCode, makeToolContext, successOutput } from "../test-context.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillPlanTool } from "./skill-plan.js";
-import type { JsonRecord } from "./types.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { BASE, decision, draft, noSkillDecision } from "./test-decisions.js";
 
-const BASE = `sha256:${"a".repeat(64)}`;
-
-function decision(): Record<string, unknown> {
-  return {
-    schema: "runx.skill.architecture_decision.v1",
-    disposition: "build",
-    objective: "Create a bounded digest-note skill.",
-    operator_value: "One stable digest for a supplied note.",
-    knowledge_contract: {
-      purpose: "Digest one note.",
-      evidence_required: ["One note."],
-      decision_logic: ["Hash the exact note."],
-      stop_conditions: ["Stop when the note is absent."],
-      recovery: ["Resume with a note."],
-    },
-    required_behaviors: [
-      { id: "guide", outcome: "Teach the operator.", lane: "manual" },
-      {
-        id: "digest",
-        outcome: "Digest the note.",
-        lane: "native_capability",
-        reuse_ref: "data.digest",
-      },
-    ],
-    native_reuse: {
-      inspected_capabilities: ["runx.skill.inspect", "data.digest"],
-      selected_capabilities: ["data.digest"],
-      missing_capabilities: [],
-    },
-    effects: [{ effect: "read", authority_scopes: [], approval: "none", provider_boundary: false }],
-    skill_chain: { context_skills: [], routes: [] },
-    resource_budget: {
-      max_files: 2,
-      max_executable_lines: 0,
-      max_fanout: 1,
-      max_process_spawns: 0,
-      network_allowed: false,
-    },
-    preservation_obligations: [],
-    deletions: [],
-    proof_plan: [{ name: "harness", kind: "harness", expected: "The note is digested." }],
-  };
+/** The packet inside a named output envelope. */
+function packet(output: JsonRecord, name: string): Record<string, unknown> {
+  return (output[name] as { data: Record<string, unknown> }).data;
 }
 
 describe("runx.skill.plan", () => {
@@ -61,22 +23,50 @@ describe("runx.skill.plan", () => {
   it("binds the decision to the base digest with the canonical JSON digest of both", async () => {
     const architecture = decision();
     const output = successOutput(await plan({ base_digest: BASE, architecture }));
-    expect(validateToolsRunxSkillPlanOutput(output)).toBe(true);
+    expect(validateToolsAuthoringRunxSkillPlanOutput(packet(output, "architecture_plan"))).toBe(
+      true,
+    );
     const expected = `sha256:${createHash("sha256")
       .update(canonicalJson({ base_digest: BASE, architecture }), "utf8")
       .digest("hex")}`;
     expect(output).toEqual({
       architecture_plan: {
-        schema: "runx.skill.architecture_plan.v1",
-        base_digest: BASE,
-        plan_digest: expected,
-        architecture,
+        data: {
+          schema: "runx.skill.architecture_plan.v1",
+          base_digest: BASE,
+          plan_digest: expected,
+          architecture,
+        },
       },
     });
     const moved = successOutput(
       await plan({ base_digest: `sha256:${"b".repeat(64)}`, architecture }),
-    ) as { architecture_plan: { plan_digest: string } };
-    expect(moved.architecture_plan.plan_digest).not.toBe(expected);
+    );
+    expect(packet(moved, "architecture_plan").plan_digest).not.toBe(expected);
+  });
+
+  it("digests an optional part given as null like one left out", async () => {
+    const withNull = { ...noSkillDecision(), identity: null, chain_use: null };
+    const a = packet(
+      successOutput(await plan({ base_digest: BASE, architecture: withNull })),
+      "architecture_plan",
+    );
+    const b = packet(
+      successOutput(await plan({ base_digest: BASE, architecture: noSkillDecision() })),
+      "architecture_plan",
+    );
+    expect(a.plan_digest).toBe(b.plan_digest);
+    expect(a.architecture).toEqual(noSkillDecision());
+  });
+
+  it("admits an internal package with no direct_use and a no_skill decision with no identity", async () => {
+    const internal = decision();
+    (internal.identity as Record<string, unknown>).visibility = "internal";
+    delete internal.direct_use;
+    expect((await plan({ base_digest: BASE, architecture: internal })).status).toBe("success");
+    expect((await plan({ base_digest: BASE, architecture: noSkillDecision() })).status).toBe(
+      "success",
+    );
   });
 
   it("refuses malformed input by schema: bad digest, unknown nested field, unknown lane", async () => {
@@ -90,7 +80,14 @@ describe("runx.skill.plan", () => {
     );
     const lane = decision();
     (lane.required_behaviors as Array<Record<string, unknown>>)[0]!.lane = "magic";
-    expect(failureCode(await plan({ base_digest: BASE, architecture: lane }))).toBe(
+    const result = await plan({ base_digest: BASE, architecture: lane });
+    expect(failureCode(result)).toBe("INPUT_INVALID");
+    expect(result).toMatchObject({
+      output: { details: { path: "architecture.required_behaviors.0.lane" } },
+    });
+    const action = decision();
+    (action.identity as Record<string, unknown>).action = "fork";
+    expect(failureCode(await plan({ base_digest: BASE, architecture: action }))).toBe(
       "INPUT_INVALID",
     );
   });
@@ -133,6 +130,72 @@ describe("runx.skill.plan", () => {
       (d) => ((d.required_behaviors as Array<Record<string, unknown>>)[0]!.lane = "domain_module"),
       "architecture.required_behaviors[0].domain_module_justification",
     ],
+    ["a build without an identity", (d) => delete d.identity, "architecture.identity"],
+    [
+      "a build that keeps a current name",
+      (d) => Object.assign(d.identity as object, { action: "keep", current_name: "x" }),
+      "architecture.identity.action",
+    ],
+    [
+      "a rename to the same name",
+      (d) => {
+        d.disposition = "extend_existing";
+        Object.assign(d.identity as object, { action: "rename", current_name: "digest-note" });
+      },
+      "architecture.identity.action",
+    ],
+    [
+      "an internalize that stays public",
+      (d) => {
+        d.disposition = "extend_existing";
+        Object.assign(d.identity as object, { action: "internalize", current_name: "digest-note" });
+      },
+      "architecture.identity.visibility",
+    ],
+    ["a public package without direct_use", (d) => delete d.direct_use, "architecture.direct_use"],
+    [
+      "a public package without a non-trigger request",
+      (d) => ((d.direct_use as Record<string, unknown>).non_trigger_requests = []),
+      "architecture.direct_use",
+    ],
+    ["a public package without chain_use", (d) => delete d.chain_use, "architecture.chain_use"],
+    [
+      "a public package whose chain repeats nothing",
+      (d) => ((d.chain_use as Record<string, unknown>).must_not_repeat = []),
+      "architecture.chain_use",
+    ],
+    [
+      "a public package without the three operator proofs",
+      (d) => (d.proof_plan = [{ name: "h", kind: "harness", expected: "Passes." }]),
+      "architecture.proof_plan",
+    ],
+    [
+      "an internal package that declares direct_use",
+      (d) => ((d.identity as Record<string, unknown>).visibility = "internal"),
+      "architecture.direct_use",
+    ],
+    [
+      "an internalized package without chain_use",
+      (d) => {
+        d.disposition = "extend_existing";
+        Object.assign(d.identity as object, {
+          action: "internalize",
+          current_name: "digest-note",
+          visibility: "internal",
+        });
+        delete d.direct_use;
+        delete d.chain_use;
+      },
+      "architecture.chain_use",
+    ],
+    [
+      "a no_skill decision that invents an identity",
+      (d) => {
+        Object.assign(d, noSkillDecision());
+        d.identity = decision().identity;
+      },
+      "architecture.identity",
+    ],
     [
       "a provider boundary with no provider lane",
       (d) => ((d.effects as Array<Record<string, unknown>>)[0]!.provider_boundary = true),
@@ -156,42 +219,25 @@ describe("runx.skill.bind", () => {
   const issuedPlan = async (architecture = decision()): Promise<Record<string, unknown>> => {
     const out = successOutput(
       await skillPlanTool.execute({ base_digest: BASE, architecture } as JsonRecord, ctx),
-    ) as { architecture_plan: Record<string, unknown> };
-    return out.architecture_plan;
+    );
+    return packet(out, "architecture_plan");
   };
-  const draft = (): Record<string, unknown> => ({
-    schema: "runx.skill.change_draft.v1",
-    decision: "write",
-    summary: "Create the manual and the digest graph.",
-    non_goals: ["No package code."],
-    writes: [
-      { path: "SKILL.md", contents: "---\nname: digest-note\n---\n" },
-      { path: "X.yaml", contents: "skill: digest-note\n" },
-    ],
-    deletes: [],
-    expected_outputs: [
-      { name: "digest_result", value_type: "object", packet: "runx.data.digest.v1" },
-    ],
-  });
-
   it("binds a draft to the issued plan, carrying its digests and decision", async () => {
     const plan = await issuedPlan();
     const output = successOutput(await bind({ architecture_plan: plan, change_draft: draft() }));
-    expect(validateToolsRunxSkillBindOutput(output)).toBe(true);
+    expect(validateToolsAuthoringRunxSkillBindOutput(packet(output, "change_bundle"))).toBe(true);
     const d = draft();
-    expect(output).toEqual({
-      change_bundle: {
-        schema: "runx.skill.change_bundle.v1",
-        decision: "write",
-        base_digest: BASE,
-        plan_digest: plan.plan_digest,
-        architecture: plan.architecture,
-        summary: d.summary,
-        non_goals: d.non_goals,
-        writes: d.writes,
-        deletes: [],
-        expected_outputs: d.expected_outputs,
-      },
+    expect(packet(output, "change_bundle")).toEqual({
+      schema: "runx.skill.change_bundle.v1",
+      decision: "write",
+      base_digest: BASE,
+      plan_digest: plan.plan_digest,
+      architecture: plan.architecture,
+      summary: d.summary,
+      non_goals: d.non_goals,
+      writes: d.writes,
+      deletes: [],
+      expected_outputs: d.expected_outputs,
     });
   });
 
