@@ -66,6 +66,11 @@ export interface ApprovalSummary {
   payload_digest: string;
   plan_digest: string;
   amount?: { units: number; unit: string };
+  /**
+   * For a `message.*` operation: who it goes to, on which channel, what content (by digest)
+   * and on what consent basis, read from the admitted payload the payload digest binds.
+   */
+  message?: { channel: string; audience: Json; content_digest: Json; consent_basis: Json };
 }
 
 /** A request to pause for one human decision. */
