@@ -17,6 +17,7 @@ import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
+import { receiptVerifyTool } from "./receipt-verify.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillPlanTool } from "./skill-plan.js";
 import type { JsonRecord, NativeTool } from "./types.js";
@@ -58,6 +59,7 @@ export function builtinTools(): NativeTool[] {
     dataCompareTool,
     controlPrepareHandoffTool,
     receiptAttestTool,
+    receiptVerifyTool,
     skillPlanTool,
     skillBindTool,
     ...paymentTools(),
