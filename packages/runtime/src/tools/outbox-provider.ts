@@ -128,7 +128,7 @@ export function createOutboxProvider(options: { workspaceRoot: string }): Provid
   return {
     name: "outbox",
     read(operation, target, input) {
-      return serialized(async () => {
+      return serialized(async (): Promise<JsonRecord> => {
         if (operation !== "message.read") {
           throw failed(`the outbox cannot read ${operation} (use message.read)`, "operation");
         }
