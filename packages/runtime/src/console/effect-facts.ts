@@ -99,6 +99,17 @@ function approvalText(approval: EffectApproval): string {
   return parts.join(" ");
 }
 
+/** The labels of an effect's lines, in order (the catalog lists them before any run). */
+export const EFFECT_FACT_LABELS: readonly string[] = [
+  "Provider",
+  "Operation",
+  "Target",
+  "Amount",
+  "Idempotency key",
+  "Plan digest",
+  "Releasing approval",
+];
+
 /** Builds the evidence of one effect and its labelled lines. */
 export function providerEffectFacts(source: EffectFactsSource): EffectFacts {
   const amount =
