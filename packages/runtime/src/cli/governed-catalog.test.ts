@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import type { HarnessReport } from "../harness/index.js";
+import type { HistoryEffect } from "../services/history-effects.js";
 import { makeWorkspace, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
 
@@ -113,6 +115,39 @@ describe("send-as on a live workspace", () => {
     expect(json<{ status: string }>(sealed.stdout).status).toBe("sealed");
     expect(readdirSync(join(ws.root, "outbox", "email"))).toHaveLength(1);
     expect(ws.files(".runx").some((f) => f.includes("outbox"))).toBe(false);
+
+    // history --detail shows the effect's evidence, checked against the signed receipt.
+    const detail = await runx(ws, ["history", "--detail", first.run_id, "--json"]);
+    const effects = json<{ effects: HistoryEffect[] }>(detail.stdout).effects;
+    expect(effects).toHaveLength(1);
+    expect(effects[0]!.step_id).toBe("send");
+    expect(effects[0]!.evidence).toBe("signed");
+    expect(Object.fromEntries(effects[0]!.facts.fields.map((f) => [f.label, f.value]))).toEqual({
+      Provider: "outbox",
+      Operation: "message.send",
+      Target: "email",
+      Amount: "none (not a payment)",
+      "Idempotency key": "june-1",
+      "Plan digest": String(gate.gate.summary.plan_digest),
+      "Releasing approval": `approved by human (gate ${gate.id})`,
+    });
+    const text = await runx(ws, ["history", "--detail", first.run_id]);
+    expect(text.stdout).toContain("covered by the step receipt's signed output commitment");
+    expect(text.stdout).toContain('Idempotency key: "june-1"');
+
+    // A state-store output edited after the seal is no longer what the receipt commits.
+    const db = new Database(join(ws.root, ".runx", "state.sqlite"));
+    const row = db
+      .prepare("SELECT output_json FROM steps WHERE run_id = ? AND step_id = 'send'")
+      .get(first.run_id) as { output_json: string };
+    db.prepare("UPDATE steps SET output_json = ? WHERE run_id = ? AND step_id = 'send'").run(
+      row.output_json.replace('"idempotency_key":"june-1"', '"idempotency_key":"june-2"'),
+      first.run_id,
+    );
+    db.close();
+    const edited = await runx(ws, ["history", "--detail", first.run_id, "--json"]);
+    const after = json<{ effects: HistoryEffect[] }>(edited.stdout).effects[0]!;
+    expect(after.evidence).toBe("not_committed");
 
     // The same key again replays the recorded effect: no second approval, no second file.
     const again = await runx(ws, ["skill", "skills/send-as", ...inputs]);
