@@ -30,6 +30,7 @@ describe("the native tool catalog", () => {
       "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
+      "receipt.verify",
       "runx.skill.bind",
       "runx.skill.plan",
     ]);
