@@ -85,7 +85,12 @@ interface PendingWithPreview {
   preview: { effect: EffectFacts | null } | null;
 }
 interface Dag {
-  nodes: Array<{ id: string; name: string; status: string; approvals: Array<{ approver: string }> }>;
+  nodes: Array<{
+    id: string;
+    name: string;
+    status: string;
+    approvals: Array<{ approver: string }>;
+  }>;
 }
 interface HistoryDetail {
   effects: Array<{ step_id: string; evidence: string; facts: EffectFacts }>;

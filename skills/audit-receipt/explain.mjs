@@ -29,29 +29,45 @@ export default function explain({ verification, objective }) {
       : `The runtime's tree verification found ${v.findings.length} problem(s) in ${v.receipt_count} receipt(s); this tree does not prove what it claims.`,
   );
   if (v.signatures === "unverified") {
-    explanation.push("The signatures are local-development pseudo signatures: the tree is internally consistent, but no production key vouches for it.");
-    findings.push({ id: "local_development_signatures", severity: "warning", message: "signed with local-development pseudo signatures" });
+    explanation.push(
+      "The signatures are local-development pseudo signatures: the tree is internally consistent, but no production key vouches for it.",
+    );
+    findings.push({
+      id: "local_development_signatures",
+      severity: "warning",
+      message: "signed with local-development pseudo signatures",
+    });
   }
   for (const id of v.missing) {
-    findings.push({ id: "child_receipt_missing", severity: "error", message: `child receipt ${id} is committed by the lineage but not in the store` });
+    findings.push({
+      id: "child_receipt_missing",
+      severity: "error",
+      message: `child receipt ${id} is committed by the lineage but not in the store`,
+    });
   }
   for (const f of v.findings) {
     if (f.code === "child_receipt_missing") continue;
     findings.push({ id: f.code, severity: "error", message: `${f.path}: ${f.message}` });
   }
   for (const child of children) {
-    explanation.push(`Step ${stepName(child.subject)} ${SEALS[child.disposition] ?? child.disposition} (${child.reason_code}).`);
+    explanation.push(
+      `Step ${stepName(child.subject)} ${SEALS[child.disposition] ?? child.disposition} (${child.reason_code}).`,
+    );
   }
   const approvals = v.members.reduce((n, m) => n + m.approvals, 0);
-  if (approvals > 0) explanation.push(`${approvals} host-attested approval(s) are signed into its authority terms.`);
+  if (approvals > 0)
+    explanation.push(`${approvals} host-attested approval(s) are signed into its authority terms.`);
   const refusals = v.members
     .filter((m) => m.disposition === "blocked" || m.disposition === "declined")
     .map((m) => `${stepName(m.subject)}: ${m.summary}`);
   if (v.missing.length > 0) {
-    explanation.push(`${v.missing.length} child receipt(s) are missing from the store, so the steps they record cannot be checked.`);
+    explanation.push(
+      `${v.missing.length} child receipt(s) are missing from the store, so the steps they record cannot be checked.`,
+    );
   }
   const errors = findings.filter((f) => f.severity === "error").length;
-  const verdict = !v.valid || errors > 0 ? (v.missing.length > 0 ? "needs_more_evidence" : "anomaly") : "clean";
+  const verdict =
+    !v.valid || errors > 0 ? (v.missing.length > 0 ? "needs_more_evidence" : "anomaly") : "clean";
   return {
     receipt_audit: {
       decision: verdict === "needs_more_evidence" ? "needs_more_evidence" : "ready",

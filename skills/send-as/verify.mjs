@@ -7,13 +7,20 @@ export default function verify({ plan, apply, readback }) {
   const observed = readback?.result ?? {};
   const errors = [];
   if (text(apply?.status) !== "success") errors.push("the provider mutation did not succeed");
-  if (text(readback?.status) !== "success" || observed.found !== true) errors.push("the readback did not find the message");
-  if (text(apply?.provider) !== text(readback?.provider)) errors.push("provider changed between send and readback");
-  if (text(apply?.target) !== text(readback?.target)) errors.push("channel changed between send and readback");
-  if (text(applied.content_digest) !== text(plan?.content?.digest)) errors.push("sent content is not the planned content");
-  if (text(observed.content_digest) !== text(plan?.content?.digest)) errors.push("stored content is not the planned content");
-  if (text(applied.message_id) === "" || text(observed.message_id) !== text(applied.message_id)) errors.push("readback observed another message");
-  if (text(observed.idempotency_key) !== text(applied.idempotency_key)) errors.push("readback did not observe the send's idempotency binding");
+  if (text(readback?.status) !== "success" || observed.found !== true)
+    errors.push("the readback did not find the message");
+  if (text(apply?.provider) !== text(readback?.provider))
+    errors.push("provider changed between send and readback");
+  if (text(apply?.target) !== text(readback?.target))
+    errors.push("channel changed between send and readback");
+  if (text(applied.content_digest) !== text(plan?.content?.digest))
+    errors.push("sent content is not the planned content");
+  if (text(observed.content_digest) !== text(plan?.content?.digest))
+    errors.push("stored content is not the planned content");
+  if (text(applied.message_id) === "" || text(observed.message_id) !== text(applied.message_id))
+    errors.push("readback observed another message");
+  if (text(observed.idempotency_key) !== text(applied.idempotency_key))
+    errors.push("readback did not observe the send's idempotency binding");
   const complete = errors.length === 0;
   return {
     send_result: {

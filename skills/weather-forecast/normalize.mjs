@@ -5,7 +5,9 @@ const text = (value) => (typeof value === "string" ? value : "");
 export default function normalize({ request, execution }) {
   const response = execution?.responses?.[0];
   if (response === undefined || response.ok !== true) {
-    throw new Error(`the forecast provider answered ${response?.status ?? "nothing"}; no forecast without evidence`);
+    throw new Error(
+      `the forecast provider answered ${response?.status ?? "nothing"}; no forecast without evidence`,
+    );
   }
   const raw = response.json?.properties?.periods;
   if (!Array.isArray(raw) || raw.length === 0) {

@@ -12,8 +12,8 @@ export function ApprovalPreviews({ runners }: { runners: SkillDetail["runners"] 
       <h2 id="approval-previews">Approvals it asks for</h2>
       {gates.length === 0 ? (
         <p className="muted">
-          None: no step of this skill pauses for a human approval (provider grants alone admit
-          its effects, if any).
+          None: no step of this skill pauses for a human approval (provider grants alone admit its
+          effects, if any).
         </p>
       ) : (
         <ul className="approval-previews">

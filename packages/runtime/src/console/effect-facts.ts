@@ -48,7 +48,6 @@ export function formatAmount(units: number, unit: string): string {
   return format.format(units / 10 ** digits);
 }
 
-
 /** Where the releasing approval stands. */
 export type EffectApprovalState = "pending" | "approved" | "declined" | "not_required";
 

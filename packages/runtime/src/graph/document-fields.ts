@@ -180,7 +180,11 @@ export function guardsOf(policy: JsonObject | undefined, at: KeyPath): GraphGuar
       if (step === undefined) invalid("guard must name the guarded step", gAt);
       // `reason` says in words why the step may not run; a blocked run seals with it.
       const reason = text(raw.reason, [...gAt, "reason"], "guard reason");
-      out.push({ step, ...conditionOf(raw, gAt, "guard"), ...(reason !== undefined ? { reason } : {}) });
+      out.push({
+        step,
+        ...conditionOf(raw, gAt, "guard"),
+        ...(reason !== undefined ? { reason } : {}),
+      });
     });
   }
   return out;

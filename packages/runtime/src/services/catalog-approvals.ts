@@ -62,7 +62,12 @@ export function approvalsOf(runner: SkillPackage["runners"][string]): CatalogApp
         kind: "approval_step",
         headline: `the ${typeof inputs.gate_type === "string" ? inputs.gate_type : "approval"} gate of step ${id}`,
         gate_type: typeof inputs.gate_type === "string" ? inputs.gate_type : null,
-        shows: ["Summary", ...Object.keys(inputs).filter((k) => k !== "summary").map(fieldLabel)],
+        shows: [
+          "Summary",
+          ...Object.keys(inputs)
+            .filter((k) => k !== "summary")
+            .map(fieldLabel),
+        ],
       });
     }
   }

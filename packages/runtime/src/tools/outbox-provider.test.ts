@@ -76,9 +76,7 @@ describe("createOutboxProvider", () => {
     mkdirSync(join(layout.outside, "elsewhere"));
     symlinkSync(join(layout.outside, "elsewhere"), join(layout.workspace, "outbox"));
     const outbox = createOutboxProvider({ workspaceRoot: layout.workspace });
-    expect(await codeOf(outbox.mutate("message.send", "email", message, "k"))).toBe(
-      "PATH_ESCAPE",
-    );
+    expect(await codeOf(outbox.mutate("message.send", "email", message, "k"))).toBe("PATH_ESCAPE");
     expect(readdirSync(join(layout.outside, "elsewhere"))).toEqual([]);
   });
 

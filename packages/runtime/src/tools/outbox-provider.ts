@@ -102,6 +102,8 @@ async function readMessage(file: string): Promise<JsonRecord | undefined> {
 
 /** What a send and a readback answer about one stored message. */
 function answerOf(message: JsonRecord): JsonRecord {
+  const channel = typeof message.channel === "string" ? message.channel : "";
+  const id = typeof message.message_id === "string" ? message.message_id : "";
   return {
     message_id: message.message_id ?? null,
     operation_id: message.message_id ?? null,
@@ -111,7 +113,7 @@ function answerOf(message: JsonRecord): JsonRecord {
     content_digest: message.content_digest ?? null,
     consent_basis: message.consent_basis ?? null,
     idempotency_key: message.idempotency_key ?? null,
-    readback_ref: `outbox:${String(message.channel)}/${String(message.message_id)}`,
+    readback_ref: `outbox:${channel}/${id}`,
   };
 }
 

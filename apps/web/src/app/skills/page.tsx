@@ -66,9 +66,7 @@ export default async function SkillsPage({
               {s.runners.some((r) => r.approvals.length > 0) && (
                 <p className="hint" data-testid="catalog-approval">
                   asks approval for:{" "}
-                  {s.runners
-                    .flatMap((r) => r.approvals.map((a) => a.headline))
-                    .join("; ")}
+                  {s.runners.flatMap((r) => r.approvals.map((a) => a.headline)).join("; ")}
                 </p>
               )}
               <p className="hint">
