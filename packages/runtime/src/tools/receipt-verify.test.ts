@@ -38,7 +38,7 @@ async function verify(id: string) {
 }
 const dataOf = (result: Awaited<ReturnType<typeof verify>>): Verification => {
   if (result.status !== "success") throw new Error(`verify ${result.status}`);
-  return (result.output.receipt_verification as { data: Verification }).data;
+  return (result.output.receipt_verification as unknown as { data: Verification }).data;
 };
 
 describe("receipt.verify", () => {
