@@ -213,7 +213,7 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
       expect(after.get(label)).toBe(before.get(label));
     }
     expect(after.get("Plan digest")).toBe(before.get("Plan digest"));
-    expect(after.get("Releasing approval")).toContain("approved");
+    expect(after.get("Releasing approval")).toContain(`approved by ${approver.username}`);
     expect(after.get("Releasing approval")).toContain(pending.gateId);
   });
 }

@@ -160,7 +160,11 @@ const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? 
  * output, or null when the value is not a mutation's output. A declined gate has no
  * operation output (nothing ran), so it is never an effect here.
  */
-export function sealedEffectFacts(operation: unknown): EffectFacts | null {
+export function sealedEffectFacts(
+  operation: unknown,
+  /** Approvers the step receipt's signed authority terms name (they win over the output's). */
+  signedApprovers: readonly string[] = [],
+): EffectFacts | null {
   if (!isRecord(operation) || operation.schema !== "runx.provider.operation.v1") return null;
   if (operation.access !== "mutate") return null;
   const provider = str(operation.provider);
@@ -174,7 +178,7 @@ export function sealedEffectFacts(operation: unknown): EffectFacts | null {
         state: a.approved === true ? "approved" : "declined",
         gate_id: str(a.gate_id),
         gate_type: str(a.gate_type),
-        actor: str(a.actor),
+        actor: signedApprovers.length > 0 ? signedApprovers.join(", ") : str(a.actor),
       }
     : { state: "not_required", gate_id: null, gate_type: null, actor: null };
   const amount = operation.amount;

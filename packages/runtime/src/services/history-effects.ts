@@ -42,16 +42,26 @@ export async function runEffects(
   for (const step of steps) {
     const output = stepOutput(step);
     const named = output?.provider_operation;
-    const facts = sealedEffectFacts(isRecord(named) ? named.data : undefined);
-    if (output === null || facts === null) continue;
+    const operation = isRecord(named) ? named.data : undefined;
+    if (output === null || sealedEffectFacts(operation) === null) continue;
     let evidence: HistoryEffect["evidence"] = "receipt_missing";
+    let approvers: string[] = [];
     if (step.receiptId !== null) {
       const receipt = await find(step.receiptId).catch(() => undefined);
       if (receipt !== undefined) {
         const committed = receipt.subject.commitments.find((c) => c.scope === "output");
         evidence = committed?.value === hashCanonical(output) ? "signed" : "not_committed";
+        // A console release signs its approvers into the receipt's authority terms.
+        approvers = receipt.authority.terms.flatMap((t) =>
+          t.approvals.flatMap((a) => {
+            const name = a.approved_by_ref?.label ?? a.approved_by_ref?.uri;
+            return name === undefined ? [] : [name];
+          }),
+        );
       }
     }
+    const facts = sealedEffectFacts(operation, evidence === "signed" ? approvers : []);
+    if (facts === null) continue;
     out.push({ step_id: step.stepId, receipt_id: step.receiptId, evidence, facts });
   }
   return out;
