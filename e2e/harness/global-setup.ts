@@ -1,7 +1,8 @@
 /**
  * The e2e harness (vitest globalSetup of the `e2e` project), once per run:
  * Chromium present (else fail, saying how to install it) → runtime, API and console built
- * (the console only when its sources changed) → a scratch workspace with the bundled `echo`
+ * (the console only when its sources changed) → a scratch workspace with the bundled `echo`,
+ * `send-as`, `weather-forecast` and `audit-receipt`
  * and the `gated`, `xss` and `dispatch` test skills → the API and `next start` on free loopback ports →
  * the first admin created through the printed bootstrap URL in the browser → an approver and
  * a viewer added through the API. Service logs go to e2e/artifacts/logs/.
@@ -62,7 +63,10 @@ function makeWorkspace(): string {
   const root = mkdtempSync(join(tmpdir(), "runx-e2e-"));
   mkdirSync(join(root, "skills"));
   mkdirSync(join(root, "home"));
-  cpSync(join(ROOT, "skills", "echo"), join(root, "skills", "echo"), { recursive: true });
+  // The bundled skills the journeys drive (the governed catalog's among them).
+  for (const bundled of ["echo", "send-as", "weather-forecast", "audit-receipt"]) {
+    cpSync(join(ROOT, "skills", bundled), join(root, "skills", bundled), { recursive: true });
+  }
   // Every journey's fixture skill, so a new journey adds a folder and nothing here.
   const fixtures = join(ROOT, "e2e", "fixtures", "skills");
   for (const skill of readdirSync(fixtures)) {

@@ -23,7 +23,7 @@ export function EffectPreview({ gate, headingId }: { gate: PendingApproval; head
     <section className="effect" aria-labelledby={headingId} data-testid="effect-preview">
       <h3 id={headingId}>What approving releases: {preview.headline}</h3>
       {(preview.amount !== null || preview.fields.length > 0) && (
-        <dl className="effect-fields">
+        <dl className="effect-fields" data-testid="effect-payload">
           {preview.amount !== null && (
             <>
               <dt>Amount</dt>
@@ -47,6 +47,21 @@ export function EffectPreview({ gate, headingId }: { gate: PendingApproval; head
             />
           ))}
         </dl>
+      )}
+      {preview.effect !== null && (
+        <>
+          <h4 className="effect-subhead">Provider evidence</h4>
+          <dl className="effect-fields" data-testid="effect-facts">
+            {preview.effect.fields.map((field) => (
+              <PreviewRow
+                key={field.path}
+                label={field.label}
+                path={`effect.${field.path}`}
+                value={field.value}
+              />
+            ))}
+          </dl>
+        </>
       )}
       {preview.fields.length === 0 && preview.kind === "provider_effect" && (
         <p className="muted">The payload is empty.</p>

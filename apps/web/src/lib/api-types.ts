@@ -27,6 +27,7 @@ export type ReceiptDetail = RouterOutputs["receipts"]["get"];
 export type ReceiptReport = RouterOutputs["receipts"]["verify"];
 export type ReportCheck = ReceiptReport["checks"][number];
 export type SkillItem = RouterOutputs["skills"]["search"][number];
+export type SkillDetail = RouterOutputs["skills"]["get"];
 export type RunsListInput = RouterInputs["runs"]["list"];
 export type DispatchState = RouterOutputs["adapters"]["attempts"];
 export type DispatchLogs = RouterOutputs["adapters"]["logs"];

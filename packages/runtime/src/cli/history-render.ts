@@ -54,6 +54,18 @@ export function renderHistoryDetail(detail: HistoryDetail, color: boolean): stri
       }
     }
   }
+  for (const effect of detail.effects) {
+    const evidence =
+      effect.evidence === "signed"
+        ? "covered by the step receipt's signed output commitment"
+        : s.bad(
+            effect.evidence === "receipt_missing"
+              ? "NOT verified: the step receipt is missing"
+              : "NOT verified: the step receipt does not commit to this output",
+          );
+    out.push(`effect of step ${one(effect.step_id)} ${s.dim(`(${evidence})`)}`);
+    for (const field of effect.facts.fields) out.push(`  ${field.label}: ${one(field.value)}`);
+  }
   const unsigned = detail.unsigned;
   if (unsigned !== null && unsigned.metadata !== null) {
     out.push(`unsigned metadata ${s.bad("(NOT verified)")}`, `  ${unsigned.note}`);

@@ -12,22 +12,11 @@ import { REDACTION_MARKER } from "../redaction.js";
 import { hashCanonical } from "../receipts/index.js";
 import type { JsonRecord } from "../tools/types.js";
 import { SECRET_FIELD_NAMES, mutationPlan, payloadOf, providerGateId } from "../tools/provider.js";
+import { formatAmount, providerEffectFacts } from "./effect-facts.js";
+import type { EffectFacts, PreviewAmount, PreviewField } from "./effect-facts.js";
 
-/** One field of a preview: where it sits, its name in words, its value in full. */
-export interface PreviewField {
-  /** Dotted path in the payload or inputs (`recipient`, `address.city`, `tags[0]`). */
-  path: string;
-  label: string;
-  value: string;
-}
-
-/** A typed amount with the text a person reads. */
-export interface PreviewAmount {
-  units: number;
-  unit: string;
-  /** `$12.50` for `1250 usd_cents`; the units and unit themselves when the unit is no currency. */
-  text: string;
-}
+export { formatAmount } from "./effect-facts.js";
+export type { PreviewAmount, PreviewField } from "./effect-facts.js";
 
 /** What a gate releases, as the approval card shows it. */
 export interface EffectPreview {
@@ -41,6 +30,11 @@ export interface EffectPreview {
   /** The payload's (or the bound inputs') fields, every one, in full; secrets redacted. */
   fields: PreviewField[];
   amount: PreviewAmount | null;
+  /**
+   * A provider effect's evidence (provider, operation, target, amount, idempotency key, plan
+   * digest, releasing approval), built by the same function `runx history --detail` uses.
+   */
+  effect: EffectFacts | null;
   /** How the preview was checked against what the gate binds. */
   verified: string;
 }
@@ -60,32 +54,6 @@ export function unavailable(reason: string): PreviewResult {
 }
 
 const ok = (preview: EffectPreview): PreviewResult => ({ preview, unavailable: null });
-
-/** Currency codes the platform can format (ISO 4217). */
-let currencies: ReadonlySet<string> | undefined;
-function isCurrency(code: string): boolean {
-  currencies ??= new Set(Intl.supportedValuesOf("currency"));
-  return currencies.has(code);
-}
-
-/**
- * Formats a typed amount. Upstream's units are minor units: `usd_cents` (or `<code>_minor`)
- * names a currency's minor unit, and an ISO 4217 code as the unit (`USD`, the payment lane's
- * `amount_minor` + `currency`) counts that currency's minor units. Any other unit is shown as
- * it is (`1250 tokens`): guessing a scale would misstate the amount.
- */
-export function formatAmount(units: number, unit: string): string {
-  const raw = `${units} ${unit}`;
-  if (!Number.isSafeInteger(units) || units < 0) return raw;
-  const minor = /^([A-Za-z]{3})_(cents|minor)$/.exec(unit);
-  const code = (minor?.[1] ?? unit).toUpperCase();
-  if ((minor === null && !/^[A-Z]{3}$/.test(unit)) || !isCurrency(code)) return raw;
-  const format = new Intl.NumberFormat("en-US", { style: "currency", currency: code });
-  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-  // "cents" is a hundredth; a currency without two minor digits has no cents to count.
-  if (minor?.[2] === "cents" && digits !== 2) return raw;
-  return format.format(units / 10 ** digits);
-}
 
 /** A key in words: `recipient_account` → "Recipient account", `dueDate` → "Due date". */
 export function fieldLabel(key: string): string {
@@ -176,6 +144,20 @@ export function providerPreview(gate: { id: string; summary?: unknown }, input: 
     onDeny: `The run seals declined; nothing is sent to ${provider}.`,
     fields: previewFields(payload),
     amount,
+    effect: providerEffectFacts({
+      provider,
+      operation,
+      target,
+      amount: plan.amount ?? null,
+      idempotency_key: typeof input.idempotency_key === "string" ? input.idempotency_key : null,
+      plan_digest: plan.digest,
+      approval: {
+        state: "pending",
+        gate_id: gate.id,
+        gate_type: typeof plan.approval?.type === "string" ? plan.approval.type : null,
+        actor: null,
+      },
+    }),
     verified: `payload digest ${payloadDigest} and plan digest ${plan.digest} match the gate`,
   });
 }
@@ -221,6 +203,7 @@ export function approvalStepPreview(options: {
     onDeny: `The run seals declined; the steps after ${options.stepId}${later} never run.`,
     fields,
     amount: null,
+    effect: null,
     verified: `step ${options.stepId}, resolved again from the paused run, asks for this exact gate`,
   });
 }
@@ -251,6 +234,7 @@ export function fanoutPreview(record: {
       },
     ],
     amount: null,
+    effect: null,
     verified: "the group's recorded sync point asks for this exact gate",
   });
 }
@@ -277,6 +261,7 @@ export function adapterPreview(gate: { summary?: unknown }): PreviewResult {
       "Nothing is launched: the dispatch is refused and the run seals without the adapter's work.",
     fields: [],
     amount: null,
+    effect: null,
     verified: `the approval binds packet digest ${digest}; the packet is rebuilt and checked against it on release`,
   });
 }

@@ -137,7 +137,8 @@ function guardFailure(doc: GraphDoc, state: GraphState, step: GraphStep): FailAc
     if (evaluateCondition(guard, scopeOf(state)) === true) continue;
     const [op, value] =
       guard.equals !== undefined ? ["==", guard.equals] : ["!=", guard.not_equals];
-    const reason = `transition policy blocked step '${step.id}': expected ${guard.field.ref} ${op} ${JSON.stringify(value)}`;
+    const rule = `transition policy blocked step '${step.id}': expected ${guard.field.ref} ${op} ${JSON.stringify(value)}`;
+    const reason = guard.reason !== undefined ? `${guard.reason} (${rule})` : rule;
     return fail("GUARD_BLOCKED", "blocked", reason, { stepId: step.id });
   }
   return undefined;

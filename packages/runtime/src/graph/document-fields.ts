@@ -178,7 +178,13 @@ export function guardsOf(policy: JsonObject | undefined, at: KeyPath): GraphGuar
       // TS-era transitions name the guarded step `to`.
       const step = text(raw.step ?? raw.to, [...gAt, "step"], "guard step");
       if (step === undefined) invalid("guard must name the guarded step", gAt);
-      out.push({ step, ...conditionOf(raw, gAt, "guard") });
+      // `reason` says in words why the step may not run; a blocked run seals with it.
+      const reason = text(raw.reason, [...gAt, "reason"], "guard reason");
+      out.push({
+        step,
+        ...conditionOf(raw, gAt, "guard"),
+        ...(reason !== undefined ? { reason } : {}),
+      });
     });
   }
   return out;

@@ -16,6 +16,8 @@ export interface FieldCondition {
 /** A policy guard (`policy.guards[]`, TS-era `policy.transitions[]` with `to`). */
 export interface GraphGuard extends FieldCondition {
   step: string;
+  /** The author's words for why the step is blocked when the condition fails (optional). */
+  reason?: string;
 }
 
 /** A fanout threshold gate: a numeric branch output above `above` fires `action`. */

@@ -8,7 +8,9 @@ import { RuntimeError, isRuntimeError } from "../errors.js";
 import { referencedReceiptId } from "./identity.js";
 import type { Act, Receipt } from "./model.js";
 import type { ReceiptStore } from "./store.js";
-import type { ReceiptFinding } from "./verify.js";
+import { verifyReceiptTree } from "./tree.js";
+import { receiptStatus } from "./verify.js";
+import type { ReceiptFinding, ReceiptStatus } from "./verify.js";
 
 /**
  * Read-only access to the run's receipt store. Every receipt it returns has had its
@@ -25,6 +27,30 @@ export interface ReceiptLookup {
    * because a history read past an unverifiable receipt could miss a link.
    */
   referencing(id: string): Promise<Receipt[]>;
+  /**
+   * The receipt tree rooted at `id`, verified with the runtime's tree verification
+   * (`verifyReceiptTree`) under the store's signature policy. Unlike `read`, a member that
+   * does not verify is reported, not refused: the verdict is the answer. Only a root that is
+   * not in the store is refused (RECEIPT_NOT_FOUND).
+   */
+  tree(id: string): Promise<ReceiptTreeEvidence>;
+}
+
+/** One member of a verified receipt tree. */
+export interface ReceiptTreeMember {
+  receipt: Receipt;
+  status: ReceiptStatus;
+}
+
+/** A receipt tree as the store holds it, with the runtime's verdict on it. */
+export interface ReceiptTreeEvidence {
+  root: ReceiptTreeMember;
+  /** Descendants reached through signed lineage, breadth first, each once. */
+  descendants: ReceiptTreeMember[];
+  /** Child ids the lineage commits that the store does not hold. */
+  missing: string[];
+  valid: boolean;
+  findings: ReceiptFinding[];
 }
 
 const RECEIPT_ID = /^sha256:[0-9a-f]{64}$/;
@@ -110,6 +136,52 @@ export function verifiedReceiptLookup(store: () => ReceiptStore): ReceiptLookup 
         return refused(error, id, opened.label);
       }
       return all.filter((receipt) => receipt.id !== id && actsReference(receipt, id));
+    },
+    async tree(id) {
+      const opened = store();
+      checkId(id, opened.label);
+      const find = async (at: string) => {
+        try {
+          return await opened.find(at);
+        } catch (error) {
+          return refused(error, at, opened.label);
+        }
+      };
+      const root = await find(id);
+      if (root === undefined) {
+        return refused(new RuntimeError("RECEIPT_NOT_FOUND", "missing"), id, opened.label);
+      }
+      const seen = new Set<string>([root.id]);
+      const descendants: Receipt[] = [];
+      const missing: string[] = [];
+      // Breadth first over signed lineage; the tree check below bounds depth and breadth.
+      const queue: Receipt[] = [root];
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+        for (const ref of next.lineage?.children ?? []) {
+          const childId = referencedReceiptId(ref);
+          if (childId === undefined || seen.has(childId)) continue;
+          seen.add(childId);
+          if (seen.size > 4096) break;
+          const child = await find(childId);
+          if (child === undefined) missing.push(childId);
+          else {
+            descendants.push(child);
+            queue.push(child);
+          }
+        }
+      }
+      const verdict = verifyReceiptTree(root, descendants, { policy: opened.policy });
+      const member = (receipt: Receipt) => ({
+        receipt,
+        status: receiptStatus(receipt, opened.policy),
+      });
+      return {
+        root: member(root),
+        descendants: descendants.map(member),
+        missing,
+        valid: verdict.valid,
+        findings: verdict.findings,
+      };
     },
   };
 }

@@ -10,6 +10,7 @@ import { builtinTools, createToolCatalog } from "../tools/catalog.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import { createFileEffectLedger } from "../tools/effect-ledger.js";
 import { createFixtureProvider } from "../tools/fixture-provider.js";
+import { createOutboxProvider } from "../tools/outbox-provider.js";
 import { httpTools } from "../tools/http-tools.js";
 import { createHttpTransport } from "../tools/http-transport.js";
 import { providerTools } from "../tools/provider.js";
@@ -102,6 +103,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
             stateFile: join(deps.paths.runxDir, "providers", "fixture.json"),
           }),
         ],
+        ["outbox", createOutboxProvider({ workspaceRoot: deps.paths.root })],
       ]),
     effects: createFileEffectLedger(join(deps.paths.receiptDir, "provider-effects.json")),
     runDir: join(deps.paths.runxDir, "runs", prep.runId),

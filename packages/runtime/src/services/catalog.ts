@@ -14,6 +14,8 @@ import type { SkillPackage } from "../parser/package.js";
 import type { LocalRegistry } from "../registry/local.js";
 import { hasRegistryPrefix } from "../registry/ref.js";
 import { displayPath } from "../workspace.js";
+import { approvalsOf } from "./catalog-approvals.js";
+import type { CatalogApproval } from "./catalog-approvals.js";
 
 /** One declared input of a runner. */
 export interface CatalogInput {
@@ -30,6 +32,8 @@ export interface CatalogRunner {
   type: string;
   default: boolean;
   inputs: CatalogInput[];
+  /** The approvals the runner asks for, with what the approver is shown (catalog-approvals.ts). */
+  approvals: CatalogApproval[];
 }
 
 /** One catalog entry. */
@@ -75,6 +79,7 @@ function runnersOf(pkg: SkillPackage): CatalogRunner[] {
       description: i.description ?? null,
       default: i.default ?? null,
     })),
+    approvals: approvalsOf(r),
   }));
 }
 
@@ -162,6 +167,7 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
         type: "unknown",
         default: false,
         inputs: [],
+        approvals: [],
       }));
       let problem: string | null = null;
       try {

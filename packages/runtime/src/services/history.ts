@@ -8,6 +8,8 @@ import type {
 } from "../receipts/index.js";
 import { RuntimeError } from "../errors.js";
 import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
+import { runEffects } from "./history-effects.js";
+import type { HistoryEffect } from "./history-effects.js";
 import { receiptView } from "./receipt-view.js";
 import type { SignedReceipt, SignedView, UnsignedView } from "./receipt-view.js";
 
@@ -190,6 +192,8 @@ export interface HistoryDetail {
   verification: { status: ReceiptStatus } | null;
   signed: SignedView | null;
   unsigned: UnsignedView | null;
+  /** The run's provider effects, each with its evidence (services/history-effects.ts). */
+  effects: HistoryEffect[];
 }
 
 /** Inspects one run (by run id) or one receipt (by `sha256:` id). */
@@ -229,12 +233,25 @@ export async function historyDetail(deps: {
       unsigned,
     };
   };
+  const find = (id: string) => store.find(id);
   if (deps.id.startsWith("sha256:")) {
-    return { kind: "receipt", run: null, steps: [], ...(await view(await loadReceipt(deps.id))) };
+    const receipt = await loadReceipt(deps.id);
+    // A run's own receipt also shows that run's effects (its steps are in the state store).
+    const runId = deps.state.findIndexedReceipts([deps.id])[0]?.runId ?? null;
+    const steps = runId !== null ? deps.state.listSteps(runId) : [];
+    const ownRun = runId !== null && deps.state.getRun(runId).receiptId === deps.id;
+    return {
+      kind: "receipt",
+      run: null,
+      steps: [],
+      ...(await view(receipt)),
+      effects: ownRun ? await runEffects(steps, find) : [],
+    };
   }
   const run = deps.state.getRun(deps.id);
   const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
   const { resultJson, requestsJson, errorJson, ...rest } = run;
+  const steps = deps.state.listSteps(run.id);
   return {
     kind: "run",
     run: {
@@ -243,7 +260,8 @@ export async function historyDetail(deps: {
       requests: parseJson(requestsJson),
       error: parseJson(errorJson),
     },
-    steps: deps.state.listSteps(run.id),
+    steps,
     ...(await view(receipt)),
+    effects: await runEffects(steps, find),
   };
 }

@@ -39,6 +39,7 @@ describe("the native tool catalog", () => {
       "payment.refund_plan",
       "payment.reserve",
       "receipt.attest",
+      "receipt.verify",
       "runx.skill.apply",
       "runx.skill.bind",
       "runx.skill.inspect",

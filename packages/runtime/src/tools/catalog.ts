@@ -24,6 +24,7 @@ import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
+import { receiptVerifyTool } from "./receipt-verify.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -64,6 +65,7 @@ export function builtinTools(): NativeTool[] {
     controlPrepareHandoffTool,
     receiptAttestTool,
     ...authoringTools(),
+    receiptVerifyTool,
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,

@@ -246,6 +246,24 @@ async function providerRead(input: JsonRecord, ctx: ToolContext): Promise<ToolRe
   }
 }
 
+/**
+ * What a message operation's approver must see besides the plan: the audience, channel,
+ * content digest and consent basis, from the admitted payload (absent fields are `null`).
+ */
+export function messageFacts(call: {
+  operation: string;
+  target: string;
+  payload: JsonRecord;
+}): ApprovalSummary["message"] {
+  if (!call.operation.startsWith("message.")) return undefined;
+  return {
+    channel: call.target,
+    audience: call.payload.audience ?? null,
+    content_digest: call.payload.content_digest ?? null,
+    consent_basis: call.payload.consent_basis ?? null,
+  };
+}
+
 /** The gate id a provider plan's approval is requested and decided under. */
 export function providerGateId(planDigest: string): string {
   return `provider-effect:${planDigest}`;
@@ -321,6 +339,8 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
           plan_digest: planDigest,
         };
         if (amount !== undefined) summary.amount = amount;
+        const message = messageFacts(call);
+        if (message !== undefined) summary.message = message;
         const reason = ctx.taint.redactText(approval.reason);
         return {
           status: "needs_approval",

@@ -82,6 +82,10 @@ const noReceipts: ReceiptLookup = {
       new RuntimeError("RECEIPT_NOT_FOUND", `receipt ${id} is not in this test context's store`),
     ),
   referencing: () => Promise.resolve([]),
+  tree: (id) =>
+    Promise.reject(
+      new RuntimeError("RECEIPT_NOT_FOUND", `receipt ${id} is not in this test context's store`),
+    ),
 };
 
 /**

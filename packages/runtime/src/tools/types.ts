@@ -11,7 +11,7 @@ import type { Resolver } from "./net-guard.js";
 
 export type { ReceiptLookup } from "../receipts/lookup.js";
 
-import type { JsonRecord } from "../contracts/json.js";
+import type { Json, JsonRecord } from "../contracts/json.js";
 export type { Json, JsonRecord } from "../contracts/json.js";
 
 /** Transport for the HTTP tools; the harness replaces it with fixture lanes. */
@@ -64,6 +64,11 @@ export interface ApprovalSummary {
   payload_digest: string;
   plan_digest: string;
   amount?: { units: number; unit: string };
+  /**
+   * For a `message.*` operation: who it goes to, on which channel, what content (by digest)
+   * and on what consent basis, read from the admitted payload the payload digest binds.
+   */
+  message?: { channel: string; audience: Json; content_digest: Json; consent_basis: Json };
 }
 
 /** A request to pause for one human decision. */

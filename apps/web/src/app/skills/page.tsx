@@ -63,6 +63,12 @@ export default async function SkillsPage({
               </p>
               <p>{s.description ?? <span className="muted">No description.</span>}</p>
               {s.tags.length > 0 && <p className="hint">tags: {s.tags.join(", ")}</p>}
+              {s.runners.some((r) => r.approvals.length > 0) && (
+                <p className="hint" data-testid="catalog-approval">
+                  asks approval for:{" "}
+                  {s.runners.flatMap((r) => r.approvals.map((a) => a.headline)).join("; ")}
+                </p>
+              )}
               <p className="hint">
                 inputs:{" "}
                 {[...new Set(s.runners.flatMap((r) => r.inputs.map((i) => i.name)))].join(", ") ||

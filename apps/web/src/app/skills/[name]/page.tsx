@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { ApiError } from "@/components/ApiError";
+import { ApprovalPreviews } from "@/components/ApprovalPreviews";
 import { StartRunForm } from "@/components/StartRunForm";
 import { load } from "@/lib/server-api";
 
@@ -84,6 +85,7 @@ export default async function SkillPage({ params }: { params: Params }) {
           <Link href={`/runs?skill=${encodeURIComponent(skill.name)}`}>Runs of this skill</Link>
         </dd>
       </dl>
+      <ApprovalPreviews runners={skill.runners} />
       {skill.problem !== null && (
         <section aria-labelledby="diagnostics">
           <h2 id="diagnostics">Diagnostics</h2>

@@ -1,0 +1,262 @@
+/**
+ * Journeys: governed effects approved from the console. An operator starts a governed skill
+ * from its catalog page (which previews the approval it will ask for); a second operator
+ * reads the approval card — the payload and the provider evidence (provider, operation,
+ * target, amount, idempotency key, plan digest, releasing approval) — approves it with
+ * confirmation; the run seals, the effect's step receipt is signed with the approver's
+ * decision, and `runx history --detail` (the built CLI) shows the same evidence lines the
+ * card showed, from the same runtime function. `approveGovernedEffect` is the whole journey;
+ * each effect (send-as here; a payment skill the same way) is one case of it.
+ */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ROOT } from "../scripts/console-services.mjs";
+import { describeViolations, horizontalOverflow, seriousViolations } from "./harness/a11y.js";
+import { decideWithConfirmation, inboxCard } from "./harness/approvals.js";
+import { launchChromium } from "./harness/chromium.js";
+import type { Journey } from "./harness/journey.js";
+import {
+  apiMutate,
+  apiQuery,
+  apiSession,
+  eventually,
+  journey,
+  pendingFor,
+  stack,
+  startFromSkillPage,
+  waitForRunStatus,
+} from "./harness/journey.js";
+
+const RUNX = join(ROOT, "packages", "runtime", "bin", "runx.cjs");
+
+let browser: Browser;
+/** Runs this file started: whatever is still pending at the end is denied. */
+const started: string[] = [];
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  if (started.length === 0) return;
+  const session = await apiSession(stack().approver);
+  const pending = await apiQuery<Array<{ runId: string; gateId: string }>>(
+    session,
+    "approvals.pending",
+  ).catch(() => []);
+  for (const gate of pending.filter((p) => started.includes(p.runId))) {
+    await apiMutate(session, "approvals.decide", {
+      runId: gate.runId,
+      gateId: gate.gateId,
+      decision: "deny",
+      reason: "e2e cleanup",
+    }).catch(() => {});
+  }
+});
+
+/** One governed effect to approve from the console. */
+interface EffectCase {
+  /** Journey and screenshot name. */
+  name: string;
+  /** The workspace skill (`skills/<skill>`). */
+  skill: string;
+  /** Start-form inputs, as typed (typed inputs as JSON text). */
+  inputs: Record<string, string>;
+  /** The step that performs the effect. */
+  effectStep: string;
+  /** Text the catalog page's approval preview must show. */
+  catalogShows: string[];
+  /** Payload paths the card must show, with their exact values (`audience.ref`: …). */
+  payload: Record<string, string>;
+  /** Payload paths that must show a full sha256 digest (`content_digest`). */
+  digests?: string[];
+  /** Evidence lines the card and `history --detail` must show (label → value prefix). */
+  evidence: Record<string, string>;
+  /** Checks of the sealed run's result. */
+  result(result: unknown): void;
+}
+
+interface EffectFacts {
+  fields: Array<{ path: string; label: string; value: string }>;
+}
+interface PendingWithPreview {
+  gateId: string;
+  preview: { effect: EffectFacts | null } | null;
+}
+interface Dag {
+  nodes: Array<{
+    id: string;
+    name: string;
+    status: string;
+    approvals: Array<{ approver: string }>;
+  }>;
+}
+interface HistoryDetail {
+  effects: Array<{ step_id: string; evidence: string; facts: EffectFacts }>;
+}
+
+/** Axe (no serious violations) and no sideways scroll, at 1280 and then 390 px, shot at each. */
+async function checkLayouts(j: Journey, page: Page, name: string): Promise<void> {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+    const violations = await seriousViolations(page);
+    expect(violations, describeViolations(`${name} at ${width}px`, violations)).toEqual([]);
+    const overflow = await horizontalOverflow(page);
+    expect(
+      overflow.scrollWidth,
+      `${name} at ${width}px overflows: ${overflow.culprits.join(", ")}`,
+    ).toBeLessThanOrEqual(overflow.viewport);
+    await j.shot(page, `${name}-${width}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/** `runx history --detail <runId> --json` on the stack's workspace (the built CLI). */
+function historyDetail(runId: string): HistoryDetail {
+  const result = spawnSync(process.execPath, [RUNX, "history", "--detail", runId, "--json"], {
+    cwd: stack().workspace,
+    env: {
+      PATH: process.env.PATH,
+      HOME: join(stack().workspace, "home"),
+      RUNX_HOME: join(stack().workspace, "home", ".runx"),
+      LANG: process.env.LANG ?? "C.UTF-8",
+    },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  expect(result.status, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as HistoryDetail;
+}
+
+/** The whole journey for one effect: catalog → start → read the card → approve → receipts. */
+async function approveGovernedEffect(c: EffectCase): Promise<void> {
+  const { admin, approver } = stack();
+  await journey(browser, c.name, async (j) => {
+    const initiator = await j.signIn(admin);
+    await initiator.goto(`${stack().consoleUrl}/skills?q=${encodeURIComponent(c.skill)}`);
+    const listed = initiator.getByRole("listitem").filter({ hasText: c.skill });
+    expect(await listed.first().getByTestId("catalog-approval").innerText()).toContain(
+      c.catalogShows[0],
+    );
+    await checkLayouts(j, initiator, "catalog");
+    await initiator.goto(`${stack().consoleUrl}/skills/${c.skill}`);
+    const previews = initiator.getByTestId("approval-previews");
+    await previews.waitFor({ timeout: 20_000 });
+    const catalogText = await previews.innerText();
+    for (const text of c.catalogShows) expect(catalogText).toContain(text);
+    await checkLayouts(j, initiator, "catalog-skill");
+
+    const runId = await startFromSkillPage(initiator, c.skill, c.inputs);
+    started.push(runId);
+    await waitForRunStatus(initiator, "needs_approval");
+
+    const session = await apiSession(approver);
+    const pending = (await pendingFor(session, runId)) as unknown as PendingWithPreview;
+    const facts = pending.preview?.effect;
+    expect(facts, "the runtime previews the effect's provider evidence").toBeTruthy();
+
+    const page = await j.signIn(approver);
+    const card = await inboxCard(page, runId);
+    for (const [path, value] of Object.entries(c.payload)) {
+      expect(await card.locator(`dd[data-path="${path}"]`).innerText()).toBe(value);
+    }
+    for (const path of c.digests ?? []) {
+      expect(await card.locator(`dd[data-path="${path}"]`).innerText()).toMatch(
+        /^sha256:[0-9a-f]{64}$/,
+      );
+    }
+    // The card shows every evidence line the runtime built, in full.
+    for (const field of facts!.fields) {
+      expect(await card.locator(`dd[data-path="effect.${field.path}"]`).innerText()).toBe(
+        field.value,
+      );
+    }
+    const evidenceText = await card.getByTestId("effect-facts").innerText();
+    for (const [label, value] of Object.entries(c.evidence)) {
+      expect(evidenceText).toContain(label);
+      expect(evidenceText).toContain(value);
+    }
+    expect(evidenceText).toContain(pending.gateId.replace("provider-effect:", ""));
+    await checkLayouts(j, page, "approval-card");
+
+    await decideWithConfirmation(card, "Approve", `${c.name}: preview read and checked`);
+    await waitForRunStatus(initiator, "sealed", 30_000);
+    const detail = await eventually("the approved run to seal", async () => {
+      const d = await apiQuery<{ run: { status: string; disposition: string }; result: unknown }>(
+        session,
+        "runs.get",
+        { runId },
+      );
+      return d.run.status === "sealed" ? d : undefined;
+    });
+    expect(detail.run.disposition).toBe("closed");
+    c.result(detail.result);
+
+    // The effect's step receipt verifies under the API's key and carries the approver.
+    const dag = await apiQuery<Dag>(session, "receipts.dag", { runId });
+    const effect = dag.nodes.find((n) => n.name.endsWith(c.effectStep));
+    expect(effect, `a receipt of step ${c.effectStep}`).toBeDefined();
+    expect(effect!.status).toBe("verified");
+    expect(
+      dag.nodes.some((n) => n.approvals.some((a) => a.approver.includes(approver.username))),
+    ).toBe(true);
+
+    // history --detail shows the same evidence, checked against the signed output commitment.
+    const history = historyDetail(runId);
+    const sealed = history.effects.find((e) => e.step_id === c.effectStep);
+    expect(sealed?.evidence).toBe("signed");
+    const byLabel = (f: EffectFacts) => new Map(f.fields.map((x) => [x.label, x.value]));
+    const before = byLabel(facts!);
+    const after = byLabel(sealed!.facts);
+    for (const label of ["Provider", "Operation", "Target", "Amount", "Idempotency key"]) {
+      expect(after.get(label)).toBe(before.get(label));
+    }
+    expect(after.get("Plan digest")).toBe(before.get("Plan digest"));
+    expect(after.get("Releasing approval")).toContain(`approved by ${approver.username}`);
+    expect(after.get("Releasing approval")).toContain(pending.gateId);
+  });
+}
+
+it("approves a send-as message from the console after reading its audience, channel, content digest and consent basis", async () => {
+  const key = `june-${Date.now()}`;
+  await approveGovernedEffect({
+    name: "send-as-approve",
+    skill: "send-as",
+    inputs: {
+      principal: "acct_acme",
+      channel: "email",
+      audience: '{"type":"list","ref":"list:june-subscribers"}',
+      content: "June newsletter: three new skills and a receipts explainer.",
+      consent_basis: "opted in at signup",
+      idempotency_key: key,
+    },
+    effectStep: "send",
+    catalogShows: [
+      "message.send on the channel input at outbox",
+      "Message: audience, channel, content digest, consent basis",
+      "Idempotency key",
+      "Plan digest",
+      "Releasing approval",
+    ],
+    payload: {
+      principal: "acct_acme",
+      "audience.type": "list",
+      "audience.ref": "list:june-subscribers",
+      consent_basis: "opted in at signup",
+    },
+    digests: ["content_digest"],
+    evidence: {
+      Provider: "outbox",
+      Operation: "message.send",
+      Target: "email",
+      "Idempotency key": key,
+      "Releasing approval": "pending",
+    },
+    result(result) {
+      expect(result).toMatchObject({
+        send_result: { schema: "runx.send_as.result.v1", status: "sent", idempotency_key: key },
+      });
+    },
+  });
+});
