@@ -16,6 +16,7 @@ import { fsWriteTool } from "./fs-write.js";
 import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
+import { x402Tools } from "./payment/x402.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillPlanTool } from "./skill-plan.js";
@@ -63,6 +64,7 @@ export function builtinTools(): NativeTool[] {
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,
+    ...x402Tools(),
     ...dataTools(),
   ];
 }
