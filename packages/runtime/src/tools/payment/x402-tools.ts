@@ -146,9 +146,7 @@ export const paymentX402QuoteTool: NativeTool = defineTool<X402QuoteInput, JsonR
   validate: validateToolsPaymentX402QuoteInput,
   run(input, ctx) {
     const challenge = input.x402_challenge;
-    if (
-      hashCanonical(challenge.requirement) !== challenge.requirement_digest
-    ) {
+    if (hashCanonical(challenge.requirement) !== challenge.requirement_digest) {
       throw paymentRefused(
         "binding_mismatch",
         "x402_challenge.requirement does not match its requirement_digest",
@@ -210,13 +208,24 @@ export const paymentX402ReserveTool: NativeTool = defineTool<X402ReserveInput, J
     };
     const packet = asPolicyRefusal(() => reservationPacket(reserveInput, ctx.now()));
     const key = (packet.idempotency as JsonRecord).key as string;
-    const digest = hashCanonical(packet);
+    const child = (packet.reserved_payment_authority as JsonRecord).child_authority as JsonRecord;
+    // The key already digests quote, parent, seed and act; with the child it names the request
+    // (the packet itself carries the proof's clock, so a retry would never match it).
+    const digest = hashCanonical({ key, child_term_id: child.term_id as string });
+    const ledgerKey = `payment.x402_reserve:${key}`;
+    const prior = await ctx.effects.lookup(ledgerKey);
+    if (prior !== undefined) {
+      if (prior.request_digest !== digest) {
+        throw paymentRefused(
+          "ledger_refused",
+          `reservation ${key} was made for another request`,
+          "idempotency_seed",
+        );
+      }
+      return { output: { reservation: prior.output }, summary: `reservation ${key} (replayed)` };
+    }
     try {
-      // One reservation per key: a second, different reservation under it is a ledger refusal.
-      await ctx.effects.record(`payment.x402_reserve:${key}`, {
-        request_digest: digest,
-        output: packet,
-      });
+      await ctx.effects.record(ledgerKey, { request_digest: digest, output: packet });
     } catch (error) {
       throw toPolicyRefusal(error);
     }
