@@ -13,6 +13,13 @@ beforeEach(() => {
 afterEach(() => ws.cleanup());
 
 const CASES: Record<string, string[]> = {
+  charge: [
+    "charges-once-after-approval",
+    "declined-records-nothing",
+    "refuses-credential-of-another-family",
+    "refuses-expired-price",
+    "refuses-raw-credential",
+  ],
   spend: [
     "declined-moves-no-money",
     "pays-once-after-approval",
