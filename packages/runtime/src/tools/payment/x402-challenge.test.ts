@@ -4,10 +4,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isRuntimeError } from "../../errors.js";
 import { createFileEffectLedger, createMemoryEffectLedger } from "../effect-ledger.js";
+import type { JsonRecord } from "../types.js";
 import { admitX402Challenge } from "./x402-challenge.js";
 
 const URL = "https://paid.example.test/search";
-const requirement = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+const requirement = (over: JsonRecord = {}): JsonRecord => ({
   scheme: "exact",
   network: "runx-local",
   maxAmountRequired: "125",
@@ -77,7 +78,7 @@ describe("admitX402Challenge", () => {
       { x402Version: 1, accepts: [requirement({ extra: { operation: "search.paid" } })] },
       "rail_without_proof",
     ],
-  ])("refuses %s", (_, body, reason) => {
+  ] as Array<[string, JsonRecord, string]>)("refuses %s", (_, body, reason) => {
     expect(refusal(() => admitX402Challenge(body, URL))).toBe(reason);
   });
 });

@@ -65,6 +65,16 @@ interface BoundPayment {
   decisionId: string;
 }
 
+/**
+ * The plan a `payment.x402_pay` input binds, and its digest (the gate is
+ * `provider-effect:<digest>`); throws POLICY_DENIED when the packets disagree. The console
+ * rebuilds it from the paused step's input to check what an approval releases.
+ */
+export function x402Plan(input: JsonRecord): { plan: JsonRecord; digest: string } {
+  const bound = bind(input as unknown as PayInput);
+  return { plan: bound.plan, digest: bound.planDigest };
+}
+
 function bind(input: PayInput): BoundPayment {
   const url = resourceUrl(input.resource_url);
   const req = input.x402_challenge.requirement;
