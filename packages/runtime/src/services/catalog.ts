@@ -24,12 +24,24 @@ export interface CatalogInput {
   default: JsonValue | null;
 }
 
+/** One approval a graph runner pauses on, as its step declares it (before any run). */
+export interface CatalogApproval {
+  step: string;
+  tool: string;
+  /** The operation the gate releases, when the step names it literally. */
+  operation: string | null;
+  /** The reason the approver is shown, when the step declares it literally. */
+  reason: string | null;
+}
+
 /** One runner of a catalog skill. */
 export interface CatalogRunner {
   name: string;
   type: string;
   default: boolean;
   inputs: CatalogInput[];
+  /** The approval gates its graph declares (provider effects and x402 payments). */
+  approvals: CatalogApproval[];
 }
 
 /** One catalog entry. */
@@ -63,6 +75,37 @@ function tagsOf(frontmatter: JsonObject): string[] {
   return list.filter((t): t is string => typeof t === "string");
 }
 
+const literal = (value: JsonValue | undefined): string | null =>
+  typeof value === "string" && !value.startsWith("$") ? value : null;
+
+/** The gates a graph runner's steps declare: `provider.mutate` with `approval`, x402 pay steps. */
+function approvalsOf(source: JsonObject): CatalogApproval[] {
+  const graph = source.graph;
+  const steps = graph !== undefined && isJsonObject(graph) ? graph.steps : undefined;
+  if (!Array.isArray(steps)) return [];
+  return steps.flatMap((step): CatalogApproval[] => {
+    if (!isJsonObject(step) || typeof step.id !== "string") return [];
+    const inputs = step.inputs !== undefined && isJsonObject(step.inputs) ? step.inputs : {};
+    const approval =
+      inputs.approval !== undefined && isJsonObject(inputs.approval) ? inputs.approval : undefined;
+    if (step.tool === "provider.mutate" && approval !== undefined) {
+      const operation = literal(inputs.operation);
+      return [{ step: step.id, tool: step.tool, operation, reason: literal(approval.reason) }];
+    }
+    if (step.tool === "payment.x402_pay") {
+      return [
+        {
+          step: step.id,
+          tool: step.tool,
+          operation: null,
+          reason: literal(inputs.approval_reason),
+        },
+      ];
+    }
+    return [];
+  });
+}
+
 function runnersOf(pkg: SkillPackage): CatalogRunner[] {
   return Object.values(pkg.runners).map((r) => ({
     name: r.name,
@@ -75,6 +118,7 @@ function runnersOf(pkg: SkillPackage): CatalogRunner[] {
       description: i.description ?? null,
       default: i.default ?? null,
     })),
+    approvals: approvalsOf(r.source),
   }));
 }
 
@@ -162,6 +206,7 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
         type: "unknown",
         default: false,
         inputs: [],
+        approvals: [],
       }));
       let problem: string | null = null;
       try {
