@@ -44,6 +44,7 @@ import { appendRunEvent } from "./ledger.js";
 import type { RunnerOutcome } from "./execute.js";
 import { runNestedGraph } from "./nested-graph.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
+import { effectReceiptFacts } from "../tools/payment/receipt-facts.js";
 import { runStateRoots } from "./state-roots.js";
 import { invokeTool } from "./tools.js";
 import { isInside } from "../tools/paths.js";
@@ -563,7 +564,11 @@ export async function executeGraphStep(
             reasonCode: STEP_CLOSED,
             output: result.output,
             boundary: "native_capability",
-            metadata: { tool: step.tool, ...dataReceiptFacts(result.output) },
+            metadata: {
+              tool: step.tool,
+              ...dataReceiptFacts(result.output),
+              ...effectReceiptFacts(result.output),
+            },
           },
           "success",
         );
@@ -594,6 +599,7 @@ export async function executeGraphStep(
             tool: step.tool,
             failure_code: result.code,
             ...dataReceiptFacts(result.output),
+            ...effectReceiptFacts(result.output),
           },
         },
         "failure",

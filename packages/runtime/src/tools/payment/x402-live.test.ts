@@ -190,6 +190,24 @@ describe("x402 rail against a live loopback endpoint", () => {
       "reservation_ref",
     ]);
     expect(JSON.stringify(endpoint.paid[0]?.headers)).not.toContain("authority-term");
+    // The pay step's receipt records the effect and the approval that released it.
+    const effects = ws
+      .files(".runx/receipts")
+      .filter((f) => f.endsWith(".json") && f.includes("sha256-"))
+      .map((f) => JSON.parse(ws.read(f)) as { metadata?: { effect?: Record<string, unknown> } })
+      .flatMap((r) => (r.metadata?.effect !== undefined ? [r.metadata.effect] : []));
+    expect(effects).toEqual([
+      expect.objectContaining({
+        provider: "x402",
+        operation: "search.paid",
+        target: "merchant:demo",
+        amount: { units: 125, unit: "USD" },
+        idempotency_key: expect.stringMatching(/^payment:[0-9a-f]{64}$/),
+        plan_digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        approval: expect.objectContaining({ gate_id: gate, approved: true }),
+        money_moved: true,
+      }),
+    ]);
     // A third resume after sealing replays nothing to the endpoint either.
     await resume(paused.run_id, gate, true);
     expect(endpoint.paid).toHaveLength(1);
