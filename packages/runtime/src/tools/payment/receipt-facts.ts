@@ -22,7 +22,7 @@ const FIELDS = [
 
 function pick(source: JsonRecord, extra: readonly string[]): JsonRecord {
   const facts: JsonRecord = {};
-  for (const key of [...FIELDS, ...extra]) facts[key] = (source[key] ?? null);
+  for (const key of [...FIELDS, ...extra]) facts[key] = source[key] ?? null;
   return facts;
 }
 
