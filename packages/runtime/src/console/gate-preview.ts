@@ -28,6 +28,7 @@ import {
   providerPreview,
   unavailable,
 } from "./effect-preview.js";
+import { x402Preview } from "./x402-preview.js";
 import type { PreviewResult } from "./effect-preview.js";
 
 type ApprovalRequest = Extract<RunRequest, { kind: "approval" }>;
@@ -141,7 +142,8 @@ function toolStepPreview(
   step: GraphStep & { kind: "tool" },
   gate: ApprovalRequest,
 ): PreviewResult {
-  if (step.tool !== "provider.mutate" || !isProviderGate(gate.id)) {
+  const releases = step.tool === "provider.mutate" || step.tool === "payment.x402_pay";
+  if (!releases || !isProviderGate(gate.id)) {
     return unavailable(`step ${step.id} (${step.tool}) does not release a provider effect`);
   }
   const action = planStep(level.doc, level.state, step);
@@ -149,7 +151,9 @@ function toolStepPreview(
     return unavailable(`step ${step.id} no longer resolves its inputs`);
   }
   const input = toolInput(catalog, step, action.resolvedInputs);
-  return providerPreview(gate.gate, input);
+  return step.tool === "payment.x402_pay"
+    ? x402Preview(gate.gate, input)
+    : providerPreview(gate.gate, input);
 }
 
 /** A graph `approval` step that plans this gate: its summary and the inputs it binds. */

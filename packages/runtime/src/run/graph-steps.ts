@@ -39,6 +39,7 @@ import { loadNestedPackage } from "./graph-prepare.js";
 import type { AdvanceGraph } from "./graph-stop.js";
 import { runNestedGraph } from "./nested-graph.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
+import { effectReceiptFacts } from "../tools/payment/receipt-facts.js";
 import { runStateRoots } from "./state-roots.js";
 import { invokeTool } from "./tools.js";
 import { STEP_CLOSED, sealReasonCode } from "../runners/outcome.js";
@@ -479,7 +480,11 @@ export async function executeGraphStep(
             reasonCode: STEP_CLOSED,
             output: result.output,
             boundary: "native_capability",
-            metadata: { tool: step.tool, ...dataReceiptFacts(result.output) },
+            metadata: {
+              tool: step.tool,
+              ...dataReceiptFacts(result.output),
+              ...effectReceiptFacts(result.output),
+            },
           },
           "success",
         );
@@ -510,6 +515,7 @@ export async function executeGraphStep(
             tool: step.tool,
             failure_code: result.code,
             ...dataReceiptFacts(result.output),
+            ...effectReceiptFacts(result.output),
           },
         },
         "failure",

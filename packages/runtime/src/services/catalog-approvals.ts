@@ -1,7 +1,8 @@
 /**
  * The approvals a skill asks for, read from its X.yaml before any run, for the console's
- * catalog: each `provider.mutate` step that requests an approval and each graph `approval`
- * step, with what the approver will be shown. The labels are the ones the approval card
+ * catalog: each `provider.mutate` step that requests an approval, each x402 payment step
+ * (`payment.x402_pay` always pauses for the spend) and each graph `approval` step, with what
+ * the approver will be shown. The labels are the ones the approval card
  * renders (console/effect-facts.ts), so the catalog previews the card itself. Pure.
  */
 import { EFFECT_FACT_LABELS } from "../console/effect-facts.js";
@@ -13,7 +14,7 @@ import type { SkillPackage } from "../parser/package.js";
 /** One approval a runner asks for. */
 export interface CatalogApproval {
   step_id: string;
-  kind: "provider_effect" | "approval_step";
+  kind: "provider_effect" | "payment_spend" | "approval_step";
   /** `outbox message.send on the channel input`, in words. */
   headline: string;
   gate_type: string | null;
@@ -53,6 +54,16 @@ export function approvalsOf(runner: SkillPackage["runners"][string]): CatalogApp
             : []),
           ...payload.map((key) => `Payload: ${fieldLabel(key)}`),
         ],
+      });
+    }
+    if (step.tool === "payment.x402_pay") {
+      // The card of an x402 gate (console/x402-preview.ts) shows these, bound to the plan.
+      out.push({
+        step_id: id,
+        kind: "payment_spend",
+        headline: `an x402 payment for ${declared(inputs.resource_url)}, at the price the resource quotes`,
+        gate_type: "payment_spend",
+        shows: ["Amount", "Resource", "Payee", "Operation", "Payment ref", "Idempotency key"],
       });
     }
     const run = isJsonObject(step.run) ? step.run : undefined;

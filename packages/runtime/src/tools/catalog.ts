@@ -22,6 +22,7 @@ import { fsWriteTool } from "./fs-write.js";
 import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
+import { x402Tools } from "./payment/x402.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
 import { receiptVerifyTool } from "./receipt-verify.js";
@@ -69,6 +70,7 @@ export function builtinTools(): NativeTool[] {
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,
+    ...x402Tools(),
     ...dataTools(),
     ...evidenceTools(),
     ...gitTools(),

@@ -6,9 +6,12 @@
  * synced temporary file, rename it over the old one), so a crash leaves the old or the new
  * ledger, never a torn one. Writes through one ledger instance are serialized; the file is
  * re-read before each write so separate instances in turn see each other's entries.
+ *
+ * Claims (`claim`) are one file per key in `<ledger>.claims/`, created exclusively (`wx`):
+ * the file system decides which of two processes racing on one key runs the effect.
  */
-import { randomBytes } from "node:crypto";
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { ensureStateDir } from "../workspace.js";
@@ -136,13 +139,69 @@ export function createFileEffectLedger(file: string): EffectLedger {
         await writeFileAtomic(file, `${JSON.stringify(document, null, 2)}\n`);
       });
     },
+    claim: (key, requestDigest) => claimFile(file, key, requestDigest),
   };
+}
+
+const conflict = (): RuntimeError =>
+  new RuntimeError(
+    "IDEMPOTENCY_CONFLICT",
+    "the idempotency key is already claimed for a different request",
+    { reason: "claim" },
+  );
+
+/** Claims `key` by creating its claim file exclusively; see `EffectLedger.claim`. */
+async function claimFile(
+  file: string,
+  key: string,
+  requestDigest: string,
+): Promise<"claimed" | "held"> {
+  const dir = `${file}.claims`;
+  ensureStateDir(dirname(file));
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const name = createHash("sha256").update(key).digest("hex");
+  const path = `${dir}/${name}.json`;
+  const body = `${JSON.stringify({ key, request_digest: requestDigest })}\n`;
+  try {
+    const handle = await open(path, "wx", 0o600);
+    try {
+      await handle.writeFile(body, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return "claimed";
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+      throw new RuntimeError("STORE_ERROR", "cannot write the claim file", { reason: "claim" });
+    }
+  }
+  // The claimant writes its digest right after creating the file: poll briefly for it.
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const text = await readFile(path, "utf8").catch(() => "");
+    if (text.endsWith("\n")) {
+      const held = JSON.parse(text) as { request_digest?: unknown };
+      if (held.request_digest !== requestDigest) throw conflict();
+      return "held";
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new RuntimeError("STORE_ERROR", "a claim file stayed incomplete", { reason: "claim" });
 }
 
 /** An in-memory effect ledger with the same semantics (tests, dry runs). */
 export function createMemoryEffectLedger(): EffectLedger {
   const entries = new Map<string, { request_digest: string; output: JsonRecord }>();
+  const claims = new Map<string, string>();
   return {
+    claim(key, requestDigest) {
+      const held = claims.get(key);
+      if (held === undefined) {
+        claims.set(key, requestDigest);
+        return Promise.resolve("claimed");
+      }
+      return held === requestDigest ? Promise.resolve("held") : Promise.reject(conflict());
+    },
     lookup: (key) => Promise.resolve(entries.get(key)),
     record(key, entry) {
       const existing = entries.get(key);

@@ -340,15 +340,28 @@ export function chargePlan(
     verification_request: request,
   };
   const planDigest = hashCanonical(plan);
+  // Upstream's packet fields: the plan never forwards the paid call itself
+  // (`runtime_forwarding_enabled: false`) and no approval has been asked for yet.
   return {
+    schema: CHARGE_PLAN_PACKET,
     plan_id: `charge-plan-${planDigest.slice("sha256:".length)}`,
     decision: "ready_for_provider_verification",
     ...plan,
+    idempotency: challenge.idempotency,
+    credential_binding: {
+      family: request.settlement_family ?? null,
+      credential_ref: request.credential_ref ?? null,
+    },
     provider_status: "not_called",
     receipt_status: "not_sealed",
     forwarding_status: "not_forwarded",
+    approval_status: "not_requested",
+    runtime_forwarding_enabled: false,
     money_moved: false,
+    findings: [],
     plan_digest: planDigest,
+    next_action:
+      "route through the selected settlement-family verifier; seal its receipt before forwarding",
   };
 }
 

@@ -85,6 +85,13 @@ export interface EffectLedger {
   lookup(key: string): Promise<{ request_digest: string; output: JsonRecord } | undefined>;
   /** Records an effect's result under its key (append-only; a different digest is refused). */
   record(key: string, entry: { request_digest: string; output: JsonRecord }): Promise<void>;
+  /**
+   * Claims a key for one request before its effect starts, atomically across processes:
+   * `claimed` for the first claimant, `held` when the same request already holds it (another
+   * caller is running or ran the effect: wait for its recorded outcome), IDEMPOTENCY_CONFLICT
+   * when another request holds it. Ledgers without it cannot run claim-gated effects.
+   */
+  claim?(key: string, requestDigest: string): Promise<"claimed" | "held">;
 }
 
 /** Facts of the calling step a driver may need to select its grant. */
