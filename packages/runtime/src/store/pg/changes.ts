@@ -58,7 +58,7 @@ export async function changesSince(
   limit = REPLAY_PAGE,
 ): Promise<Change[]> {
   const result = await db.query<{ seq: string; kind: string; run_id: string; status: string }>(
-    "SELECT seq::text AS seq, kind, run_id, status FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+    "SELECT seq::text AS seq, kind, run_id, status FROM changes WHERE changes.seq > $1 ORDER BY changes.seq LIMIT $2",
     [afterSeq, limit],
   );
   return result.rows.map((r) => ({

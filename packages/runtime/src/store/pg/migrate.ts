@@ -29,6 +29,9 @@ export async function applyPgMigrations(
   const dir = resolveMigrationsDir(options.migrationsDir, options.label, "drizzle-pg");
   const migrations = readMigrations(dir, options.label);
   const client = await pool.connect();
+  // A client whose unlock failed goes back to the pool only as a destroyed connection (a
+  // session lock lives as long as its connection).
+  let broken = false;
   try {
     await client.query(MIGRATION_LOCK);
     try {
@@ -61,9 +64,11 @@ export async function applyPgMigrations(
         throw err;
       }
     } finally {
-      await client.query(MIGRATION_UNLOCK);
+      await client.query(MIGRATION_UNLOCK).catch(() => {
+        broken = true;
+      });
     }
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
