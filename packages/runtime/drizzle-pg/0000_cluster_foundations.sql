@@ -98,6 +98,7 @@ CREATE TABLE "runs" (
 );
 --> statement-breakpoint
 CREATE TABLE "steps" (
+	"ord" bigint GENERATED ALWAYS AS IDENTITY (sequence name "steps_ord_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"run_id" text NOT NULL,
 	"step_id" text NOT NULL,
 	"status" text NOT NULL,

@@ -11,7 +11,7 @@ import { LEDGER_GENESIS_HASH } from "./types.js";
 import type { LedgerAppend } from "./types.js";
 
 /** Opens a fresh, empty store; `destroy` removes whatever it left behind. */
-export type PortSubjectFactory = () => Promise<{
+export type PortSubjectFactory = (options?: { clock?: () => Date }) => Promise<{
   store: AsyncStateStore;
   /** Another store over the same database (another process or instance). */
   other?: () => Promise<AsyncStateStore>;
@@ -64,6 +64,97 @@ export function asyncStateStoreContract(name: string, factory: PortSubjectFactor
       );
       const dup = await refusal(store.createRun(sampleRun(RUN)));
       expect([dup.code, dup.details.reason]).toEqual(["STORE_ERROR", "run_exists"]);
+    });
+
+    it("pages runs newest first with a keyset cursor and filters by status and skill", async () => {
+      let ms = Date.UTC(2026, 0, 1);
+      await subject.destroy(); // this test needs a store on its own clock
+      subject = await factory({ clock: () => new Date(ms) });
+      store = subject.store;
+      const ids = Array.from({ length: 5 }, (_, i) => `run_default_00000000000000b${i}`);
+      for (const [i, id] of ids.entries()) {
+        ms += i === 3 ? 0 : 1000; // two runs share a created_ms: the id breaks the tie
+        await store.createRun(sampleRun(id, { skillName: i % 2 === 0 ? "even" : "odd" }));
+      }
+      await store.updateRun(ids[4] as string, { status: "sealed" });
+      const first = await store.listRuns({ limit: 2 });
+      const second = await store.listRuns({ limit: 2, cursor: first.nextCursor });
+      const third = await store.listRuns({ limit: 2, cursor: second.nextCursor });
+      expect([...first.runs, ...second.runs, ...third.runs].map((r) => r.id)).toEqual(
+        [...ids].reverse(),
+      );
+      expect(third.nextCursor).toBeNull();
+      expect((await store.listRuns({ limit: 10, skillName: "odd" })).runs.map((r) => r.id)).toEqual(
+        [ids[3], ids[1]],
+      );
+      expect((await store.listRuns({ limit: 10, status: "sealed" })).runs.map((r) => r.id)).toEqual(
+        [ids[4]],
+      );
+      expect((await refusal(store.listRuns({ limit: 0 }))).code).toBe("USAGE");
+      expect((await refusal(store.listRuns({ limit: 1, cursor: "garbage" }))).code).toBe("USAGE");
+    });
+
+    it("derives the outcome from status, disposition and pending requests", async () => {
+      await store.createRun(sampleRun(RUN));
+      const paused = await store.updateRun(RUN, {
+        status: "needs_approval",
+        requestsJson: JSON.stringify([{ kind: "approval" }]),
+      });
+      const sealed = await store.updateRun(RUN, { status: "sealed", disposition: "closed" });
+      expect([paused.outcome, sealed.outcome]).not.toContain("running");
+      expect(paused.outcome).not.toBe(sealed.outcome);
+      expect((await store.getRun(RUN)).outcome).toBe(sealed.outcome);
+    });
+
+    it("upserts steps keeping unspecified fields and first-write order", async () => {
+      await store.createRun(sampleRun(RUN));
+      await store.upsertStep({ runId: RUN, stepId: "b", status: "running", startedAt: "t1" });
+      await store.upsertStep({ runId: RUN, stepId: "a", status: "running" });
+      const b = await store.upsertStep({
+        runId: RUN,
+        stepId: "b",
+        status: "succeeded",
+        attempt: 2,
+      });
+      expect(b).toMatchObject({ status: "succeeded", attempt: 2, startedAt: "t1" });
+      expect((await store.listSteps(RUN)).map((s) => s.stepId)).toEqual(["b", "a"]);
+      const missing = await refusal(
+        store.upsertStep({ runId: "run_default_ffffffffffffffff", stepId: "a", status: "x" }),
+      );
+      expect(missing.code).toBe("RUN_NOT_FOUND");
+    });
+
+    it("indexes receipts idempotently, merging only the derived facts", async () => {
+      const entry = {
+        receiptId: `sha256:${"1".repeat(64)}`,
+        skillName: "echo",
+        disposition: "closed",
+        createdAt: "2026-01-01T00:00:01.000Z",
+        fileName: `sha256-${"1".repeat(64)}.json`,
+      };
+      await store.indexReceipt(entry);
+      const merged = await store.indexReceipt({
+        ...entry,
+        runId: RUN,
+        disposition: "failed",
+        isChild: true,
+      });
+      expect(merged).toMatchObject({ runId: RUN, disposition: "closed", isChild: true });
+      const again = await store.indexReceipt({ ...entry, runId: "run_other", isChild: false });
+      expect(again).toMatchObject({ runId: RUN, isChild: true, harness: false });
+      const top = { ...entry, receiptId: `sha256:${"2".repeat(64)}`, fileName: "f2" };
+      await store.indexReceipt(top);
+      expect((await store.listIndexedReceipts({ limit: 10 })).map((r) => r.receiptId)).toEqual([
+        top.receiptId,
+      ]);
+      expect(
+        (await store.listIndexedReceipts({ limit: 10, includeChildren: true })).map(
+          (r) => r.receiptId,
+        ),
+      ).toEqual([top.receiptId, entry.receiptId]);
+      const found = await store.findIndexedReceipts([entry.receiptId, `sha256:${"3".repeat(64)}`]);
+      expect(found.map((r) => r.receiptId)).toEqual([entry.receiptId]);
+      expect(await store.findIndexedReceipts([])).toEqual([]);
     });
 
     it("commits everything done through the transaction handle, or nothing when it throws", async () => {

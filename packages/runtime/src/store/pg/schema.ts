@@ -109,6 +109,8 @@ export const runs = pgTable(
 export const steps = pgTable(
   "steps",
   {
+    /** First-write order (SQLite's rowid): an upsert keeps the row, and so its place. */
+    ord: bigint("ord", { mode: "number" }).generatedAlwaysAsIdentity(),
     runId: text("run_id")
       .notNull()
       .references(() => runs.id, { onDelete: "cascade" }),
