@@ -131,10 +131,12 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
       });
     }
     let last = afterSeq;
+    // A function, not a property read: TypeScript would narrow `aborted` across the yields.
+    const aborted = () => signal?.aborted === true;
     const onAbort = () => wake();
     signal?.addEventListener("abort", onAbort);
     try {
-      while (!closed && signal?.aborted !== true) {
+      while (!closed && !aborted()) {
         if (failure !== undefined) throw failure;
         const next = recent.get(last + 1);
         if (next !== undefined) {
@@ -152,7 +154,7 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
         for (const change of page) {
           last = change.seq;
           yield change;
-          if (signal?.aborted === true) return;
+          if (aborted()) return;
         }
         if (page.length > 0 || latest > last) continue;
         await new Promise<void>((resolve) => {
@@ -162,7 +164,7 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
           };
           waiters.add(done);
           // Re-check after registering: a notification may have arrived in between.
-          if (latest > last || closed || signal?.aborted === true || failure !== undefined) done();
+          if (latest > last || closed || aborted() || failure !== undefined) done();
         });
       }
     } finally {
