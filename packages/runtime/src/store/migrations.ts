@@ -35,17 +35,22 @@ export interface MigrationOutcome {
 }
 
 /**
- * The migrations folder: `explicit` when given, else `<package root>/drizzle`, where the
- * package root is the nearest ancestor of this module holding `@runx/runtime`'s
- * package.json. That works from `src/store/` (tests, tsx) and from a bundled `dist/*.js`.
+ * The migrations folder: `explicit` when given, else `<package root>/<folder>` (`drizzle` for
+ * SQLite, `drizzle-pg` for PostgreSQL), where the package root is the nearest ancestor of
+ * this module holding `@runx/runtime`'s package.json. That works from `src/store/` (tests,
+ * tsx) and from a bundled `dist/*.js`.
  */
-export function resolveMigrationsDir(explicit?: string, label = "state store"): string {
+export function resolveMigrationsDir(
+  explicit?: string,
+  label = "state store",
+  folder = "drizzle",
+): string {
   if (explicit !== undefined) return resolve(explicit);
   let dir = import.meta.dirname;
   for (;;) {
     const manifest = join(dir, "package.json");
     if (existsSync(manifest) && packageName(manifest) === PACKAGE_NAME) {
-      return join(dir, "drizzle");
+      return join(dir, folder);
     }
     const parent = dirname(dir);
     if (parent === dir) break;

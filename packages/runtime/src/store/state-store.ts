@@ -5,11 +5,12 @@
  */
 import type BetterSqlite3 from "better-sqlite3";
 import { RuntimeError } from "../errors.js";
+import { checkLimit, outcomeOf } from "./record-rules.js";
 import { RECEIPT_INDEX, RUNS, RUN_LEDGER, STEPS } from "./layouts.js";
 import { decodeRunCursor, encodeRunCursor } from "./run-cursor.js";
 import { statementCache, tableCodec, writtenRow } from "./statements.js";
 import { sqliteFailure, toStoreError } from "./store-errors.js";
-import { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
+import { LEDGER_GENESIS_HASH } from "./types.js";
 import type {
   LedgerEntryRecord,
   ReceiptIndexRecord,
@@ -18,7 +19,6 @@ import type {
   StoreExtension,
 } from "./types.js";
 import { isoTimestamp } from "../time.js";
-import { deriveDetailedOutcome } from "../contracts/envelope.js";
 
 export { LEDGER_GENESIS_HASH, MAX_PAGE_SIZE } from "./types.js";
 export type * from "./types.js";
@@ -32,15 +32,6 @@ export interface StateStoreDeps {
 
 /** Receipt ids per statement of `findIndexedReceipts`. */
 const LOOKUP_SLICE = 500;
-
-function checkLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new RuntimeError("USAGE", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`, {
-      path: "limit",
-    });
-  }
-  return limit;
-}
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -59,22 +50,6 @@ function toLedgerRecord(row: {
 }): LedgerEntryRecord {
   const { entryJson, ...rest } = row;
   return { ...rest, entry: JSON.parse(entryJson) as unknown };
-}
-
-/** The outcome column's value for a run's status, disposition and pending requests. */
-function outcomeOf(status: string, disposition: string | null, requestsJson: string | null) {
-  let kinds: string[] = [];
-  if (requestsJson !== null) {
-    try {
-      const requests = JSON.parse(requestsJson) as unknown;
-      if (Array.isArray(requests)) {
-        kinds = requests.map((r) => String((r as { kind?: unknown } | null)?.kind));
-      }
-    } catch {
-      kinds = []; // not JSON: no readable requests, as the migration's backfill reads it
-    }
-  }
-  return deriveDetailedOutcome({ status, disposition, requestKinds: kinds });
 }
 
 /** Builds the store over an open, migrated connection (see `openStateStore`). */
