@@ -39,16 +39,37 @@ runners:
       name: weather-notify
       result_from: [post]
       steps:
+        - id: approve
+          run: {type: approval}
+          inputs: {gate_id: weather.notify, reason: Posts to the hook.}
         - id: post
           tool: http.execute
           scopes: [net:http]
+          mutation: true
           inputs:
             requests:
-              - method: POST
+              - id: notify
+                method: POST
                 url: https://hooks.fixture.invalid/notify
                 body: {event: forecast}
             allowed_hosts: [hooks.fixture.invalid]
-            idempotency_key: notify-1
+    policy:
+      guards:
+        - {step: post, field: approve.approval_decision.data.approved, equals: true}
+  notify-unguarded:
+    type: graph
+    graph:
+      name: weather-notify-unguarded
+      result_from: [post]
+      steps:
+        - id: post
+          tool: http.execute
+          scopes: [net:http]
+          mutation: true
+          inputs:
+            requests:
+              - {id: notify, method: POST, url: https://hooks.fixture.invalid/notify, body: {event: forecast}}
+            allowed_hosts: [hooks.fixture.invalid]
   search:
     type: graph
     graph:
@@ -124,6 +145,7 @@ expect:
 `,
       "notify-matched": `runner: notify
 caller:
+  approvals: {weather.notify: true}
   http_exchanges:
     - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: forecast}}}
       response: {status: 202, body: {queued: true}}
@@ -134,6 +156,7 @@ expect:
 `,
       "notify-unmatched": `runner: notify
 caller:
+  approvals: {weather.notify: true}
   http_exchanges:
     - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: other}}}
       response: {status: 202, body: {queued: true}}
@@ -184,6 +207,26 @@ expect:
         "FIXTURE_UNMATCHED: no fixture response for POST https://hooks.fixture.invalid/notify",
       ),
     );
+  });
+
+  it("refuses http.execute without an approved run: approval guard, before any request", async () => {
+    const exchanges = `  http_exchanges:
+    - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: forecast}}}
+      response: {status: 202, body: {queued: true}}
+`;
+    weatherPackage({
+      unguarded: `runner: notify-unguarded\ncaller:\n${exchanges}expect:\n  status: sealed\n`,
+      denied: `runner: notify\ncaller:\n  approvals: {weather.notify: false}\n${exchanges}expect:\n  status: sealed\n`,
+    });
+    const { report } = await harness("pkgs/weather");
+    const [unguarded] = errorsOf(report, "unguarded");
+    expect(unguarded).toContain(
+      "policy capability 'http.execute' requires an exact approved run:approval guard",
+    );
+    const [denied] = errorsOf(report, "denied");
+    expect(denied).toContain("approval for step 'approve' was denied");
+    // Neither case sent the mutation: nothing reached the exchange lane's log.
+    expect(storedSummaries().join("\n")).not.toContain("POST https://hooks.fixture.invalid");
   });
 
   it("names the field of a malformed lane", async () => {

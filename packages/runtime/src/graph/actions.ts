@@ -7,6 +7,7 @@ import type { JsonObject } from "../parser/json.js";
 import type { RunRequest } from "../contracts/envelope.js";
 import type { GraphDoc, GraphStep } from "./document.js";
 import { effectiveRetry } from "./plan.js";
+import { policyApprovalFailure } from "./policy-approval.js";
 import { evaluateCondition, resolveIdempotencyKey, resolveStepInputs } from "./references.js";
 import { scopeOf, stepState } from "./state.js";
 import type { ApprovalRecord, GraphState, StepOutcomeStatus } from "./state.js";
@@ -47,7 +48,8 @@ export type GraphFailureCode =
   | "FANOUT_ESCALATED"
   | "APPROVAL_DENIED"
   | "STEP_DECLINED"
-  | "RESULT_CONFLICT";
+  | "RESULT_CONFLICT"
+  | "POLICY_APPROVAL_REQUIRED";
 
 /** Terminal failure; `disposition` is the seal disposition of the graph receipt. */
 export interface FailAction {
@@ -147,6 +149,8 @@ function guardFailure(doc: GraphDoc, state: GraphState, step: GraphStep): FailAc
 export function planStep(doc: GraphDoc, state: GraphState, step: GraphStep): GraphAction {
   const guard = guardFailure(doc, state, step);
   if (guard !== undefined) return guard;
+  const unapproved = policyApprovalFailure(doc, state, step);
+  if (unapproved !== undefined) return { kind: "fail", ...unapproved };
   for (const dep of step.depends_on)
     if (stepState(state, dep).status !== "succeeded")
       return fail(

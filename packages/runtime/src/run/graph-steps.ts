@@ -451,6 +451,8 @@ export async function executeGraphStep(
         scopes: grantedScopes(scope, step),
         approvals: decisions,
         allowPrivateNetwork: scope.prep.runner.source.allow_private_network === true,
+        // planStep refused this step unless its policy approval evidence held.
+        policyApproved: true,
       });
       if (result.status === "needs_approval") {
         const { approval } = result;
