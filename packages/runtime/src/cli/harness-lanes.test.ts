@@ -229,6 +229,76 @@ expect:
     expect(storedSummaries().join("\n")).not.toContain("POST https://hooks.fixture.invalid");
   });
 
+  it("lets a nested graph's http.execute inherit its enclosing step's approval", async () => {
+    ws.write("pkgs/weather/graph/hook/SKILL.md", "---\nname: hook\ndescription: Hook.\n---\n");
+    ws.write(
+      "pkgs/weather/graph/hook/X.yaml",
+      `skill: hook
+runners:
+  act:
+    default: true
+    type: graph
+    graph:
+      name: hook-act
+      result_from: [post]
+      steps:
+        - id: post
+          tool: http.execute
+          scopes: [net:http]
+          mutation: true
+          inputs:
+            requests:
+              - {id: notify, method: POST, url: https://hooks.fixture.invalid/notify, body: {event: forecast}}
+            allowed_hosts: [hooks.fixture.invalid]
+`,
+    );
+    const nested = PACKAGE.replace(
+      "  notify-unguarded:",
+      `  notify-nested:
+    type: graph
+    graph:
+      name: weather-notify-nested
+      result_from: [apply]
+      steps:
+        - id: approve
+          run: {type: approval}
+          inputs: {gate_id: weather.notify, reason: Posts to the hook.}
+        - id: apply
+          skill: graph/hook
+          scopes: [net:http]
+          mutation: true
+    policy:
+      guards:
+        - {step: apply, field: approve.approval_decision.data.approved, equals: true}
+  notify-unguarded:`,
+    );
+    weatherPackage({
+      nested: `runner: notify-nested
+caller:
+  approvals: {weather.notify: true}
+  http_exchanges:
+    - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: forecast}}}
+      response: {status: 202, body: {queued: true}}
+expect:
+  status: sealed
+`,
+    });
+    ws.write("pkgs/weather/X.yaml", nested);
+    // One fixture answers with its graph receipt: closed means the nested POST was sent.
+    const r = await runx(ws, [
+      "harness",
+      "pkgs/weather/fixtures/nested.yaml",
+      "--json",
+      "--receipt-dir",
+      "out",
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.json<{ seal: { disposition: string; summary: string } }>().seal).toMatchObject({
+      disposition: "closed",
+      summary: "graph weather-notify-nested completed",
+    });
+  });
+
   it("names the field of a malformed lane", async () => {
     weatherPackage({
       bad: `inputs: {city: Oslo}

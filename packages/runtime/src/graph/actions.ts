@@ -7,7 +7,7 @@ import type { JsonObject } from "../parser/json.js";
 import type { RunRequest } from "../contracts/envelope.js";
 import type { GraphDoc, GraphStep } from "./document.js";
 import { effectiveRetry } from "./plan.js";
-import { policyApprovalFailure } from "./policy-approval.js";
+import { approvingGates, policyApprovalFailure } from "./policy-approval.js";
 import { evaluateCondition, resolveIdempotencyKey, resolveStepInputs } from "./references.js";
 import { scopeOf, stepState } from "./state.js";
 import type { ApprovalRecord, GraphState, StepOutcomeStatus } from "./state.js";
@@ -34,6 +34,11 @@ export interface ExecuteStepAction {
   idempotencyKey?: string;
   groupId?: string;
   approval?: ApprovalRecord & { gateId: string };
+  /**
+   * The approval gates that admit this mutating step (graph/policy-approval.ts); a nested graph
+   * it runs inherits them as policy approval evidence.
+   */
+  policyApproval?: string[];
 }
 
 /** Why a graph ended without completing. */
@@ -191,6 +196,10 @@ export function planStep(doc: GraphDoc, state: GraphState, step: GraphStep): Gra
     return fail("GRAPH_REFERENCE_MISSING", "failed", error.message, { stepId: step.id });
   }
   if (step.fanout_group !== undefined) action.groupId = step.fanout_group;
+  if (retry.mutating) {
+    const gates = approvingGates(doc, state, step);
+    if (gates.length > 0) action.policyApproval = gates;
+  }
   if (isApprovalStep(step)) {
     const gateId =
       typeof action.resolvedInputs.gate_id === "string" ? action.resolvedInputs.gate_id : step.id;

@@ -67,4 +67,41 @@ describe("policy approval of http.execute steps", () => {
     expect(result.stop).toMatchObject({ kind: "fail", code: "POLICY_APPROVAL_REQUIRED" });
     expect(result.stop.kind === "fail" && result.stop.reason).toContain("mutation: true");
   });
+
+  it("admits a nested graph's step with the approval its enclosing step inherited", () => {
+    const doc = graph({ name: "nested", steps: [post] });
+    const inherited = drive(
+      doc,
+      createGraphState(doc, {}, { inheritedPolicyApproval: ["approve"] }),
+      script({}),
+    );
+    expect(inherited.executed).toContain("post#1");
+    const bare = drive(doc, createGraphState(doc, {}), script({}));
+    expect(bare.stop).toMatchObject({ kind: "fail", code: "POLICY_APPROVAL_REQUIRED" });
+  });
+
+  it("hands the approving gates to a guarded mutating step (what a nested graph inherits)", () => {
+    const apply = { id: "apply", skill: "./child", mutation: true };
+    const doc = graph({
+      name: "g",
+      steps: [approve, apply],
+      policy: { guards: [{ ...guard, step: "apply" }] },
+    });
+    const seen: string[][] = [];
+    const paused = drive(doc, createGraphState(doc, {}), script({})).state;
+    const resumed = resumeGraph(doc, paused, {
+      approvals: { hook: { approved: true, actor: "human" } },
+    });
+    drive(
+      doc,
+      resumed,
+      script({
+        apply: (action) => {
+          seen.push(action.policyApproval ?? []);
+          return { status: "success", output: {} };
+        },
+      }),
+    );
+    expect(seen).toEqual([["approve"]]);
+  });
 });

@@ -16,7 +16,11 @@ export const POLICY_APPROVAL_TOOLS: ReadonlySet<string> = new Set(["http.execute
 
 const APPROVED_FIELD = ".approval_decision.data.approved";
 
-/** The approval gate steps whose approval admits `step` (empty when there is none). */
+/**
+ * The approval gate steps whose approval admits `step` (empty when there is none), followed
+ * by the gates this nested graph inherited from the step of its enclosing graph (upstream's
+ * inherited policy approval references).
+ */
 export function approvingGates(doc: GraphDoc, state: GraphState, step: GraphStep): string[] {
   const gates: string[] = [];
   for (const guard of doc.guards) {
@@ -28,7 +32,7 @@ export function approvingGates(doc: GraphDoc, state: GraphState, step: GraphStep
     if (evaluateCondition(guard, scopeOf(state)) !== true) continue;
     gates.push(gate.id);
   }
-  return gates;
+  return [...gates, ...(state.inherited_policy_approval ?? [])];
 }
 
 /** Why a policy-approval tool step may not run (a graph failure of its own code). */

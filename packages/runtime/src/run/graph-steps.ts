@@ -613,6 +613,7 @@ export async function executeGraphStep(
         answers,
         subgraph,
         advance,
+        action.policyApproval,
       );
       if (end.kind === "paused") {
         const sealed = await seal(end.outcome, end.status);
