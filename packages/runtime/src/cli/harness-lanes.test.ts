@@ -39,16 +39,37 @@ runners:
       name: weather-notify
       result_from: [post]
       steps:
+        - id: approve
+          run: {type: approval}
+          inputs: {gate_id: weather.notify, reason: Posts to the hook.}
         - id: post
           tool: http.execute
           scopes: [net:http]
+          mutation: true
           inputs:
             requests:
-              - method: POST
+              - id: notify
+                method: POST
                 url: https://hooks.fixture.invalid/notify
                 body: {event: forecast}
             allowed_hosts: [hooks.fixture.invalid]
-            idempotency_key: notify-1
+    policy:
+      guards:
+        - {step: post, field: approve.approval_decision.data.approved, equals: true}
+  notify-unguarded:
+    type: graph
+    graph:
+      name: weather-notify-unguarded
+      result_from: [post]
+      steps:
+        - id: post
+          tool: http.execute
+          scopes: [net:http]
+          mutation: true
+          inputs:
+            requests:
+              - {id: notify, method: POST, url: https://hooks.fixture.invalid/notify, body: {event: forecast}}
+            allowed_hosts: [hooks.fixture.invalid]
   search:
     type: graph
     graph:
@@ -124,6 +145,7 @@ expect:
 `,
       "notify-matched": `runner: notify
 caller:
+  approvals: {weather.notify: true}
   http_exchanges:
     - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: forecast}}}
       response: {status: 202, body: {queued: true}}
@@ -134,6 +156,7 @@ expect:
 `,
       "notify-unmatched": `runner: notify
 caller:
+  approvals: {weather.notify: true}
   http_exchanges:
     - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: other}}}
       response: {status: 202, body: {queued: true}}
@@ -184,6 +207,96 @@ expect:
         "FIXTURE_UNMATCHED: no fixture response for POST https://hooks.fixture.invalid/notify",
       ),
     );
+  });
+
+  it("refuses http.execute without an approved run: approval guard, before any request", async () => {
+    const exchanges = `  http_exchanges:
+    - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: forecast}}}
+      response: {status: 202, body: {queued: true}}
+`;
+    weatherPackage({
+      unguarded: `runner: notify-unguarded\ncaller:\n${exchanges}expect:\n  status: sealed\n`,
+      denied: `runner: notify\ncaller:\n  approvals: {weather.notify: false}\n${exchanges}expect:\n  status: sealed\n`,
+    });
+    const { report } = await harness("pkgs/weather");
+    const [unguarded] = errorsOf(report, "unguarded");
+    expect(unguarded).toContain(
+      "policy capability 'http.execute' requires an exact approved run:approval guard",
+    );
+    const [denied] = errorsOf(report, "denied");
+    expect(denied).toContain("approval for step 'approve' was denied");
+    // Neither case sent the mutation: nothing reached the exchange lane's log.
+    expect(storedSummaries().join("\n")).not.toContain("POST https://hooks.fixture.invalid");
+  });
+
+  it("lets a nested graph's http.execute inherit its enclosing step's approval", async () => {
+    ws.write("pkgs/weather/graph/hook/SKILL.md", "---\nname: hook\ndescription: Hook.\n---\n");
+    ws.write(
+      "pkgs/weather/graph/hook/X.yaml",
+      `skill: hook
+runners:
+  act:
+    default: true
+    type: graph
+    graph:
+      name: hook-act
+      result_from: [post]
+      steps:
+        - id: post
+          tool: http.execute
+          scopes: [net:http]
+          mutation: true
+          inputs:
+            requests:
+              - {id: notify, method: POST, url: https://hooks.fixture.invalid/notify, body: {event: forecast}}
+            allowed_hosts: [hooks.fixture.invalid]
+`,
+    );
+    const nested = PACKAGE.replace(
+      "  notify-unguarded:",
+      `  notify-nested:
+    type: graph
+    graph:
+      name: weather-notify-nested
+      result_from: [apply]
+      steps:
+        - id: approve
+          run: {type: approval}
+          inputs: {gate_id: weather.notify, reason: Posts to the hook.}
+        - id: apply
+          skill: graph/hook
+          scopes: [net:http]
+          mutation: true
+    policy:
+      guards:
+        - {step: apply, field: approve.approval_decision.data.approved, equals: true}
+  notify-unguarded:`,
+    );
+    weatherPackage({
+      nested: `runner: notify-nested
+caller:
+  approvals: {weather.notify: true}
+  http_exchanges:
+    - request: {method: POST, url: "https://hooks.fixture.invalid/notify", body: {json: {event: forecast}}}
+      response: {status: 202, body: {queued: true}}
+expect:
+  status: sealed
+`,
+    });
+    ws.write("pkgs/weather/X.yaml", nested);
+    // One fixture answers with its graph receipt: closed means the nested POST was sent.
+    const r = await runx(ws, [
+      "harness",
+      "pkgs/weather/fixtures/nested.yaml",
+      "--json",
+      "--receipt-dir",
+      "out",
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.json<{ seal: { disposition: string; summary: string } }>().seal).toMatchObject({
+      disposition: "closed",
+      summary: "graph weather-notify-nested completed",
+    });
   });
 
   it("names the field of a malformed lane", async () => {

@@ -7,6 +7,7 @@ import type { JsonObject } from "../parser/json.js";
 import type { RunRequest } from "../contracts/envelope.js";
 import type { GraphDoc, GraphStep } from "./document.js";
 import { effectiveRetry } from "./plan.js";
+import { approvingGates, policyApprovalFailure } from "./policy-approval.js";
 import { evaluateCondition, resolveIdempotencyKey, resolveStepInputs } from "./references.js";
 import { scopeOf, stepState } from "./state.js";
 import type { ApprovalRecord, GraphState, StepOutcomeStatus } from "./state.js";
@@ -33,6 +34,11 @@ export interface ExecuteStepAction {
   idempotencyKey?: string;
   groupId?: string;
   approval?: ApprovalRecord & { gateId: string };
+  /**
+   * The approval gates that admit this mutating step (graph/policy-approval.ts); a nested graph
+   * it runs inherits them as policy approval evidence.
+   */
+  policyApproval?: string[];
 }
 
 /** Why a graph ended without completing. */
@@ -47,7 +53,8 @@ export type GraphFailureCode =
   | "FANOUT_ESCALATED"
   | "APPROVAL_DENIED"
   | "STEP_DECLINED"
-  | "RESULT_CONFLICT";
+  | "RESULT_CONFLICT"
+  | "POLICY_APPROVAL_REQUIRED";
 
 /** Terminal failure; `disposition` is the seal disposition of the graph receipt. */
 export interface FailAction {
@@ -148,6 +155,8 @@ function guardFailure(doc: GraphDoc, state: GraphState, step: GraphStep): FailAc
 export function planStep(doc: GraphDoc, state: GraphState, step: GraphStep): GraphAction {
   const guard = guardFailure(doc, state, step);
   if (guard !== undefined) return guard;
+  const unapproved = policyApprovalFailure(doc, state, step);
+  if (unapproved !== undefined) return { kind: "fail", ...unapproved };
   for (const dep of step.depends_on)
     if (stepState(state, dep).status !== "succeeded")
       return fail(
@@ -188,6 +197,10 @@ export function planStep(doc: GraphDoc, state: GraphState, step: GraphStep): Gra
     return fail("GRAPH_REFERENCE_MISSING", "failed", error.message, { stepId: step.id });
   }
   if (step.fanout_group !== undefined) action.groupId = step.fanout_group;
+  if (retry.mutating) {
+    const gates = approvingGates(doc, state, step);
+    if (gates.length > 0) action.policyApproval = gates;
+  }
   if (isApprovalStep(step)) {
     const gateId =
       typeof action.resolvedInputs.gate_id === "string" ? action.resolvedInputs.gate_id : step.id;

@@ -179,7 +179,7 @@ function settled(doc: GraphDoc, state: GraphState): GraphState {
 export function createGraphState(
   doc: GraphDoc,
   inputs: JsonObject,
-  options: { graphId?: string } = {},
+  options: { graphId?: string; inheritedPolicyApproval?: readonly string[] } = {},
 ): GraphState {
   const state: GraphState = {
     schema: "runx.graph_state.v1",
@@ -193,6 +193,8 @@ export function createGraphState(
     sync: [],
   };
   if (options.graphId !== undefined) state.graphId = options.graphId;
+  if (options.inheritedPolicyApproval !== undefined && options.inheritedPolicyApproval.length > 0)
+    state.inherited_policy_approval = [...options.inheritedPolicyApproval];
   return settled(doc, state);
 }
 

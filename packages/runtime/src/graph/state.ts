@@ -81,6 +81,11 @@ export interface GraphState {
   groups: Record<string, GroupDecisionState>;
   /** Every fanout sync point, in the order they were decided (receipt `lineage.sync`). */
   sync: FanoutSyncRecord[];
+  /**
+   * Approval gates of the enclosing graph that admitted the mutating step running this nested
+   * graph: its policy-approval tool steps inherit that evidence (graph/policy-approval.ts).
+   */
+  inherited_policy_approval?: string[];
 }
 
 /** A unit of planning: one sequential step, or one fanout group's contiguous branches. */

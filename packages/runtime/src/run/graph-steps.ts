@@ -452,6 +452,8 @@ export async function executeGraphStep(
         scopes: grantedScopes(scope, step),
         approvals: decisions,
         allowPrivateNetwork: scope.prep.runner.source.allow_private_network === true,
+        // planStep refused this step unless its policy approval evidence held.
+        policyApproved: true,
       });
       if (result.status === "needs_approval") {
         const { approval } = result;
@@ -617,6 +619,7 @@ export async function executeGraphStep(
         answers,
         subgraph,
         advance,
+        action.policyApproval,
       );
       if (end.kind === "paused") {
         const sealed = await seal(end.outcome, end.status);

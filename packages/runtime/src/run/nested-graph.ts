@@ -94,6 +94,7 @@ export async function runNestedGraph(
   answers: Record<string, unknown>,
   saved: unknown,
   advanceGraph: AdvanceGraph,
+  inheritedPolicyApproval?: readonly string[],
 ): Promise<NestedGraphEnd> {
   const key = graphKey(nested.pkg, nested.runner.name);
   const chain = scope.nest?.chain ?? [graphKey(scope.prep.pkg, scope.prep.runner.name)];
@@ -126,6 +127,7 @@ export async function runNestedGraph(
   if (saved === undefined) {
     state = createGraphState(doc, inputs, {
       graphId: `${scope.prep.runId}/${stepKey(scope, step.id)}`,
+      ...(inheritedPolicyApproval === undefined ? {} : { inheritedPolicyApproval }),
     });
   } else {
     if (!isSaved(saved)) {

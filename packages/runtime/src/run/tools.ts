@@ -5,6 +5,7 @@
  */
 import { delimiter, join } from "node:path";
 import { RuntimeError } from "../errors.js";
+import { POLICY_APPROVAL_TOOLS } from "../graph/policy-approval.js";
 import { verifiedReceiptLookup } from "../receipts/lookup.js";
 import { builtinTools, createToolCatalog } from "../tools/catalog.js";
 import type { ToolCatalog } from "../tools/catalog.js";
@@ -75,6 +76,11 @@ export interface ToolCallOptions {
   scopes: readonly string[];
   approvals?: ReadonlyMap<string, ApprovalDecision>;
   allowPrivateNetwork?: boolean;
+  /**
+   * The graph verified policy approval evidence for this call (graph/policy-approval.ts);
+   * without it a tool that needs policy approval is refused.
+   */
+  policyApproved?: boolean;
 }
 
 /** Builds the context of one tool call from the run. */
@@ -143,6 +149,13 @@ export async function invokeTool(
       "POLICY_DENIED",
       `step ${options.stepId} is not granted scope ${missing.join(", ")} required by ${name}`,
       { step: options.stepId, tool: name, missing_scopes: missing },
+    );
+  }
+  if (POLICY_APPROVAL_TOOLS.has(name) && options.policyApproved !== true) {
+    throw new RuntimeError(
+      "POLICY_DENIED",
+      `${name} requires verified policy approval evidence: call it from a graph step guarded by an approved run: approval step`,
+      { step: options.stepId, tool: name, reason: "policy_approval_required" },
     );
   }
   const check = tool.validateInput(input);

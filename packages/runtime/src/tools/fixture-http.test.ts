@@ -90,7 +90,7 @@ describe("fixture HTTP lanes", () => {
   it("still refuse a host outside allowed_hosts before the transport is asked", async () => {
     const url = "https://fixture.runx.invalid/a";
     const transport = lanes({ [url]: text("ok") });
-    const input = { requests: [{ url }], allowed_hosts: ["other.invalid"] };
+    const input = { requests: [{ id: "a", url }], allowed_hosts: ["other.invalid"] };
     const result = await tool("http.read").execute(input, context(transport));
     expect(failureCode(result)).toBe("NETWORK_DENIED");
     expect(transport.requestCount).toBe(0);
@@ -99,7 +99,7 @@ describe("fixture HTTP lanes", () => {
   it("still redact delivered secrets out of fixture bodies and headers", async () => {
     const url = "https://fixture.runx.invalid/secret";
     const transport = lanes({ [url]: text("token=s3cr3t-value", { "x-echo": "s3cr3t-value" }) });
-    const input = { requests: [{ url }], allowed_hosts: ["fixture.runx.invalid"] };
+    const input = { requests: [{ id: "secret", url }], allowed_hosts: ["fixture.runx.invalid"] };
     const ctx = context(transport, { taint: createTaintSet(["s3cr3t-value"]) });
     const output = successData(await tool("http.read").execute(input, ctx));
     const [response] = output.responses as JsonRecord[];
@@ -111,9 +111,8 @@ describe("fixture HTTP lanes", () => {
     const url = "https://fixture.runx.invalid/big";
     const transport = lanes({ [url]: text("x".repeat(64)) });
     const input = {
-      requests: [{ url }],
+      requests: [{ id: "big", url, max_response_bytes: 16 }],
       allowed_hosts: ["fixture.runx.invalid"],
-      max_response_bytes: 16,
     };
     const result = await tool("http.read").execute(input, context(transport));
     expect(failureCode(result)).toBe("HTTP_RESPONSE_TOO_LARGE");
@@ -122,7 +121,7 @@ describe("fixture HTTP lanes", () => {
   it("fail an unmatched read with the request named, never falling back", async () => {
     const transport = lanes({ "https://fixture.runx.invalid/a": text("a") });
     const input = {
-      requests: [{ url: "https://fixture.runx.invalid/b?x=1" }],
+      requests: [{ id: "b", url: "https://fixture.runx.invalid/b?x=1" }],
       allowed_hosts: ["fixture.runx.invalid"],
     };
     const result = await tool("http.read").execute(input, context(transport));
@@ -145,12 +144,11 @@ describe("fixture HTTP lanes", () => {
     };
     // The legacy URL lane never answers a mutation, even for the same URL.
     const transport = lanes({ [url]: text("legacy") }, [exchange]);
-    const execute = (key: string, body: JsonRecord): Promise<ToolResult> =>
+    const execute = (id: string, body: JsonRecord): Promise<ToolResult> =>
       tool("http.execute").execute(
         {
-          requests: [{ method: "POST", url, body }],
+          requests: [{ id, method: "POST", url, body }],
           allowed_hosts: ["api.fixture.invalid"],
-          idempotency_key: key,
         },
         context(transport),
       );
@@ -163,7 +161,7 @@ describe("fixture HTTP lanes", () => {
     expect(validateToolsHttpExecuteOutput(output)).toBe(true);
     expect((output.responses as JsonRecord[])[0]).toMatchObject({ status: 201, json: { id: 7 } });
 
-    // The exchange is used up: the same request under a new key is unmatched.
+    // The exchange is used up: the same request again is unmatched.
     expect(failureCode(await execute("k-3", { a: 1, b: [true] }))).toBe("FIXTURE_UNMATCHED");
     expect(transport.unmatched.map((r) => r.access)).toEqual(["mutate", "mutate"]);
   });
@@ -176,18 +174,16 @@ describe("fixture HTTP lanes", () => {
     const ctx = context(transport);
     const withBody = await tool("http.execute").execute(
       {
-        requests: [{ method: "DELETE", url, body: null }],
+        requests: [{ id: "d-1", method: "DELETE", url, body: null }],
         allowed_hosts: ["api.fixture.invalid"],
-        idempotency_key: "d-1",
       },
       ctx,
     );
     expect(failureCode(withBody)).toBe("FIXTURE_UNMATCHED");
     const bare = await tool("http.execute").execute(
       {
-        requests: [{ method: "DELETE", url }],
+        requests: [{ id: "d-2", method: "DELETE", url }],
         allowed_hosts: ["api.fixture.invalid"],
-        idempotency_key: "d-2",
       },
       ctx,
     );
@@ -198,10 +194,13 @@ describe("fixture HTTP lanes", () => {
   it("open no socket, matched or not (the loopback server counts connections)", async () => {
     server = await startTestServer((_req, res) => res.end("live"));
     const live = server;
-    const matched = `${live.origin}/fixture`;
+    // http.* only speak HTTPS; the fixture transport never connects, so the plain-HTTP
+    // loopback server only counts whether anything tried to.
+    const origin = `https://127.0.0.1:${live.port}`;
+    const matched = `${origin}/fixture`;
     const transport = lanes({ [matched]: text("from fixture") }, [
       {
-        request: { method: "POST", url: `${live.origin}/write`, body: { kind: "none" } },
+        request: { method: "POST", url: `${origin}/write`, body: { kind: "none" } },
         response: text("written"),
       },
     ]);
@@ -209,20 +208,19 @@ describe("fixture HTTP lanes", () => {
     const hosts = ["127.0.0.1"];
 
     const read = await tool("http.read").execute(
-      { requests: [{ url: matched }], allowed_hosts: hosts },
+      { requests: [{ id: "m", url: matched }], allowed_hosts: hosts },
       ctx,
     );
     expect((successData(read).responses as JsonRecord[])[0]?.body).toBe("from fixture");
     const unmatchedRead = await tool("http.read").execute(
-      { requests: [{ url: `${live.origin}/elsewhere` }], allowed_hosts: hosts },
+      { requests: [{ id: "e", url: `${origin}/elsewhere` }], allowed_hosts: hosts },
       ctx,
     );
     expect(failureCode(unmatchedRead)).toBe("FIXTURE_UNMATCHED");
     const unmatchedWrite = await tool("http.execute").execute(
       {
-        requests: [{ method: "PUT", url: `${live.origin}/write`, body: { a: 1 } }],
+        requests: [{ id: "w", method: "PUT", url: `${origin}/write`, body: { a: 1 } }],
         allowed_hosts: hosts,
-        idempotency_key: "w-1",
       },
       ctx,
     );
@@ -235,9 +233,9 @@ describe("fixture HTTP lanes", () => {
   });
 
   it("resolve names without DNS, while admission still refuses non-public literals", async () => {
-    const transport = lanes({ "http://10.0.0.7/x": text("private") });
+    const transport = lanes({ "https://10.0.0.7/x": text("private") });
     const result = await tool("http.read").execute(
-      { requests: [{ url: "http://10.0.0.7/x" }], allowed_hosts: ["10.0.0.7"] },
+      { requests: [{ id: "x", url: "https://10.0.0.7/x" }], allowed_hosts: ["10.0.0.7"] },
       context(transport),
     );
     expect(failureCode(result)).toBe("NETWORK_DENIED");
@@ -251,7 +249,7 @@ describe("fixture HTTP lanes", () => {
     const controller = new AbortController();
     controller.abort();
     const result = await tool("http.read").execute(
-      { requests: [{ url }], allowed_hosts: ["fixture.runx.invalid"] },
+      { requests: [{ id: "a", url }], allowed_hosts: ["fixture.runx.invalid"] },
       context(transport, { signal: controller.signal }),
     );
     expect(failureCode(result)).toBe("INTERRUPTED");
