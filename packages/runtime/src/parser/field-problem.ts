@@ -59,6 +59,7 @@ export const PATTERN_FORMS: Readonly<Record<string, string>> = {
     "must be names of letters, digits, '_' or '-' separated by single dots",
   "^[A-Za-z0-9_-]{1,64}$": "must be 1 to 64 letters, digits, '_' or '-'",
   "^[A-Za-z0-9_.-]+$": "may use only letters, digits, '.', '_' and '-'",
+  "^[0-9]{1,9}$": "must be a whole number of 1 to 9 digits",
   "^[Hh][Tt][Tt][Pp][Ss]?://": "must be an http:// or https:// address",
   "^[^\\u0000]*$": "must not contain NUL characters",
 };
