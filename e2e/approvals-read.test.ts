@@ -11,7 +11,12 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { decideWithConfirmation, decisionResult, inboxCard } from "./harness/approvals.js";
+import {
+  decideWithConfirmation,
+  decisionResult,
+  inboxCard,
+  denyPendingOf,
+} from "./harness/approvals.js";
 import { launchChromium } from "./harness/chromium.js";
 import {
   apiMutate,
@@ -34,20 +39,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  if (started.length === 0) return;
-  const session = await apiSession(stack().approver);
-  const pending = await apiQuery<Array<{ runId: string; gateId: string }>>(
-    session,
-    "approvals.pending",
-  ).catch(() => []);
-  for (const gate of pending.filter((p) => started.includes(p.runId))) {
-    await apiMutate(session, "approvals.decide", {
-      runId: gate.runId,
-      gateId: gate.gateId,
-      decision: "deny",
-      reason: "e2e cleanup",
-    }).catch(() => {});
-  }
+  await denyPendingOf(started);
 });
 
 interface Preview {

@@ -14,11 +14,10 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROOT } from "../scripts/console-services.mjs";
 import { describeViolations, horizontalOverflow, seriousViolations } from "./harness/a11y.js";
-import { decideWithConfirmation, inboxCard } from "./harness/approvals.js";
+import { decideWithConfirmation, inboxCard, denyPendingOf } from "./harness/approvals.js";
 import { launchChromium } from "./harness/chromium.js";
 import type { Journey } from "./harness/journey.js";
 import {
-  apiMutate,
   apiQuery,
   apiSession,
   eventually,
@@ -39,20 +38,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  if (started.length === 0) return;
-  const session = await apiSession(stack().approver);
-  const pending = await apiQuery<Array<{ runId: string; gateId: string }>>(
-    session,
-    "approvals.pending",
-  ).catch(() => []);
-  for (const gate of pending.filter((p) => started.includes(p.runId))) {
-    await apiMutate(session, "approvals.decide", {
-      runId: gate.runId,
-      gateId: gate.gateId,
-      decision: "deny",
-      reason: "e2e cleanup",
-    }).catch(() => {});
-  }
+  await denyPendingOf(started);
 });
 
 /** One governed effect to approve from the console. */

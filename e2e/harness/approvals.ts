@@ -1,6 +1,6 @@
 /** Helpers of the approval-inbox journeys: finding a run's card, deciding with confirmation. */
 import type { Locator, Page } from "playwright-core";
-import { stack } from "./journey.js";
+import { apiMutate, apiQuery, apiSession, stack } from "./journey.js";
 
 /** Opens the inbox and returns the card of `runId`'s gate. */
 export async function inboxCard(page: Page, runId: string): Promise<Locator> {
@@ -33,4 +33,22 @@ export async function decisionResult(page: Page, runId: string): Promise<Locator
   const entry = page.getByTestId("decision-result").filter({ hasText: runId });
   await entry.waitFor({ timeout: 30_000 });
   return entry;
+}
+
+/** Denies every gate still pending on `runIds` (a file's cleanup: nothing it started stays open). */
+export async function denyPendingOf(runIds: readonly string[]): Promise<void> {
+  if (runIds.length === 0) return;
+  const session = await apiSession(stack().approver);
+  const pending = await apiQuery<Array<{ runId: string; gateId: string }>>(
+    session,
+    "approvals.pending",
+  ).catch(() => []);
+  for (const gate of pending.filter((p) => runIds.includes(p.runId))) {
+    await apiMutate(session, "approvals.decide", {
+      runId: gate.runId,
+      gateId: gate.gateId,
+      decision: "deny",
+      reason: "e2e cleanup",
+    }).catch(() => {});
+  }
 }
