@@ -10,13 +10,12 @@
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROOT } from "../scripts/console-services.mjs";
-import { describeViolations, horizontalOverflow, seriousViolations } from "./harness/a11y.js";
+import { checkLayouts } from "./harness/a11y.js";
 import { decideWithConfirmation, inboxCard, denyPendingOf } from "./harness/approvals.js";
 import { launchChromium } from "./harness/chromium.js";
-import type { Journey } from "./harness/journey.js";
 import {
   apiQuery,
   apiSession,
@@ -82,22 +81,6 @@ interface HistoryDetail {
   effects: Array<{ step_id: string; evidence: string; facts: EffectFacts }>;
 }
 
-/** Axe (no serious violations) and no sideways scroll, at 1280 and then 390 px, shot at each. */
-async function checkLayouts(j: Journey, page: Page, name: string): Promise<void> {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-    const violations = await seriousViolations(page);
-    expect(violations, describeViolations(`${name} at ${width}px`, violations)).toEqual([]);
-    const overflow = await horizontalOverflow(page);
-    expect(
-      overflow.scrollWidth,
-      `${name} at ${width}px overflows: ${overflow.culprits.join(", ")}`,
-    ).toBeLessThanOrEqual(overflow.viewport);
-    await j.shot(page, `${name}-${width}`);
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
-
 /** `runx history --detail <runId> --json` on the stack's workspace (the built CLI). */
 function historyDetail(runId: string): HistoryDetail {
   const result = spawnSync(process.execPath, [RUNX, "history", "--detail", runId, "--json"], {
@@ -125,13 +108,13 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
     expect(await listed.first().getByTestId("catalog-approval").innerText()).toContain(
       c.catalogShows[0],
     );
-    await checkLayouts(j, initiator, "catalog");
+    await checkLayouts(initiator, "catalog", j);
     await initiator.goto(`${stack().consoleUrl}/skills/${c.skill}`);
     const previews = initiator.getByTestId("approval-previews");
     await previews.waitFor({ timeout: 20_000 });
     const catalogText = await previews.innerText();
     for (const text of c.catalogShows) expect(catalogText).toContain(text);
-    await checkLayouts(j, initiator, "catalog-skill");
+    await checkLayouts(initiator, "catalog-skill", j);
 
     const runId = await startFromSkillPage(initiator, c.skill, c.inputs);
     started.push(runId);
@@ -164,7 +147,12 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
       expect(evidenceText).toContain(value);
     }
     expect(evidenceText).toContain(pending.gateId.replace("provider-effect:", ""));
-    await checkLayouts(j, page, "approval-card");
+    // Each evidence line appears once: the gate facts below do not repeat it.
+    const gateFacts = await card.locator("dl.facts > dt").allInnerTexts();
+    for (const label of ["Provider", "Operation", "Target", "Plan digest", "Amount"]) {
+      expect(gateFacts, `the gate facts repeat ${label}`).not.toContain(label);
+    }
+    await checkLayouts(page, "approval-card", j);
 
     await decideWithConfirmation(card, "Approve", `${c.name}: preview read and checked`);
     await waitForRunStatus(initiator, "sealed", 30_000);

@@ -12,12 +12,11 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROOT } from "../scripts/console-services.mjs";
-import { describeViolations, horizontalOverflow, seriousViolations } from "./harness/a11y.js";
+import { checkLayouts } from "./harness/a11y.js";
 import { launchChromium } from "./harness/chromium.js";
-import type { Journey } from "./harness/journey.js";
 import {
   apiMutate,
   apiQuery,
@@ -65,22 +64,6 @@ async function sealedGatedRun(): Promise<string> {
     return detail.run.status === "sealed" ? true : undefined;
   });
   return runId;
-}
-
-/** Axe (no serious violations) and no sideways scroll, at 1280 and then 390 px. */
-async function checkLayouts(j: Journey, page: Page, name: string): Promise<void> {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-    const violations = await seriousViolations(page);
-    expect(violations, describeViolations(`${name} at ${width}px`, violations)).toEqual([]);
-    const overflow = await horizontalOverflow(page);
-    expect(
-      overflow.scrollWidth,
-      `${name} at ${width}px overflows: ${overflow.culprits.join(", ")}`,
-    ).toBeLessThanOrEqual(overflow.viewport);
-    await j.shot(page, `${name}-${width}`);
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
 }
 
 function receiptFile(receiptId: string): string {
@@ -132,7 +115,7 @@ it("shows a receipt's signer, commitments and named checks, verifies it, names a
     const paused = page.locator('[data-testid="dag-node"][data-disposition="deferred"]');
     await paused.first().waitFor();
     expect(await paused.first().getAttribute("aria-label")).toMatch(/deferred \(paused\)/);
-    await checkLayouts(j, page, "dag");
+    await checkLayouts(page, "dag", j);
 
     // The root receipt in words: who signed it and what it commits.
     await page.goto(`${consoleUrl}/receipts/${encodeURIComponent(dag.rootReceiptId)}`);
@@ -179,7 +162,7 @@ it("shows a receipt's signer, commitments and named checks, verifies it, names a
     await result.filter({ hasText: "re-checked" }).waitFor({ timeout: 20_000 });
     expect((await page.getByTestId("verification-status").innerText()).trim()).toBe("verified");
     expect(await page.getByTestId("failed-check").count()).toBe(0);
-    await checkLayouts(j, page, "receipt");
+    await checkLayouts(page, "receipt", j);
 
     // A step receipt edited on disk: its page names the check that fails.
     const original = readFileSync(receiptFile(step), "utf8");
@@ -276,7 +259,7 @@ it("draws the two identical pauses of a run as one node with a count, and the CL
     for (const pause of pauses) {
       await listed.getByRole("link", { name: pause.id }).waitFor();
     }
-    await checkLayouts(j, page, "dag");
+    await checkLayouts(page, "dag", j);
 
     const bundle = await apiQuery<unknown>(session, "receipts.bundle", { runId });
     const scratch = mkdtempSync(join(tmpdir(), "runx-e2e-bundle-"));

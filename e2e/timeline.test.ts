@@ -9,11 +9,15 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeViolations, horizontalOverflow, seriousViolations } from "./harness/a11y.js";
-import { decideWithConfirmation, decisionResult, inboxCard } from "./harness/approvals.js";
+import { checkLayouts } from "./harness/a11y.js";
+import {
+  decideWithConfirmation,
+  decisionResult,
+  denyPendingOf,
+  inboxCard,
+} from "./harness/approvals.js";
 import { launchChromium } from "./harness/chromium.js";
 import {
-  apiMutate,
   apiQuery,
   apiSession,
   journey,
@@ -21,7 +25,6 @@ import {
   startFromSkillPage,
   waitForRunStatus,
 } from "./harness/journey.js";
-import type { Journey } from "./harness/journey.js";
 
 const SKILL = "timeline-release";
 const GATE = "timeline.release";
@@ -33,21 +36,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  if (started.length === 0) return;
   // A run this file left waiting is denied, so later journeys' inboxes stay as they expect.
-  const session = await apiSession(stack().approver);
-  const pending = await apiQuery<Array<{ runId: string; gateId: string }>>(
-    session,
-    "approvals.pending",
-  ).catch(() => []);
-  for (const gate of pending.filter((p) => started.includes(p.runId))) {
-    await apiMutate(session, "approvals.decide", {
-      runId: gate.runId,
-      gateId: gate.gateId,
-      decision: "deny",
-      reason: "e2e cleanup",
-    }).catch(() => {});
-  }
+  await denyPendingOf(started);
 });
 
 /** The step table's cells of one step, by column. */
@@ -77,20 +67,6 @@ async function history(page: Page): Promise<string[]> {
     out.push(`${await item.getAttribute("data-kind")}: ${(await item.innerText()).trim()}`);
   }
   return out;
-}
-
-/** Screenshots, axe-core and sideways overflow at 1280 and 390 px. */
-async function checkWidths(j: Journey, page: Page, what: string): Promise<void> {
-  for (const width of [1280, 390]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-    await j.shot(page, `${what}-${width}px`);
-    const violations = await seriousViolations(page);
-    expect(violations, describeViolations(`${what} at ${width} px`, violations)).toEqual([]);
-    const overflow = await horizontalOverflow(page);
-    expect(overflow.culprits, `${what} at ${width} px overflows`).toEqual([]);
-    expect(overflow.scrollWidth).toBeLessThanOrEqual(overflow.viewport);
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
 }
 
 const TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/;
@@ -132,7 +108,7 @@ it("lists a paused graph's pending steps, then each step's times and receipts an
     expect(paused.at(-1)).toMatch(
       /^paused: .*Waiting for approval of gate timeline\.release \(Publish the prepared message\.\)/s,
     );
-    await checkWidths(j, page, "paused");
+    await checkLayouts(page, "paused", j);
 
     // The approver approves in the inbox, with a reason.
     const inbox = await j.signIn(approver);
@@ -180,7 +156,7 @@ it("lists a paused graph's pending steps, then each step's times and receipts an
     const resumedItem = page.getByTestId("event-history").locator('li[data-kind="resumed"]');
     expect(await resumedItem.getByTestId("event-actor").innerText()).toBe(approver.username);
     expect(await resumedItem.getByTestId("event-reason").innerText()).toBe(REASON);
-    await checkWidths(j, page, "sealed");
+    await checkLayouts(page, "sealed", j);
 
     // A step's receipt link opens that receipt.
     await page.getByRole("link", { name: "Receipt of step publish", exact: true }).first().click();
@@ -221,6 +197,6 @@ it("names the operator who answered an agent request and the reason they gave", 
       actor: approver.username,
       reason: "pricing signed off by sales",
     });
-    await checkWidths(j, page, "answered");
+    await checkLayouts(page, "answered", j);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { createRequire } from "node:module";
 import type { Page } from "playwright-core";
+import type { Journey } from "./journey.js";
 
 const require = createRequire(import.meta.url);
 // axe-core ships its browser bundle as a string (`source`), evaluated in the page.
@@ -71,4 +72,33 @@ export async function horizontalOverflow(
     }
     return { scrollWidth: document.documentElement.scrollWidth, viewport, culprits };
   })()`);
+}
+
+/** The widths a changed console page is checked at: a laptop, a small desktop and a phone. */
+export const LAYOUT_WIDTHS = [1366, 1280, 390] as const;
+
+/**
+ * Screenshots, axe-core (no serious violations) and no sideways scroll at every width in
+ * `LAYOUT_WIDTHS`; the viewport ends back at 1280 px. Screenshots go to the journey's folder.
+ */
+export async function checkLayouts(
+  page: Page,
+  name: string,
+  journey: Pick<Journey, "shot">,
+): Promise<void> {
+  for (const width of LAYOUT_WIDTHS) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+    await journey.shot(page, `${name}-${width}`);
+    const violations = await seriousViolations(page);
+    if (violations.length > 0) {
+      throw new Error(describeViolations(`${name} at ${width}px`, violations));
+    }
+    const overflow = await horizontalOverflow(page);
+    if (overflow.scrollWidth > overflow.viewport || overflow.culprits.length > 0) {
+      throw new Error(
+        `${name} at ${width}px overflows (${overflow.scrollWidth} > ${overflow.viewport}): ${overflow.culprits.join(", ")}`,
+      );
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
 }

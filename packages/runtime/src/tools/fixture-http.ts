@@ -3,7 +3,8 @@
  * `caller.http_exchanges` and `caller.http_responses` and never opens a socket, plus a
  * resolver that never queries DNS. Only the transport is replaced: the tools still admit
  * every URL (scheme, credentials, allowed hosts, address class), prepare the request, cap
- * the response, follow redirects, digest and redact exactly as on a live run. There is no
+ * the response, handle redirects (only `web.fetch` follows them; `http.*` refuses them), digest
+ * and redact exactly as on a live run. There is no
  * live fallback: a request no lane answers fails with FIXTURE_UNMATCHED naming the request,
  * and is logged so the harness can fail a case whose mutation went unmatched.
  *

@@ -50,14 +50,23 @@ export default async function ApprovalsPage() {
   );
 }
 
+/** Gate facts the effect preview already lists, so the card does not show them twice. */
+const EFFECT_LABELS = new Set(["Provider", "Operation", "Target", "Plan digest", "Amount"]);
+
+function shownByPreview(gate: PendingApproval, label: string): boolean {
+  if (gate.preview === null) return false;
+  // The preview shows the amount in its unit already; provider evidence names the rest.
+  if (label === "Amount") return true;
+  return gate.preview.effect !== null && EFFECT_LABELS.has(label);
+}
+
 function ApprovalCard({ gate, me }: { gate: PendingApproval; me: Operator }) {
   const canDecide = me.role === "approver" || me.role === "admin";
   // An adapter dispatch shows everything its approval binds.
   const rows =
     gate.gateType === "adapter_dispatch"
       ? adapterGateRows(gate.summary, gate.spawnGrantedBy)
-      : // The preview shows the amount in its unit already.
-        summaryRows(gate.summary).filter((r) => r.label !== "Amount" || gate.preview === null);
+      : summaryRows(gate.summary).filter((r) => !shownByPreview(gate, r.label));
   const approvals = gate.decisions.filter((d) => d.decision === "approve").length;
   const base = `gate-${gate.runId}-${gate.gateId}`.replace(/[^A-Za-z0-9_-]/g, "_");
   const approveBlocked = gate.stale
