@@ -61,6 +61,16 @@ describe("runx harness", () => {
     expect(all.receipts.map((r) => r.id)).toEqual(expect.arrayContaining(harnessIds));
   });
 
+  it("says where harness receipts went when history of a harness-only store is empty", async () => {
+    ws.addBundledSkill("echo");
+    expect((await runx(ws, ["harness", "skills/echo", "--json"])).code).toBe(0);
+    const plain = await runx(ws, ["history"]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^no receipts in .*--include-harness\)\n$/);
+    const all = await runx(ws, ["history", "--include-harness"]);
+    expect(all.stdout).not.toContain("no receipts");
+  });
+
   it("passes the bundled echo package's fixtures and keeps their receipts", async () => {
     ws.addBundledSkill("echo");
     const r = await runx(ws, ["harness", "skills/echo", "--json"]);

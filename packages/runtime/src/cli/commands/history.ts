@@ -67,7 +67,14 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       });
       if (ctx.json) ctx.out(`${JSON.stringify(listing)}\n`);
       else {
-        if (listing.receipts.length === 0) ctx.out(`no receipts in ${listing.store_label}\n`);
+        if (listing.receipts.length === 0) {
+          // Harness receipts are hidden by default; say so, or an empty store and a store of
+          // harness replays look alike.
+          const hidden = flagSet(args, "include-harness")
+            ? ""
+            : " (receipts of runx harness are listed with --include-harness)";
+          ctx.out(`no receipts in ${listing.store_label}${hidden}\n`);
+        }
         for (const r of listing.receipts) {
           const v =
             r.verification.status === "invalid"
