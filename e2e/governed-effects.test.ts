@@ -114,6 +114,8 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
     await previews.waitFor({ timeout: 20_000 });
     const catalogText = await previews.innerText();
     for (const text of c.catalogShows) expect(catalogText).toContain(text);
+    // No adapter step anywhere in the graph: the form does not offer to allow spawning.
+    expect(await initiator.getByLabel("Allow spawn").count()).toBe(0);
     await checkLayouts(initiator, "catalog-skill", j);
 
     const runId = await startFromSkillPage(initiator, c.skill, c.inputs);

@@ -13,7 +13,15 @@ function Inline({ text }: { text: string }) {
   return (
     <>
       {inlineParts(text).map((part, i) =>
-        part.code ? <code key={i}>{part.text}</code> : <span key={i}>{part.text}</span>,
+        part.code ? (
+          <code key={i}>{part.text}</code>
+        ) : part.emphasis === "strong" ? (
+          <strong key={i}>{part.text}</strong>
+        ) : part.emphasis === "em" ? (
+          <em key={i}>{part.text}</em>
+        ) : (
+          <span key={i}>{part.text}</span>
+        ),
       )}
     </>
   );

@@ -29,8 +29,8 @@ export function StartRunForm({
   const [values, setValues] = useState<Record<string, string>>({});
   const [asJson, setAsJson] = useState(false);
   const [allowSpawn, setAllowSpawn] = useState(false);
-  // Adapter dispatches (a runner of type adapter, or adapter steps of a graph) launch only with it.
-  const dispatches = runner?.type === "adapter" || runner?.type === "graph";
+  // Adapter dispatches launch only with it; the catalog says which runners may dispatch.
+  const dispatches = runner?.dispatches ?? (runner?.type === "adapter" || runner?.type === "graph");
   const [error, setError] = useState<{ field: string | null; message: string } | null>(null);
   const [busy, setBusy] = useState(false);
 

@@ -52,4 +52,19 @@ describe("agent instructions as blocks", () => {
     ]);
     expect(inlineParts("plain")).toEqual([{ code: false, text: "plain" }]);
   });
+
+  it("marks **strong** and *em* spans, never inside code, and leaves arithmetic alone", () => {
+    expect(inlineParts("**read** — `fs.read` loads *the* document")).toEqual([
+      { code: false, text: "read", emphasis: "strong" },
+      { code: false, text: " — " },
+      { code: true, text: "fs.read" },
+      { code: false, text: " loads " },
+      { code: false, text: "the", emphasis: "em" },
+      { code: false, text: " document" },
+    ]);
+    expect(inlineParts("`**not bold**` and 2 * 3 * 4 and snake_case_name")).toEqual([
+      { code: true, text: "**not bold**" },
+      { code: false, text: " and 2 * 3 * 4 and snake_case_name" },
+    ]);
+  });
 });

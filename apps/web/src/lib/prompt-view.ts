@@ -1,6 +1,7 @@
 /**
  * An agent's instructions (Markdown from SKILL.md and the step) as blocks a page can show
- * readably: headings, paragraphs, lists, fenced code, and `code` spans inside text. Nothing
+ * readably: headings, paragraphs, lists, fenced code, and `code`, `*em*` and `**strong**` spans
+ * inside text. Nothing
  * here produces HTML — the page renders the blocks as text, so instructions can never inject
  * markup. Pure.
  */
@@ -12,10 +13,11 @@ export type PromptBlock =
   | { kind: "list"; ordered: boolean; items: string[] }
   | { kind: "code"; text: string };
 
-/** A run of text, or of inline code. */
+/** A run of text, of inline code, or of emphasised text (`*em*`, `**strong**`). */
 export interface InlinePart {
   code: boolean;
   text: string;
+  emphasis?: "em" | "strong";
 }
 
 const HEADING = /^(#{1,6})\s+(.*)$/;
@@ -78,14 +80,34 @@ export function promptBlocks(markdown: string): PromptBlock[] {
   return blocks;
 }
 
-/** Splits text at `code` spans. */
+/** Splits text at `code` spans, then the rest at `**strong**` and `*em*` spans. */
 export function inlineParts(text: string): InlinePart[] {
   const parts: InlinePart[] = [];
   const re = /`([^`]+)`/g;
   let at = 0;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    if (m.index > at) parts.push({ code: false, text: text.slice(at, m.index) });
+    if (m.index > at) parts.push(...emphasisParts(text.slice(at, m.index)));
     parts.push({ code: true, text: m[1]! });
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(...emphasisParts(text.slice(at)));
+  return parts;
+}
+
+// `**x**` or `*x*` whose content neither starts nor ends with a space (so `a * b * c` stays
+// text); underscores are left alone, as snake_case names are common in instructions.
+const EMPHASIS = /(\*\*)(\S(?:[^*]*?\S)?)\*\*|\*(\S(?:[^*]*?\S)?)\*/g;
+
+function emphasisParts(text: string): InlinePart[] {
+  const parts: InlinePart[] = [];
+  let at = 0;
+  for (let m = EMPHASIS.exec(text); m !== null; m = EMPHASIS.exec(text)) {
+    if (m.index > at) parts.push({ code: false, text: text.slice(at, m.index) });
+    parts.push(
+      m[1] !== undefined
+        ? { code: false, text: m[2]!, emphasis: "strong" }
+        : { code: false, text: m[3]!, emphasis: "em" },
+    );
     at = m.index + m[0].length;
   }
   if (at < text.length) parts.push({ code: false, text: text.slice(at) });

@@ -15,6 +15,8 @@ export interface RunnerInfo {
   type: string;
   default: boolean;
   inputs: unknown;
+  /** Whether a run may hand work to an adapter (the catalog's answer; absent: by type). */
+  dispatches?: boolean;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -86,3 +86,31 @@ describe("catalog.startRef", () => {
     expect(await refusal("acme/missing@1.0.0")).toMatch(/^PACKAGE_NOT_FOUND: skill is not in/);
   });
 });
+
+describe("catalog runners", () => {
+  it("says which runners may hand work to an adapter, so the start form offers spawn only there", async () => {
+    const ws = join(base, "ws");
+    const write = (name: string, runners: string) => {
+      mkdirSync(join(ws, "skills", name), { recursive: true });
+      writeFileSync(
+        join(ws, "skills", name, "SKILL.md"),
+        `---\nname: ${name}\ndescription: d\n---\n`,
+      );
+      writeFileSync(join(ws, "skills", name, "X.yaml"), `skill: ${name}\nrunners:\n${runners}`);
+    };
+    write(
+      "tools-only",
+      "  default:\n    default: true\n    type: graph\n    graph:\n      name: g\n      steps:\n        - id: a\n          tool: fs.read\n          inputs: {path: README.md}\n",
+    );
+    write(
+      "nested",
+      "  default:\n    default: true\n    type: graph\n    graph:\n      name: g\n      steps:\n        - id: a\n          skill: ../echo\n",
+    );
+    const hits = await runtime.catalog.search({ query: "" });
+    const dispatches = (name: string) =>
+      hits.find((h) => h.name === name)?.runners.map((r) => r.dispatches);
+    expect(dispatches("tools-only")).toEqual([false]);
+    expect(dispatches("nested")).toEqual([true]);
+    expect(dispatches("echo")).toEqual([false]);
+  });
+});

@@ -34,6 +34,12 @@ export interface CatalogRunner {
   inputs: CatalogInput[];
   /** The approvals the runner asks for, with what the approver is shown (catalog-approvals.ts). */
   approvals: CatalogApproval[];
+  /**
+   * Whether a run of this runner may hand work to an adapter: an adapter runner, or a graph
+   * with an adapter step or a nested skill (whose runner is not looked into here). The start
+   * form offers "allow spawn" only then.
+   */
+  dispatches: boolean;
 }
 
 /** One catalog entry. */
@@ -80,7 +86,18 @@ function runnersOf(pkg: SkillPackage): CatalogRunner[] {
       default: i.default ?? null,
     })),
     approvals: approvalsOf(r),
+    dispatches: r.type === "adapter" || (r.type === "graph" && graphMayDispatch(r.graph)),
   }));
+}
+
+/** True when any step (fanout branches included) runs an adapter or a nested skill. */
+function graphMayDispatch(value: JsonValue): boolean {
+  if (Array.isArray(value)) return value.some(graphMayDispatch);
+  if (!isJsonObject(value)) return false;
+  if (typeof value.skill === "string") return true;
+  const run = value.run;
+  if (run !== undefined && isJsonObject(run) && run.type === "adapter") return true;
+  return Object.values(value).some(graphMayDispatch);
 }
 
 function matches(skill: CatalogSkill, needle: string): boolean {
@@ -168,6 +185,8 @@ export function catalogServices(deps: { root: string; registry: () => LocalRegis
         default: false,
         inputs: [],
         approvals: [],
+        // Unread runner: assume it may dispatch, so the choice is offered.
+        dispatches: true,
       }));
       let problem: string | null = null;
       try {

@@ -50,14 +50,13 @@ export default async function SkillsPage({
                 {s.version !== null && <span className="muted"> @{s.version}</span>}
               </h2>
               <p className="badges">
-                <span className="badge" title="trust tier">
-                  {s.trustTier}
+                <span className="badge" title="where the skill comes from, and its trust tier">
+                  {s.trustTier === s.source ? s.source : `${s.source}, trust ${s.trustTier}`}
                 </span>{" "}
-                <span className="badge">{s.source}</span>{" "}
                 {s.status !== "ok" && <span className="badge status-invalid">{s.status}</span>}
-                {s.runners.map((r) => (
-                  <span key={r.name} className="badge" title={`runner ${r.name}`}>
-                    {r.type}
+                {runnerKinds(s.runners).map((kind) => (
+                  <span key={kind.type} className="badge" title={kind.title}>
+                    {kind.label}
                   </span>
                 ))}
               </p>
@@ -80,4 +79,20 @@ export default async function SkillsPage({
       )}
     </section>
   );
+}
+
+/**
+ * One badge per runner type, with a count when a skill has several runners of that type; the
+ * title names them (a four-runner data store reads "4 graph runners", not "graph" four times).
+ */
+function runnerKinds(
+  runners: ReadonlyArray<{ name: string; type: string }>,
+): Array<{ type: string; label: string; title: string }> {
+  const byType = new Map<string, string[]>();
+  for (const r of runners) byType.set(r.type, [...(byType.get(r.type) ?? []), r.name]);
+  return [...byType].map(([type, names]) => ({
+    type,
+    label: names.length === 1 ? type : `${names.length} ${type} runners`,
+    title: `runner${names.length === 1 ? "" : "s"} ${names.join(", ")}`,
+  }));
 }
