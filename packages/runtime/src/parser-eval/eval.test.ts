@@ -156,6 +156,8 @@ describe("parser eval: runner manifests", () => {
       "skill: demo",
       "catalog:",
       "  kind: skill",
+      "  audience: public",
+      "  role: canonical",
       "runners:",
       "  main:",
       "    default: true",
@@ -168,6 +170,7 @@ describe("parser eval: runner manifests", () => {
       "    type: graph",
       "    graph:",
       "      name: flow",
+      "      result_from: [a]",
       "      steps:",
       "        - id: a",
       "          tool: fs.read",
@@ -176,7 +179,12 @@ describe("parser eval: runner manifests", () => {
     const out = one({ kind: "parser.validateRunnerManifestYaml", yaml });
     expect(out.status).toBe("success");
     const value = out.value as Record<string, Record<string, Record<string, unknown>>>;
-    expect(value.catalog).toEqual({ kind: "skill", visibility: "public" });
+    expect(value.catalog).toEqual({
+      kind: "skill",
+      audience: "public",
+      visibility: "public",
+      role: "canonical",
+    });
     expect(value.runners?.main).toMatchObject({
       name: "main",
       default: true,
@@ -188,7 +196,7 @@ describe("parser eval: runner manifests", () => {
     });
     expect(value.runners?.flow?.source).toMatchObject({
       type: "graph",
-      graph: { name: "flow", resultFrom: [], steps: [{ id: "a", tool: "fs.read" }] },
+      graph: { name: "flow", resultFrom: ["a"], steps: [{ id: "a", tool: "fs.read" }] },
     });
     expect(value.raw).toMatchObject({ raw: yaml });
   });
@@ -252,7 +260,7 @@ describe("parser eval: runner manifest rejections", () => {
     expect(runner("skill: s\n").error?.message).toBe("runners is required.");
     expect(runner("runners:\n  main: 3\n").error?.message).toBe("runners.main must be an object.");
     expect(runner("extra: 1\nrunners: {}\n").error?.message).toBe(
-      "runner_manifest.extra is not supported; allowed fields: skill, version, runx, policy, emits, catalog, credentials, input_definitions, marketplace, runners, harness.",
+      "runner_manifest.extra is not supported; allowed fields: skill, version, runx, policy, emits, catalog, credentials, input_definitions, runners, harness.",
     );
     expect(runner("- a\n").error).toEqual({
       code: "parse_error",
@@ -363,7 +371,7 @@ describe("parser eval: tool manifests", () => {
     },
     scopes: ["fs:read"],
     risk: { level: "low" },
-    retry: { maxAttempts: 2 },
+    retry: { max_attempts: 2 },
     idempotency: { key: "message" },
     mutating: false,
     artifacts: { emits: ["echo"] },
@@ -538,15 +546,15 @@ describe("parser eval: skills and installs", () => {
     expect(skill("retry: 3")).toBe("retry must be an object.");
   });
 
-  it("reports governance in upstream's form (retry attempts, artifact contract)", () => {
+  it("reports governance in upstream's form (snake_case retry and artifact contract)", () => {
     const out = one({
       kind: "parser.validateSkillMarkdown",
       markdown:
         "---\nname: s\nretry: {max_attempts: 2}\nrunx:\n  artifacts: {emits: report, wrap_as: runx.report.v1}\n---\nbody\n",
     });
     expect(out.value).toMatchObject({
-      retry: { maxAttempts: 2 },
-      artifacts: { emits: ["report"], wrapAs: "runx.report.v1" },
+      retry: { max_attempts: 2 },
+      artifacts: { emits: ["report"], wrap_as: "runx.report.v1" },
     });
   });
 
@@ -563,14 +571,25 @@ describe("parser eval: skills and installs", () => {
     expect(out.value).toMatchObject({ markdown, origin, skill: { name: "demo" } });
     const broken = one({ kind: "parser.validateSkillInstall", markdown: "# none\n", origin });
     expect(broken.error?.code).toBe("validation_error");
-    const noRef = one({
-      kind: "parser.validateSkillInstall",
-      markdown,
-      origin: { source: "registry", source_label: "Registry" },
-    });
-    expect(noRef.error).toEqual({
-      code: "invalid_input",
-      message: 'origin needs a string field "ref"',
+    // An origin without `ref` does not read as an install input, so the whole request fails.
+    const noRef = evaluateParserRequest(
+      JSON.stringify({
+        inputs: [
+          {
+            kind: "parser.validateSkillInstall",
+            markdown,
+            origin: { source: "registry", source_label: "Registry" },
+          },
+        ],
+        returnErrors: true,
+      }),
+    );
+    expect(noRef).toEqual({
+      status: "failure",
+      error: {
+        code: "invalid_input",
+        message: "data did not match any variant of untagged enum ParserDocument",
+      },
     });
   });
 });
@@ -590,6 +609,7 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
     });
     const graph = { name: "g", steps: [{ id: "a", tool: "fs.read" }] };
     const out = one({ kind: "parser.validateSkillSource", source: { type: "graph", graph } });
+    expect(out.status).toBe("success");
     expect(out.value?.graph).toMatchObject({ name: "g", raw: { document: graph } });
     expect(
       one({ kind: "parser.validateSkillSource", source: { type: "agent-step" } }).error,
@@ -597,7 +617,9 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
       code: "validation_error",
       message: "source.type agent-step is not a supported source type.",
     });
-    expect(one({ kind: "parser.validateSkillSource" }).error?.code).toBe("invalid_input");
+    expect(
+      evaluateParserRequest(JSON.stringify({ kind: "parser.validateSkillSource" })),
+    ).toMatchObject({ status: "failure", error: { code: "invalid_input" } });
   });
 
   it("validates an artifact contract under the given field", () => {
@@ -609,7 +631,7 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
       });
     expect(contract({ emits: "report", wrap_as: "runx.report.v1" }).value).toEqual({
       emits: ["report"],
-      wrapAs: "runx.report.v1",
+      wrap_as: "runx.report.v1",
     });
     expect(contract({}).value).toBeNull();
     expect(contract({ packets: { plan: "runx.plan.v1" } }).error).toEqual({
@@ -639,15 +661,20 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
 });
 
 describe("parser eval: requests", () => {
-  it("names unknown and unimplemented kinds", () => {
-    expect(one({ kind: "parser.nope" }).error).toEqual({
-      code: "invalid_input",
-      message: "unsupported parser input kind 'parser.nope'",
+  it("names an unknown kind of a single input, and refuses a batch holding one", () => {
+    expect(evaluateParserRequest(JSON.stringify({ kind: "parser.nope" }))).toEqual({
+      status: "failure",
+      error: { code: "invalid_input", message: "unsupported parser input kind 'parser.nope'" },
     });
-    expect(one({ kind: "parser.validateHarnessFixtureYaml", yaml: "x: 1\n" }).error).toEqual({
-      code: "invalid_input",
-      message:
-        "parser input kind 'parser.validateHarnessFixtureYaml' is not supported by this runtime",
+    expect(evaluateParserRequest(JSON.stringify({ input: { kind: "parser.nope" } }))).toMatchObject(
+      { error: { message: "unsupported parser input kind 'parser.nope'" } },
+    );
+    expect(evaluateParserRequest(JSON.stringify({ inputs: [{ kind: "parser.nope" }] }))).toEqual({
+      status: "failure",
+      error: {
+        code: "invalid_input",
+        message: "data did not match any variant of untagged enum ParserDocument",
+      },
     });
   });
 
