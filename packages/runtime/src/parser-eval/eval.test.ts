@@ -27,7 +27,7 @@ describe("parser eval: graphs", () => {
         "    skill: ./s",
         "    context:",
         "      zeta: first.data.items",
-        "      alpha: $steps.first.result",
+        "      alpha: first.result",
         "    retry: {max_attempts: 3}",
         "    when: {field: first.ok, not_equals: false}",
         "",
@@ -48,7 +48,7 @@ describe("parser eval: graphs", () => {
       mutating: true,
     });
     expect(value.steps[1]).toMatchObject({
-      context: { alpha: "$steps.first.result", zeta: "first.data.items" },
+      context: { alpha: "first.result", zeta: "first.data.items" },
       contextEdges: [
         { input: "alpha", fromStep: "first", output: "result" },
         { input: "zeta", fromStep: "first", output: "data.items" },
@@ -93,8 +93,11 @@ describe("parser eval: graphs", () => {
       message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: a\n    tool: fs.read\n"),
     ).toBe("steps.1.id 'a' must be unique.");
     expect(message("name: g\nsteps:\n  - id: a\n    run: {agent: x}\n")).toBe(
-      "steps.0.run.type is required.",
+      "steps.0.run is not a valid inline source: source.type is required.",
     );
+    expect(
+      message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n    context: {x: $steps.a.out}\n"),
+    ).toBe("steps.0.context.x references unknown or later step '$steps'.");
     expect(
       message(
         "name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    inputs: {x: a.data}\n",

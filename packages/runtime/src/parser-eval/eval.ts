@@ -6,7 +6,6 @@
  */
 import { createHash } from "node:crypto";
 import { isRuntimeError } from "../errors.js";
-import { normalizeGraph } from "../graph/document.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { MAX_NESTING_DEPTH, scanJsonNesting } from "../parser/nesting.js";
@@ -14,13 +13,12 @@ import { parseStrictYaml } from "../parser/strict-yaml.js";
 import type { StrictYamlDocument } from "../parser/strict-yaml.js";
 import { artifactContract } from "./artifact-contract.js";
 import { postRunReflectPolicy, UpstreamValidationError } from "./fields.js";
-import { precheckGraph } from "./graph-precheck.js";
+import { validateGraph } from "./graph.js";
 import { harnessFixture, SerdeError } from "./harness.js";
-import { graphIr } from "./ir.js";
 import { validateRunnerManifest } from "./runner.js";
 import { validateSkill } from "./skill.js";
 import type { RawSkill, SkillMode } from "./skill.js";
-import { validateSource } from "./source.js";
+import { inlineSource, validateSource } from "./source.js";
 import { validateToolManifestDocument } from "./tool.js";
 
 /** Error codes of a parser evaluation (upstream's spelling). */
@@ -123,8 +121,7 @@ function validateGraphYaml(yaml: string): JsonValue {
     (value) => `YAML parse failed: invalid type: ${yamlKind(value)}, expected a map`,
   );
   return phase("validation_error", () => {
-    precheckGraph(raw);
-    return graphIr(normalizeGraph(raw), raw);
+    return validateGraph(raw, inlineSource);
   });
 }
 

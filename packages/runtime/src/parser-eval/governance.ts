@@ -229,7 +229,7 @@ export function validateIdempotency(
 }
 
 /** Why an agent tool ref is not admissible, or undefined when it is. */
-function toolRefProblem(raw: string): string | undefined {
+export function toolRefProblem(raw: string): string | undefined {
   const value = raw.trim();
   if (value === "") return "tool ref must not be empty";
   if (value.startsWith("/") || value.startsWith("\\"))

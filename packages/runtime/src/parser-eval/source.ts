@@ -4,7 +4,6 @@
  * sentences and answered in its normal form (camelCase typed fields beside `raw`). A graph
  * source carries its graph in graph IR form. Pure.
  */
-import { normalizeGraph } from "../graph/document.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import {
@@ -18,8 +17,7 @@ import {
   requiredString,
   serdeKind,
 } from "./fields.js";
-import { precheckGraph } from "./graph-precheck.js";
-import { graphIr } from "./ir.js";
+import { validateGraph } from "./graph.js";
 import { outputContract } from "./output-contract.js";
 
 /** The fields a source may declare (also the flattened source fields of a runner). */
@@ -429,10 +427,12 @@ function mcpServer(source: JsonObject, type: string): JsonObject | undefined {
 
 function graphSource(source: JsonObject, type: string): JsonObject | undefined {
   if (type !== "graph") return undefined;
-  const graph = requiredObject(source.graph, "source.graph");
-  precheckGraph(graph);
-  return graphIr(normalizeGraph(graph, { path: ["source", "graph"] }), graph);
+  return validateGraph(requiredObject(source.graph, "source.graph"), inlineSource);
 }
+
+/** A graph step's inline `run:` source (an agent task may leave its agent and task open). */
+export const inlineSource = (source: JsonObject): JsonObject =>
+  validateSource(source, "inline-graph");
 
 /**
  * Validates `source` as upstream validates a skill source and answers its normal form. Throws

@@ -329,6 +329,70 @@ describe("upstream rules: tool manifests", () => {
   });
 });
 
+describe("upstream rules: graphs", () => {
+  const graph = (yaml: string) => one({ kind: "parser.validateGraphYaml", yaml });
+  const graphError = (yaml: string) => graph(yaml).error?.message;
+  const steps = (body: string) => `name: g\nsteps:\n${body}`;
+
+  it("checks declared result producers", () => {
+    expect(graphError(`name: g\nresult_from: [b]\nsteps:\n  - id: a\n    tool: fs.read\n`)).toBe(
+      "result_from.0 references unknown step 'b'.",
+    );
+    expect(graphError(`name: g\nresult_from: [a, a]\nsteps:\n  - id: a\n    tool: fs.read\n`)).toBe(
+      "result_from contains duplicate step 'a'.",
+    );
+  });
+
+  it("refuses retired bindings, doubled bindings and non-catalog tool refs", () => {
+    expect(graphError(steps('  - id: a\n    tool: fs.read\n    inputs: {x: "{{ x }}"}\n'))).toBe(
+      'steps.0.inputs.x uses retired graph input binding "{{ x }}"; use "$input.x".',
+    );
+    expect(
+      graphError(
+        steps(
+          "  - id: a\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    inputs: {x: 1}\n    context: {x: a.out}\n",
+        ),
+      ),
+    ).toBe("steps.1 binds the same input through both inputs and context: x.");
+    expect(graphError(steps("  - id: a\n    tool: read\n"))).toBe(
+      'steps.0.tool "read" is not an admissible catalog tool ref: tool ref must include a namespace, for example fs.read.',
+    );
+    expect(graphError(steps("  - id: a\n    tool: fs.read\n    effect_family: x\n"))).toBe(
+      "steps.0.effect_family is not supported; effect ownership is derived from the resolved target",
+    );
+  });
+
+  it("checks inline run targets: approval control and the inline source kinds", () => {
+    expect(graphError(steps("  - id: a\n    run: {type: approval, note: x}\n"))).toBe(
+      "steps.0.run approval control accepts only type; unsupported fields: note",
+    );
+    expect(graphError(steps("  - id: a\n    run: {type: a2a, agent_card_url: u, task: t}\n"))).toBe(
+      "steps.0.run.type 'a2a' is not an inline graph source; use a skill or tool target for supervised adapters",
+    );
+    expect(graph(steps("  - id: a\n    run: {type: approval}\n")).value?.steps).toMatchObject([
+      { id: "a", run: { type: "approval" } },
+    ]);
+  });
+
+  it("checks authority minting against the graph's charter", () => {
+    expect(
+      graphError(
+        steps(
+          "  - id: a\n    tool: fs.read\n    scopes: [s]\n    mint_authority: {source: static_scopes}\n",
+        ),
+      ),
+    ).toBe("steps.0.mint_authority requires the graph to declare charter_from.");
+  });
+
+  it("answers step artifacts as the contract type and keeps a null guard value", () => {
+    const value = graph(
+      "name: g\npolicy:\n  guards:\n    - {step: a, field: ok, equals: null}\nsteps:\n  - id: a\n    tool: fs.read\n    artifacts: {emits: out}\n",
+    ).value;
+    expect(value?.policy).toEqual({ guards: [{ step: "a", field: "ok", equals: null }] });
+    expect(value?.steps).toMatchObject([{ artifacts: { emits: ["out"] } }]);
+  });
+});
+
 describe("upstream rules: harness fixtures and packet schemas", () => {
   it("validates a harness fixture document into upstream's normal form", () => {
     const out = one({
