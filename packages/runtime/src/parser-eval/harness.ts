@@ -200,7 +200,7 @@ function receiptExpectation(value: JsonValue | undefined): JsonValue {
 
 /** A harness expectation (`HarnessExpectation`). */
 function expectation(value: JsonValue | undefined): JsonObject {
-  const raw = value ?? {};
+  const raw = value === undefined ? {} : value;
   const read = struct(
     "RawHarnessExpectation",
     {
@@ -461,7 +461,11 @@ export function harnessManifest(
 }
 
 function receiptPaths(value: JsonValue | undefined): JsonObject {
-  const setup = struct("HarnessSetup", { receipts: list(string) }, value ?? {});
+  const setup = struct(
+    "HarnessSetup",
+    { receipts: list(string) },
+    value === undefined ? {} : value,
+  );
   const receipts = Array.isArray(setup.receipts) ? setup.receipts : [];
   if (receipts.length > 32)
     harnessInvalid("setup.receipts", "must contain at most 32 receipt files");
@@ -612,7 +616,7 @@ export function harnessFixture(document: JsonValue): JsonObject {
   httpResponses(caller.http_responses, "caller.http_responses");
   providerResponses(caller.provider_responses, "caller.provider_responses");
   const setup = receiptPaths(record.setup);
-  const expect = expectation(record.expect ?? {});
+  const expect = expectation(record.expect);
   const journeys = (Array.isArray(raw.operator_journeys) ? raw.operator_journeys : []).map(
     operatorJourney,
   );
