@@ -1,7 +1,7 @@
 /**
  * Upstream's artifact contract (`SkillArtifactContract`): `emits` (a string or a list),
- * `named_emits`, `packets` bound to named outputs, `wrap_as` and `packet`, answered in camelCase
- * and checked with upstream's sentences under the caller's field name. Pure.
+ * `named_emits`, `packets` bound to named outputs, `wrap_as` and `packet`, answered with those
+ * snake_case keys (the contract type keeps them) and checked with upstream's sentences under the caller's field name. Pure.
  */
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { invalid, optionalNonEmptyString, optionalObject, optionalStringArray } from "./fields.js";
@@ -47,9 +47,9 @@ export function artifactContract(
     return undefined;
   const out: JsonObject = {};
   if (emits !== undefined) out.emits = emits;
-  if (named !== undefined) out.namedEmits = named;
+  if (named !== undefined) out.named_emits = named;
   if (packets !== undefined) out.packets = packets;
-  if (wrapAs !== undefined) out.wrapAs = wrapAs;
+  if (wrapAs !== undefined) out.wrap_as = wrapAs;
   if (packet !== undefined) out.packet = packet;
   return out;
 }

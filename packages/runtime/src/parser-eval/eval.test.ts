@@ -27,7 +27,7 @@ describe("parser eval: graphs", () => {
         "    skill: ./s",
         "    context:",
         "      zeta: first.data.items",
-        "      alpha: $steps.first.result",
+        "      alpha: first.result",
         "    retry: {max_attempts: 3}",
         "    when: {field: first.ok, not_equals: false}",
         "",
@@ -48,7 +48,7 @@ describe("parser eval: graphs", () => {
       mutating: true,
     });
     expect(value.steps[1]).toMatchObject({
-      context: { alpha: "$steps.first.result", zeta: "first.data.items" },
+      context: { alpha: "first.result", zeta: "first.data.items" },
       contextEdges: [
         { input: "alpha", fromStep: "first", output: "result" },
         { input: "zeta", fromStep: "first", output: "data.items" },
@@ -93,8 +93,11 @@ describe("parser eval: graphs", () => {
       message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: a\n    tool: fs.read\n"),
     ).toBe("steps.1.id 'a' must be unique.");
     expect(message("name: g\nsteps:\n  - id: a\n    run: {agent: x}\n")).toBe(
-      "steps.0.run.type is required.",
+      "steps.0.run is not a valid inline source: source.type is required.",
     );
+    expect(
+      message("name: g\nsteps:\n  - id: a\n    tool: fs.read\n    context: {x: $steps.a.out}\n"),
+    ).toBe("steps.0.context.x references unknown or later step '$steps'.");
     expect(
       message(
         "name: g\nsteps:\n  - id: a\n    tool: fs.read\n  - id: b\n    tool: fs.read\n    inputs: {x: a.data}\n",
@@ -156,6 +159,8 @@ describe("parser eval: runner manifests", () => {
       "skill: demo",
       "catalog:",
       "  kind: skill",
+      "  audience: public",
+      "  role: canonical",
       "runners:",
       "  main:",
       "    default: true",
@@ -168,6 +173,7 @@ describe("parser eval: runner manifests", () => {
       "    type: graph",
       "    graph:",
       "      name: flow",
+      "      result_from: [a]",
       "      steps:",
       "        - id: a",
       "          tool: fs.read",
@@ -176,7 +182,12 @@ describe("parser eval: runner manifests", () => {
     const out = one({ kind: "parser.validateRunnerManifestYaml", yaml });
     expect(out.status).toBe("success");
     const value = out.value as Record<string, Record<string, Record<string, unknown>>>;
-    expect(value.catalog).toEqual({ kind: "skill", visibility: "public" });
+    expect(value.catalog).toEqual({
+      kind: "skill",
+      audience: "public",
+      visibility: "public",
+      role: "canonical",
+    });
     expect(value.runners?.main).toMatchObject({
       name: "main",
       default: true,
@@ -188,7 +199,7 @@ describe("parser eval: runner manifests", () => {
     });
     expect(value.runners?.flow?.source).toMatchObject({
       type: "graph",
-      graph: { name: "flow", resultFrom: [], steps: [{ id: "a", tool: "fs.read" }] },
+      graph: { name: "flow", resultFrom: ["a"], steps: [{ id: "a", tool: "fs.read" }] },
     });
     expect(value.raw).toMatchObject({ raw: yaml });
   });
@@ -252,7 +263,7 @@ describe("parser eval: runner manifest rejections", () => {
     expect(runner("skill: s\n").error?.message).toBe("runners is required.");
     expect(runner("runners:\n  main: 3\n").error?.message).toBe("runners.main must be an object.");
     expect(runner("extra: 1\nrunners: {}\n").error?.message).toBe(
-      "runner_manifest.extra is not supported; allowed fields: skill, version, runx, policy, emits, catalog, credentials, input_definitions, marketplace, runners, harness.",
+      "runner_manifest.extra is not supported; allowed fields: skill, version, runx, policy, emits, catalog, credentials, input_definitions, runners, harness.",
     );
     expect(runner("- a\n").error).toEqual({
       code: "parse_error",
@@ -363,7 +374,7 @@ describe("parser eval: tool manifests", () => {
     },
     scopes: ["fs:read"],
     risk: { level: "low" },
-    retry: { maxAttempts: 2 },
+    retry: { max_attempts: 2 },
     idempotency: { key: "message" },
     mutating: false,
     artifacts: { emits: ["echo"] },
@@ -538,15 +549,15 @@ describe("parser eval: skills and installs", () => {
     expect(skill("retry: 3")).toBe("retry must be an object.");
   });
 
-  it("reports governance in upstream's form (retry attempts, artifact contract)", () => {
+  it("reports governance in upstream's form (snake_case retry and artifact contract)", () => {
     const out = one({
       kind: "parser.validateSkillMarkdown",
       markdown:
         "---\nname: s\nretry: {max_attempts: 2}\nrunx:\n  artifacts: {emits: report, wrap_as: runx.report.v1}\n---\nbody\n",
     });
     expect(out.value).toMatchObject({
-      retry: { maxAttempts: 2 },
-      artifacts: { emits: ["report"], wrapAs: "runx.report.v1" },
+      retry: { max_attempts: 2 },
+      artifacts: { emits: ["report"], wrap_as: "runx.report.v1" },
     });
   });
 
@@ -563,14 +574,25 @@ describe("parser eval: skills and installs", () => {
     expect(out.value).toMatchObject({ markdown, origin, skill: { name: "demo" } });
     const broken = one({ kind: "parser.validateSkillInstall", markdown: "# none\n", origin });
     expect(broken.error?.code).toBe("validation_error");
-    const noRef = one({
-      kind: "parser.validateSkillInstall",
-      markdown,
-      origin: { source: "registry", source_label: "Registry" },
-    });
-    expect(noRef.error).toEqual({
-      code: "invalid_input",
-      message: 'origin needs a string field "ref"',
+    // An origin without `ref` does not read as an install input, so the whole request fails.
+    const noRef = evaluateParserRequest(
+      JSON.stringify({
+        inputs: [
+          {
+            kind: "parser.validateSkillInstall",
+            markdown,
+            origin: { source: "registry", source_label: "Registry" },
+          },
+        ],
+        returnErrors: true,
+      }),
+    );
+    expect(noRef).toEqual({
+      status: "failure",
+      error: {
+        code: "invalid_input",
+        message: "data did not match any variant of untagged enum ParserDocument",
+      },
     });
   });
 });
@@ -590,6 +612,7 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
     });
     const graph = { name: "g", steps: [{ id: "a", tool: "fs.read" }] };
     const out = one({ kind: "parser.validateSkillSource", source: { type: "graph", graph } });
+    expect(out.status).toBe("success");
     expect(out.value?.graph).toMatchObject({ name: "g", raw: { document: graph } });
     expect(
       one({ kind: "parser.validateSkillSource", source: { type: "agent-step" } }).error,
@@ -597,7 +620,9 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
       code: "validation_error",
       message: "source.type agent-step is not a supported source type.",
     });
-    expect(one({ kind: "parser.validateSkillSource" }).error?.code).toBe("invalid_input");
+    expect(
+      evaluateParserRequest(JSON.stringify({ kind: "parser.validateSkillSource" })),
+    ).toMatchObject({ status: "failure", error: { code: "invalid_input" } });
   });
 
   it("validates an artifact contract under the given field", () => {
@@ -609,7 +634,7 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
       });
     expect(contract({ emits: "report", wrap_as: "runx.report.v1" }).value).toEqual({
       emits: ["report"],
-      wrapAs: "runx.report.v1",
+      wrap_as: "runx.report.v1",
     });
     expect(contract({}).value).toBeNull();
     expect(contract({ packets: { plan: "runx.plan.v1" } }).error).toEqual({
@@ -639,15 +664,20 @@ describe("parser eval: source, artifact contract and reflect policy inputs", () 
 });
 
 describe("parser eval: requests", () => {
-  it("names unknown and unimplemented kinds", () => {
-    expect(one({ kind: "parser.nope" }).error).toEqual({
-      code: "invalid_input",
-      message: "unsupported parser input kind 'parser.nope'",
+  it("names an unknown kind of a single input, and refuses a batch holding one", () => {
+    expect(evaluateParserRequest(JSON.stringify({ kind: "parser.nope" }))).toEqual({
+      status: "failure",
+      error: { code: "invalid_input", message: "unsupported parser input kind 'parser.nope'" },
     });
-    expect(one({ kind: "parser.validateHarnessFixtureYaml", yaml: "x: 1\n" }).error).toEqual({
-      code: "invalid_input",
-      message:
-        "parser input kind 'parser.validateHarnessFixtureYaml' is not supported by this runtime",
+    expect(evaluateParserRequest(JSON.stringify({ input: { kind: "parser.nope" } }))).toMatchObject(
+      { error: { message: "unsupported parser input kind 'parser.nope'" } },
+    );
+    expect(evaluateParserRequest(JSON.stringify({ inputs: [{ kind: "parser.nope" }] }))).toEqual({
+      status: "failure",
+      error: {
+        code: "invalid_input",
+        message: "data did not match any variant of untagged enum ParserDocument",
+      },
     });
   });
 

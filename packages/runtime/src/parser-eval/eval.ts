@@ -1,40 +1,24 @@
 /**
- * `runx parser eval`: runs parser requests through our real parsers (strict YAML, SKILL.md,
- * execution profile, graph normalisation) and answers in upstream's IR normal form (ir.ts).
+ * `runx parser eval`: runs parser requests through upstream's parser rules (strict YAML, then
+ * skill.ts, runner.ts, tool.ts, graph checks, harness.ts) and answers in upstream's normal form.
  * Request shapes: `{inputs: [...], returnErrors?}`, `{input: {...}}` or one input `{kind, ...}`.
  * Pure: request text in, answer value out.
  */
+import { createHash } from "node:crypto";
 import { isRuntimeError } from "../errors.js";
-import { normalizeGraph } from "../graph/document.js";
-import { buildExecutionProfile } from "../parser/execution-profile.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { MAX_NESTING_DEPTH, scanJsonNesting } from "../parser/nesting.js";
-import { buildSkillPackage } from "../parser/package.js";
-import { splitSkillMarkdown } from "../parser/skill-markdown.js";
 import { parseStrictYaml } from "../parser/strict-yaml.js";
 import type { StrictYamlDocument } from "../parser/strict-yaml.js";
-import {
-  optionalBool,
-  optionalObject,
-  optionalString,
-  optionalStringArray,
-  postRunReflectPolicy,
-  requiredObject,
-  requiredString,
-  UpstreamValidationError,
-} from "./fields.js";
-import { precheckGraph } from "./graph-precheck.js";
-import {
-  checkIdempotency,
-  checkInputs,
-  checkRetry,
-  first,
-  precheckRunnerManifest,
-} from "./runner-precheck.js";
-import { checkSource } from "./source-check.js";
-import { graphIr, rawSourceOf, runnerManifestIr, skillIr, sourceFieldsIr } from "./ir.js";
 import { artifactContract } from "./artifact-contract.js";
+import { postRunReflectPolicy, UpstreamValidationError } from "./fields.js";
+import { validateGraph } from "./graph.js";
+import { harnessFixture, SerdeError } from "./harness.js";
+import { validateRunnerManifest } from "./runner.js";
+import { validateSkill } from "./skill.js";
+import type { RawSkill, SkillMode } from "./skill.js";
+import { inlineSource, validateSource } from "./source.js";
 import { validateToolManifestDocument } from "./tool.js";
 
 /** Error codes of a parser evaluation (upstream's spelling). */
@@ -68,13 +52,9 @@ export const PARSER_KINDS = [
   "parser.validateSkillArtifactContract",
   "parser.resolvePostRunReflectPolicy",
   "parser.validateSkillInstall",
-] as const;
-
-/** Upstream kinds we recognise but do not evaluate (no parser for them here yet). */
-const UNSUPPORTED_KINDS = new Set([
   "parser.validateHarnessFixtureYaml",
   "parser.parsePacketSchemaDocument",
-]);
+] as const;
 
 const PARSE_CODES = new Set(["YAML_SYNTAX", "YAML_FORBIDDEN"]);
 
@@ -102,30 +82,6 @@ function phase<T>(code: ParserEvalCode, body: () => T): T {
     if (!isRuntimeError(error)) throw error;
     throw new ParserEvalError(PARSE_CODES.has(error.code) ? "parse_error" : code, describe(error));
   }
-}
-
-function field(input: JsonObject, name: string, kind: string): string {
-  const value = input[name];
-  if (typeof value !== "string")
-    throw new ParserEvalError("invalid_input", `${kind} needs a string field "${name}"`);
-  return value;
-}
-
-function optionalField(input: JsonObject, name: string, kind: string): string | undefined {
-  const value = input[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string")
-    throw new ParserEvalError("invalid_input", `${kind} field "${name}" must be a string`);
-  return value;
-}
-
-/** One skill source on its own (upstream's `SkillSource`); a graph source carries its graph IR. */
-function validateSkillSource(source: JsonObject): JsonObject {
-  const type = checkSource(source, "reject");
-  if (type !== "graph") return sourceFieldsIr(type, source, source);
-  const graph = requiredObject(source.graph, "source.graph");
-  precheckGraph(graph);
-  return sourceFieldsIr(type, source, source, graphIr(normalizeGraph(graph), graph));
 }
 
 /**
@@ -165,31 +121,17 @@ function validateGraphYaml(yaml: string): JsonValue {
     (value) => `YAML parse failed: invalid type: ${yamlKind(value)}, expected a map`,
   );
   return phase("validation_error", () => {
-    precheckGraph(raw);
-    return graphIr(normalizeGraph(raw), raw);
+    return validateGraph(raw, inlineSource);
   });
 }
 
 function validateRunnerManifestYaml(yaml: string): JsonValue {
-  const { document, raw } = yamlMapping(
+  const { raw } = yamlMapping(
     yaml,
     "runner_manifest",
     () => "Runner manifest YAML must parse to an object.",
   );
-  return phase("validation_error", () => {
-    precheckRunnerManifest(raw);
-    const profile = buildExecutionProfile(document);
-    const graphs: Record<string, JsonObject> = {};
-    const rawRunners = isJsonObject(raw.runners) ? raw.runners : {};
-    for (const [name, runner] of Object.entries(profile.runners)) {
-      if (runner.type !== "graph") continue;
-      const rawRunner = rawRunners[name];
-      const graph = isJsonObject(rawRunner) ? rawSourceOf(rawRunner).graph : undefined;
-      if (!isJsonObject(graph)) continue;
-      graphs[name] = graphIr(normalizeGraph(graph, { path: ["runners", name, "graph"] }), graph);
-    }
-    return runnerManifestIr(profile, yaml, graphs);
-  });
+  return phase("validation_error", () => validateRunnerManifest(raw, yaml));
 }
 
 function validateToolManifestYaml(yaml: string): JsonValue {
@@ -199,6 +141,60 @@ function validateToolManifestYaml(yaml: string): JsonValue {
     () => "Tool manifest YAML must parse to an object.",
   );
   return phase("validation_error", () => validateToolManifestDocument(raw));
+}
+
+/**
+ * A packet schema document: JSON carrying `x-runx-packet-id` answers its id, the value and the
+ * sha256 of the source text; JSON without the field is not a packet schema (null).
+ */
+function parsePacketSchemaDocument(path: string, source: string): JsonValue {
+  let value: JsonValue;
+  try {
+    value = JSON.parse(source) as JsonValue;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ParserEvalError(
+      "validation_error",
+      `${path}: packet schema is not valid JSON: ${reason}`,
+    );
+  }
+  if (!isJsonObject(value) || !("x-runx-packet-id" in value)) return null;
+  const packetId = value["x-runx-packet-id"];
+  if (typeof packetId !== "string" || packetId.trim() === "")
+    throw new ParserEvalError(
+      "validation_error",
+      `${path}: x-runx-packet-id must be a non-empty string`,
+    );
+  const sha256 = `sha256:${createHash("sha256").update(source, "utf8").digest("hex")}`;
+  return { packetId, value, sha256 };
+}
+
+/**
+ * A harness fixture document. Upstream reports all of its problems as validation errors: a
+ * YAML or shape problem with its parse prefix, a rule with the rule's own sentence.
+ */
+function validateHarnessFixtureYaml(yaml: string): JsonValue {
+  const parsePrefix = "failed to parse harness fixture YAML: yaml: YAML parse failed: ";
+  let document: JsonValue;
+  try {
+    document = parseStrictYaml(yaml).value;
+  } catch (error) {
+    if (!isRuntimeError(error)) throw error;
+    throw new ParserEvalError("validation_error", `${parsePrefix}${describe(error)}`);
+  }
+  try {
+    return harnessFixture(document);
+  } catch (error) {
+    if (!(error instanceof SerdeError)) throw error;
+    const own =
+      error.message.startsWith("invalid harness fixture") ||
+      error.message.startsWith("harness fixture") ||
+      error.message.includes("receipt expectation field");
+    throw new ParserEvalError(
+      "validation_error",
+      own ? error.message : `${parsePrefix}${error.message}`,
+    );
+  }
 }
 
 function validateToolManifestJson(json: string): JsonValue {
@@ -227,165 +223,231 @@ function validateToolManifestJson(json: string): JsonValue {
   return phase("validation_error", () => validateToolManifestDocument(value));
 }
 
-/**
- * Upstream's first SKILL.md checks with its sentences, in its order (`runx`, `source`,
- * governance, categories, `name`, the source, inputs, and a graph source's graph); returns the
- * graph of a graph source.
- */
-function precheckSkill(frontmatter: JsonObject): JsonObject | undefined {
-  const runx = frontmatter.runx;
-  if (runx !== undefined && runx !== null && !isJsonObject(runx))
-    throw new UpstreamValidationError("runx must be an object when present.");
-  const source = optionalObject(frontmatter.source, "source") ?? { type: "agent" };
-  const meta = isJsonObject(runx) ? runx : undefined;
-  const risk = isJsonObject(frontmatter.risk) ? frontmatter.risk : undefined;
-  checkRetry(first(frontmatter.retry, meta?.retry), "retry");
-  checkIdempotency(first(frontmatter.idempotency, meta?.idempotency), "idempotency");
-  optionalBool(first(first(frontmatter.mutating, risk?.mutating), meta?.mutating), "mutating");
-  artifactContract(meta?.artifacts, "runx.artifacts");
-  optionalStringArray(meta?.allowed_tools, "runx.allowed_tools");
-  optionalString(frontmatter.category, "category");
-  optionalString(meta?.category, "runx.category");
-  requiredString(frontmatter.name, "name");
-  optionalString(frontmatter.description, "description");
-  const type = checkSource(source, "defer");
-  checkInputs(optionalObject(frontmatter.inputs, "inputs") ?? {}, "inputs");
-  if (type !== "graph") return undefined;
-  const graph = requiredObject(source.graph, "source.graph");
-  precheckGraph(graph);
-  return graph;
+/** Upstream's SKILL.md split: `---`, the frontmatter, `---`, then the body (all the rest). */
+const SKILL_MARKDOWN = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
+
+function parseSkillMarkdown(markdown: string, code: ParserEvalCode): RawSkill {
+  const match = SKILL_MARKDOWN.exec(markdown);
+  if (match === null)
+    throw new ParserEvalError(
+      code,
+      "skill: Skill markdown must start with YAML frontmatter delimited by ---.",
+    );
+  const rawFrontmatter = match[1] ?? "";
+  const body = match[2] ?? "";
+  const frontmatter = phase(code, () => {
+    try {
+      return parseStrictYaml(rawFrontmatter).value;
+    } catch (error) {
+      if (!isRuntimeError(error)) throw error;
+      throw new ParserEvalError(code, `skill_frontmatter: YAML parse failed: ${describe(error)}`);
+    }
+  });
+  if (!isJsonObject(frontmatter))
+    throw new ParserEvalError(
+      code,
+      "skill_frontmatter: Skill frontmatter must parse to an object.",
+    );
+  return { frontmatter, rawFrontmatter, body };
 }
 
-function validateSkillMarkdown(markdown: string, parseCode: ParserEvalCode): JsonObject {
-  const parts = phase(parseCode, () => splitSkillMarkdown(markdown));
-  return phase("validation_error", () => {
-    const graph = precheckSkill(parts.frontmatter);
-    const pkg = buildSkillPackage({ skillMd: { text: markdown } });
-    // A graph source reports its graph in graph IR form, as a graph runner does.
-    const graphValue =
-      graph === undefined
-        ? undefined
-        : graphIr(normalizeGraph(graph, { path: ["source", "graph"] }), graph);
-    return skillIr(pkg, parts, graphValue);
-  });
+function validateSkillMarkdown(
+  markdown: string,
+  mode: SkillMode,
+  code: ParserEvalCode,
+): JsonObject {
+  const raw = parseSkillMarkdown(markdown, code);
+  return phase("validation_error", () => validateSkill(raw, mode));
 }
 
 const ORIGIN_STRINGS = ["source", "source_label", "ref"] as const;
 const ORIGIN_OPTIONAL = ["skill_id", "version", "digest", "profile_digest", "trust_tier"] as const;
 
-/** The install origin, checked field by field (a malformed origin is an input error). */
-function installOrigin(value: JsonValue | undefined): JsonObject {
-  const bad = (message: string): never => {
-    throw new ParserEvalError("invalid_input", `origin ${message}`);
-  };
-  if (!isJsonObject(value)) return bad("must be an object");
+/** The install origin, kept to upstream's fields (others are dropped, as its reader drops them). */
+function installOrigin(value: JsonObject): JsonObject {
   const origin: JsonObject = {};
-  for (const key of ORIGIN_STRINGS) {
-    const v = value[key];
-    if (typeof v !== "string") bad(`needs a string field "${key}"`);
-    origin[key] = v as string;
-  }
+  for (const key of ORIGIN_STRINGS) origin[key] = value[key] as string;
   for (const key of ORIGIN_OPTIONAL) {
     const v = value[key];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== "string") bad(`field "${key}" must be a string`);
-    origin[key] = v;
+    if (typeof v === "string") origin[key] = v;
   }
-  const names = value.runner_names;
-  if (names !== undefined && names !== null) {
-    if (!Array.isArray(names) || !names.every((n) => typeof n === "string"))
-      bad('field "runner_names" must be a list of strings');
-    origin.runner_names = names;
-  }
-  for (const key of Object.keys(value))
-    if (!(key in origin) && value[key] !== null && key !== "runner_names")
-      bad(`has unknown field "${key}"`);
+  if (Array.isArray(value.runner_names)) origin.runner_names = value.runner_names;
   return origin;
 }
 
-/** Evaluates one input; throws ParserEvalError. */
-export function evaluateParserInput(input: JsonValue): JsonValue {
-  if (!isJsonObject(input))
-    throw new ParserEvalError("invalid_input", "an input must be an object");
-  const kind = input.kind;
-  if (typeof kind !== "string")
-    throw new ParserEvalError("invalid_input", 'an input needs a string field "kind"');
+/** One input as upstream's request reader accepts it (a tagged `kind` with typed fields). */
+type ParsedInput =
+  | { kind: "parser.validateSkillMarkdown"; markdown: string; mode: SkillMode }
+  | {
+      kind:
+        | "parser.validateRunnerManifestYaml"
+        | "parser.validateGraphYaml"
+        | "parser.validateToolManifestYaml"
+        | "parser.validateHarnessFixtureYaml";
+      yaml: string;
+    }
+  | { kind: "parser.validateToolManifestJson"; json: string }
+  | { kind: "parser.parsePacketSchemaDocument"; path: string; source: string }
+  | { kind: "parser.validateSkillSource"; source: JsonObject }
+  | {
+      kind: "parser.validateSkillArtifactContract";
+      artifacts: JsonValue | undefined;
+      field: string;
+    }
+  | { kind: "parser.resolvePostRunReflectPolicy"; runx: JsonObject | undefined; field: string }
+  | { kind: "parser.validateSkillInstall"; markdown: string; origin: JsonObject };
+
+const isString = (value: JsonValue | undefined): value is string => typeof value === "string";
+const absent = (value: JsonValue | undefined): value is null | undefined =>
+  value === undefined || value === null;
+
+/** A field with a default: absent takes the default, otherwise it must be a string. */
+function defaulted(value: JsonValue | undefined, fallback: string): string | undefined {
+  if (value === undefined) return fallback;
+  return isString(value) ? value : undefined;
+}
+
+function isOrigin(value: JsonValue | undefined): value is JsonObject {
+  if (!isJsonObject(value)) return false;
+  if (!ORIGIN_STRINGS.every((key) => isString(value[key]))) return false;
+  if (!ORIGIN_OPTIONAL.every((key) => absent(value[key]) || isString(value[key]))) return false;
+  const names = value.runner_names;
+  return absent(names) || (Array.isArray(names) && names.every((n) => typeof n === "string"));
+}
+
+/** Reads one input; undefined when it does not have the shape its kind needs. */
+function readInput(value: JsonValue): ParsedInput | undefined {
+  if (!isJsonObject(value)) return undefined;
+  const kind = value.kind;
   switch (kind) {
     case "parser.validateSkillMarkdown": {
-      const mode = input.mode ?? "strict";
-      if (mode !== "strict")
-        throw new ParserEvalError(
-          "invalid_input",
-          `${kind} mode ${JSON.stringify(mode)} is not supported; only strict validation is implemented`,
-        );
-      return validateSkillMarkdown(field(input, "markdown", kind), "parse_error");
+      const mode = value.mode === undefined ? "strict" : value.mode;
+      if (!isString(value.markdown) || (mode !== "strict" && mode !== "lenient")) return undefined;
+      return { kind, markdown: value.markdown, mode };
     }
     case "parser.validateRunnerManifestYaml":
-      return validateRunnerManifestYaml(field(input, "yaml", kind));
     case "parser.validateGraphYaml":
-      return validateGraphYaml(field(input, "yaml", kind));
     case "parser.validateToolManifestYaml":
-      return validateToolManifestYaml(field(input, "yaml", kind));
+    case "parser.validateHarnessFixtureYaml":
+      return isString(value.yaml) ? { kind, yaml: value.yaml } : undefined;
     case "parser.validateToolManifestJson":
-      return validateToolManifestJson(field(input, "json", kind));
-    case "parser.validateSkillSource": {
-      const source = input.source;
-      if (!isJsonObject(source))
-        throw new ParserEvalError("invalid_input", `${kind} needs an object field "source"`);
-      return phase("validation_error", () => validateSkillSource(source));
-    }
+      return isString(value.json) ? { kind, json: value.json } : undefined;
+    case "parser.parsePacketSchemaDocument":
+      return isString(value.path) && isString(value.source)
+        ? { kind, path: value.path, source: value.source }
+        : undefined;
+    case "parser.validateSkillSource":
+      return isJsonObject(value.source) ? { kind, source: value.source } : undefined;
     case "parser.validateSkillArtifactContract": {
-      const name = optionalField(input, "field", kind) ?? "runx.artifacts";
-      return phase("validation_error", () => artifactContract(input.artifacts, name) ?? null);
+      const field = defaulted(value.field, "runx.artifacts");
+      if (field === undefined) return undefined;
+      return { kind, artifacts: absent(value.artifacts) ? undefined : value.artifacts, field };
     }
     case "parser.resolvePostRunReflectPolicy": {
-      const name = optionalField(input, "field", kind) ?? "runx";
-      const runx = input.runx;
-      if (runx !== undefined && runx !== null && !isJsonObject(runx))
-        throw new ParserEvalError("invalid_input", `${kind} field "runx" must be an object`);
-      return phase("validation_error", () =>
-        postRunReflectPolicy(isJsonObject(runx) ? runx : undefined, name),
-      );
+      const field = defaulted(value.field, "runx");
+      const runx = value.runx;
+      if (field === undefined || !(absent(runx) || isJsonObject(runx))) return undefined;
+      return { kind, runx: isJsonObject(runx) ? runx : undefined, field };
     }
-    case "parser.validateSkillInstall": {
-      const markdown = field(input, "markdown", kind);
-      const origin = installOrigin(input.origin);
-      // Upstream reports every install problem, parse ones included, as a validation error.
-      return { skill: validateSkillMarkdown(markdown, "validation_error"), origin, markdown };
-    }
+    case "parser.validateSkillInstall":
+      return isString(value.markdown) && isOrigin(value.origin)
+        ? { kind, markdown: value.markdown, origin: value.origin }
+        : undefined;
     default:
-      if (UNSUPPORTED_KINDS.has(kind))
-        throw new ParserEvalError(
-          "invalid_input",
-          `parser input kind '${kind}' is not supported by this runtime`,
-        );
-      throw new ParserEvalError("invalid_input", `unsupported parser input kind '${kind}'`);
+      return undefined;
   }
 }
 
-function outcome(input: JsonValue): JsonObject {
+/** Evaluates one read input; throws ParserEvalError. */
+function evaluateInput(input: ParsedInput): JsonValue {
+  switch (input.kind) {
+    case "parser.validateSkillMarkdown":
+      return validateSkillMarkdown(input.markdown, input.mode, "parse_error");
+    case "parser.validateRunnerManifestYaml":
+      return validateRunnerManifestYaml(input.yaml);
+    case "parser.validateGraphYaml":
+      return validateGraphYaml(input.yaml);
+    case "parser.validateToolManifestYaml":
+      return validateToolManifestYaml(input.yaml);
+    case "parser.validateToolManifestJson":
+      return validateToolManifestJson(input.json);
+    case "parser.validateHarnessFixtureYaml":
+      return validateHarnessFixtureYaml(input.yaml);
+    case "parser.parsePacketSchemaDocument":
+      return parsePacketSchemaDocument(input.path, input.source);
+    case "parser.validateSkillSource": {
+      const source = input.source;
+      return phase("validation_error", () => validateSource(source));
+    }
+    case "parser.validateSkillArtifactContract":
+      return phase(
+        "validation_error",
+        () => artifactContract(input.artifacts, input.field) ?? null,
+      );
+    case "parser.resolvePostRunReflectPolicy":
+      return phase("validation_error", () => postRunReflectPolicy(input.runx, input.field));
+    case "parser.validateSkillInstall":
+      // Upstream reports every install problem, parse ones included, as a validation error.
+      return {
+        skill: validateSkillMarkdown(input.markdown, "strict", "validation_error"),
+        origin: installOrigin(input.origin),
+        markdown: input.markdown,
+      };
+  }
+}
+
+/** Upstream's words for a request none of its request shapes fits. */
+const NO_SHAPE = "data did not match any variant of untagged enum ParserDocument";
+
+/** Evaluates one input given as a value; throws ParserEvalError. */
+export function evaluateParserInput(input: JsonValue): JsonValue {
+  const parsed = readInput(input);
+  if (parsed === undefined) throw new ParserEvalError("invalid_input", NO_SHAPE);
+  return evaluateInput(parsed);
+}
+
+function outcome(input: ParsedInput): JsonObject {
   try {
-    return { status: "success", value: evaluateParserInput(input) };
+    return { status: "success", value: evaluateInput(input) };
   } catch (error) {
     if (!(error instanceof ParserEvalError)) throw error;
     return { status: "failure", error: { code: error.code, message: error.message } };
   }
 }
 
+/** The kind a whole-document request names (its own, or its envelope's input's). */
+function documentKind(document: JsonValue): string | undefined {
+  if (!isJsonObject(document)) return undefined;
+  const input = document.input;
+  const kind = isJsonObject(input) ? input.kind : document.kind;
+  return isString(kind) ? kind : undefined;
+}
+
+/**
+ * A request is, in upstream's order of trying: a batch `{inputs, returnErrors?}`, an envelope
+ * `{input}`, or one input. Every input of a batch must read; otherwise the next shape is tried.
+ */
 function evaluateDocument(document: JsonValue): JsonValue {
-  if (!isJsonObject(document))
-    throw new ParserEvalError("invalid_input", "the request must be a JSON object");
-  if (document.inputs !== undefined) {
-    if (!Array.isArray(document.inputs))
-      throw new ParserEvalError("invalid_input", '"inputs" must be a list');
-    const returnErrors = document.returnErrors ?? false;
-    if (typeof returnErrors !== "boolean")
-      throw new ParserEvalError("invalid_input", '"returnErrors" must be a boolean');
-    return returnErrors
-      ? document.inputs.map(outcome)
-      : document.inputs.map((input) => evaluateParserInput(input));
+  const kind = documentKind(document);
+  if (kind !== undefined && !(PARSER_KINDS as readonly string[]).includes(kind))
+    throw new ParserEvalError("invalid_input", `unsupported parser input kind '${kind}'`);
+  if (isJsonObject(document)) {
+    const { inputs, returnErrors } = document;
+    if (
+      Array.isArray(inputs) &&
+      (returnErrors === undefined || typeof returnErrors === "boolean")
+    ) {
+      const parsed = inputs.map(readInput);
+      if (parsed.every((input) => input !== undefined))
+        return returnErrors === true
+          ? parsed.map(outcome)
+          : parsed.map((input) => evaluateInput(input));
+    }
+    if (document.input !== undefined) {
+      const parsed = readInput(document.input);
+      if (parsed !== undefined) return evaluateInput(parsed);
+    }
   }
-  if (document.input !== undefined) return evaluateParserInput(document.input);
   return evaluateParserInput(document);
 }
 

@@ -106,3 +106,13 @@ export function postRunReflectPolicy(runx: JsonObject | undefined, field: string
     invalid(`${field}.post_run.reflect must be auto, always, or never.`);
   return reflect;
 }
+
+/** How upstream's JSON deserializer names a value it did not expect (`invalid type: …`). */
+export function serdeKind(value: JsonValue): string {
+  if (value === null) return "null";
+  if (typeof value === "boolean") return `boolean \`${value}\``;
+  if (typeof value === "number")
+    return Number.isInteger(value) ? `integer \`${value}\`` : `floating point \`${value}\``;
+  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
+  return Array.isArray(value) ? "sequence" : "map";
+}

@@ -8,8 +8,6 @@ import type { JsonObject, JsonValue } from "../parser/json.js";
 import {
   invalid,
   optionalBool,
-  optionalCount,
-  optionalNonEmptyString,
   optionalObject,
   optionalString,
   optionalStringArray,
@@ -18,8 +16,8 @@ import {
   requiredString,
 } from "./fields.js";
 import { artifactContract } from "./artifact-contract.js";
-import { sourceFieldsIr } from "./ir.js";
-import { checkSource } from "./source-check.js";
+import { validateIdempotency, validateInputs, validateRetry } from "./governance.js";
+import { validateSource } from "./source.js";
 
 const MANIFEST_FIELDS = [
   "schema",
@@ -62,28 +60,10 @@ function checkSchema(value: JsonValue | undefined): void {
 
 /** A source as upstream validates any skill source, then narrowed to the tool kinds. */
 function toolSource(source: JsonObject): JsonObject {
-  const type = checkSource(source, "reject");
-  if (!TOOL_SOURCE_KINDS.has(type))
+  const validated = validateSource(source);
+  if (!TOOL_SOURCE_KINDS.has(typeof validated.type === "string" ? validated.type : ""))
     invalid("source.type must be one of cli-tool, javascript, mcp, or a2a for tool manifests.");
-  return sourceFieldsIr(type, source, source);
-}
-
-function toolInputs(value: JsonValue | undefined): JsonObject {
-  const inputs = optionalObject(value, "inputs") ?? {};
-  const out: JsonObject = {};
-  for (const name of Object.keys(inputs).sort()) {
-    const field = `inputs.${name}`;
-    const input = requiredObject(inputs[name], field);
-    const declared: JsonObject = {
-      type: optionalString(input.type, `${field}.type`) ?? "string",
-      required: optionalBool(input.required, `${field}.required`) ?? false,
-    };
-    const description = optionalString(input.description, `${field}.description`);
-    if (description !== undefined) declared.description = description;
-    if (input.default !== undefined) declared.default = input.default;
-    out[name] = declared;
-  }
-  return out;
+  return validated;
 }
 
 function toolScopes(value: JsonValue | undefined): string[] {
@@ -91,25 +71,6 @@ function toolScopes(value: JsonValue | undefined): string[] {
   if (scopes.some((scope) => scope.trim() === ""))
     invalid("scopes must contain only non-empty scope strings");
   return scopes;
-}
-
-function toolRetry(value: JsonValue | undefined): JsonObject | undefined {
-  const retry = optionalObject(value, "retry");
-  if (retry === undefined) return undefined;
-  const maxAttempts = optionalCount(retry.max_attempts, "retry.max_attempts") ?? 1;
-  if (maxAttempts === 0) invalid("retry.max_attempts must be a positive integer.");
-  return { maxAttempts };
-}
-
-function toolIdempotency(value: JsonValue | undefined): JsonObject | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === "string") {
-    if (value.trim() === "") invalid("idempotency must not be empty.");
-    return { key: value };
-  }
-  const record = requiredObject(value, "idempotency");
-  const key = optionalNonEmptyString(record.key, "idempotency.key");
-  return key === undefined ? {} : { key };
 }
 
 /** Validates a parsed tool manifest document; throws UpstreamValidationError. */
@@ -123,12 +84,12 @@ export function validateToolManifestDocument(document: JsonObject): JsonObject {
   const description = optionalString(document.description, "description");
   if (description !== undefined) out.description = description;
   out.source = source;
-  out.inputs = toolInputs(document.inputs);
+  out.inputs = validateInputs(optionalObject(document.inputs, "inputs") ?? {}, "inputs");
   out.scopes = toolScopes(document.scopes);
-  if (document.risk !== undefined) out.risk = document.risk;
-  const retry = toolRetry(document.retry);
+  if ("risk" in document) out.risk = document.risk ?? null;
+  const retry = validateRetry(document.retry, "retry");
   if (retry !== undefined) out.retry = retry;
-  const idempotency = toolIdempotency(document.idempotency);
+  const idempotency = validateIdempotency(document.idempotency, "idempotency");
   if (idempotency !== undefined) out.idempotency = idempotency;
   const mutating = optionalBool(document.mutating, "mutating");
   if (mutating !== undefined) out.mutating = mutating;
