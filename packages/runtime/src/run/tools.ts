@@ -4,6 +4,7 @@
  * deny-by-default scope admission.
  */
 import { delimiter, join } from "node:path";
+import { requirementOf } from "../credentials/resolve.js";
 import { RuntimeError } from "../errors.js";
 import { POLICY_APPROVAL_TOOLS } from "../graph/policy-approval.js";
 import { verifiedReceiptLookup } from "../receipts/lookup.js";
@@ -15,6 +16,7 @@ import { createOutboxProvider } from "../tools/outbox-provider.js";
 import { httpTools } from "../tools/http-tools.js";
 import { createHttpTransport } from "../tools/http-transport.js";
 import { providerTools } from "../tools/provider.js";
+import { storeHistory } from "../tools/receipt/history.js";
 import type { ApprovalDecision, JsonRecord, ToolContext, ToolResult } from "../tools/types.js";
 import {
   loadLocalTool,
@@ -83,11 +85,30 @@ export interface ToolCallOptions {
   policyApproved?: boolean;
 }
 
+/**
+ * What the run delivered for the HTTP tools' `auth`: its secrets (already tainted) and the
+ * host of the resolved credential's declared audience.
+ */
+function deliveredCredentials(scope: RunScope): ToolContext["credentials"] {
+  if (Object.keys(scope.secrets).length === 0) return undefined;
+  const audienceHosts: string[] = [];
+  const resolved = scope.credential;
+  if (resolved !== undefined) {
+    const { audience } = requirementOf(
+      scope.prep.pkg.profile?.credentials ?? {},
+      resolved.requirement,
+    );
+    if (audience !== undefined) audienceHosts.push(new URL(audience).hostname.toLowerCase());
+  }
+  return { secrets: scope.secrets, audienceHosts };
+}
+
 /** Builds the context of one tool call from the run. */
 export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolContext {
   const { deps, prep } = scope;
   const allowPrivateNetwork = options.allowPrivateNetwork === true;
   const lanes = deps.toolLanes;
+  const credentials = deliveredCredentials(scope);
   return {
     workspaceRoot: deps.paths.root,
     packageDir: prep.pkg.packageDir,
@@ -116,7 +137,12 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     stateRoots: extraStateRoots(deps),
     approvals: options.approvals ?? new Map(),
     taint: scope.taint,
+    ...(credentials !== undefined ? { credentials } : {}),
     receipts: verifiedReceiptLookup(() => deps.receipts()),
+    history: storeHistory(
+      () => deps.receipts(),
+      () => deps.state(),
+    ),
     now: () => deps.now(),
     policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },
   };

@@ -1,5 +1,7 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
 import { ReceiptStore, receiptStatus } from "../receipts/index.js";
+import { historyRow, pendingRuns } from "../tools/receipt/history.js";
+import type { HistoryRow, PendingRun } from "../tools/receipt/history.js";
 import type {
   RebuildProgress,
   Receipt,
@@ -13,35 +15,10 @@ import type { HistoryEffect } from "./history-effects.js";
 import { receiptView } from "./receipt-view.js";
 import type { SignedReceipt, SignedView, UnsignedView } from "./receipt-view.js";
 
-/** One receipt row of the history list. */
-export interface HistoryReceipt {
-  id: string;
-  receipt_ref: string;
-  name: string;
-  run_id: string | null;
-  status: string;
-  created_at: string;
-  harness_id: string;
-  harness_state: "sealed" | "deferred";
-  summary: string;
-  source_type: string;
-  actors: string[];
-  artifact_types: string[];
-  verification: { status: ReceiptStatus };
-}
+/** One receipt row of the history list: upstream's row plus the run that sealed it. */
+export type HistoryReceipt = HistoryRow & { run_id: string | null };
 
-/** A paused run (camelCase, as upstream projects it). */
-export interface PendingRun {
-  id: string;
-  name: string;
-  kind: string;
-  status: string;
-  startedAt: string;
-  selectedRunner: string;
-  packageDigest: string;
-  executionClosureDigest: string | null;
-  requests: unknown;
-}
+export type { PendingRun } from "../tools/receipt/history.js";
 
 /** `runx history --json`. */
 export interface HistoryListing {
@@ -51,42 +28,10 @@ export interface HistoryListing {
   pendingRuns: PendingRun[];
 }
 
-function nameOf(receipt: Receipt): string {
-  const uri = receipt.subject.ref.uri;
-  const m = /^hrn_(.+)_[^_]+$/.exec(uri);
-  return m?.[1] ?? uri;
-}
+export { pendingRuns };
 
 function parseJson(text: string | null): unknown {
   return text === null ? null : (JSON.parse(text) as unknown);
-}
-
-function toPending(run: RunRecord): PendingRun {
-  return {
-    id: run.id,
-    name: run.skillName,
-    kind: "skill",
-    status: run.status,
-    startedAt: run.createdAt,
-    selectedRunner: run.runner,
-    packageDigest: run.packageDigest,
-    executionClosureDigest: run.executionClosureDigest,
-    requests: parseJson(run.requestsJson),
-  };
-}
-
-/** Paused runs (needs_agent / needs_approval), newest first, with their pending requests. */
-export function pendingRuns(state: StateStore): PendingRun[] {
-  const pending: PendingRun[] = [];
-  for (const status of ["needs_agent", "needs_approval"] as const) {
-    let cursor: string | null = null;
-    do {
-      const page = state.listRuns({ limit: 500, status, cursor });
-      pending.push(...page.runs.map(toPending));
-      cursor = page.nextCursor;
-    } while (cursor !== null);
-  }
-  return pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
 }
 
 /** Lists receipts (children hidden unless `includeInternal`) and paused runs. */
@@ -146,21 +91,8 @@ export async function listHistory(deps: {
   });
   const rows = page.map((entry): HistoryReceipt => {
     const r = receipts.get(entry.receipt_id) as Receipt;
-    return {
-      id: r.id,
-      receipt_ref: `runx:receipt:${r.id}`,
-      name: nameOf(r),
-      run_id: runByReceipt.get(r.id) ?? null,
-      status: r.seal.disposition,
-      created_at: r.created_at,
-      harness_id: r.subject.ref.uri,
-      harness_state: r.seal.disposition === "deferred" ? "deferred" : "sealed",
-      summary: r.seal.summary,
-      source_type: r.subject.kind,
-      actors: [r.authority.actor_ref.uri],
-      artifact_types: [],
-      verification: { status: receiptStatus(r, deps.policy) },
-    };
+    const { id, receipt_ref, name, ...rest } = historyRow(r, deps.policy);
+    return { id, receipt_ref, name, run_id: runByReceipt.get(r.id) ?? null, ...rest };
   });
   const pending = pendingRuns(deps.state);
   return {

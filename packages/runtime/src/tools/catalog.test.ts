@@ -43,6 +43,8 @@ describe("the native tool catalog", () => {
       "payment.x402_quote",
       "payment.x402_reserve",
       "receipt.attest",
+      "receipt.prove",
+      "receipt.query",
       "receipt.verify",
       "runx.skill.apply",
       "runx.skill.bind",

@@ -26,6 +26,7 @@ import { x402Tools } from "./payment/x402.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
 import { receiptVerifyTool } from "./receipt-verify.js";
+import { receiptTools } from "./receipt/index.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 /** One line of `runx tool list`. */
@@ -67,6 +68,7 @@ export function builtinTools(): NativeTool[] {
     receiptAttestTool,
     ...authoringTools(),
     receiptVerifyTool,
+    ...receiptTools(),
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,

@@ -130,7 +130,7 @@ describe("http.* input shape", () => {
     expect(transport.sent).toHaveLength(0);
   });
 
-  it("refuses auth bindings (no credential delivery) and accepts auth: null", async () => {
+  it("refuses an auth binding when the run delivered no credential, and accepts auth: null", async () => {
     const { transport, ctx } = harness(() => json({}));
     const refused = await tool("http.read").execute(
       batch([{ id: "a", url: "https://api.example/" }], {

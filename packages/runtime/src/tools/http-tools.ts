@@ -2,8 +2,9 @@
  * `http.read` (GET batch), `http.query` (semantically read-only JSON POST batch) and
  * `http.execute` (mutation batch), with upstream runx's one input shape:
  * `{requests, allowed_hosts, auth?, stop_on_error}` (unknown fields refused). Requests are
- * prepared and run by ./http/ (HTTPS only, exact hosts, no caller `authorization`, values from
- * earlier responses, pagination, no redirects). `http.execute` needs policy approval: a graph
+ * prepared and run by ./http/ (HTTPS only, exact hosts, no caller `authorization` but an
+ * `auth` binding to a delivered credential, values from earlier responses, pagination, no
+ * redirects). `http.execute` needs policy approval: a graph
  * may only reach it through an approved `run: approval` guard (graph/policy-approval.ts);
  * it sends each request once. Every batch answers a `runx.http.execution.v1` packet.
  */

@@ -5,6 +5,7 @@
  * grows past `maxResponseBytes`. The connection goes to the address admission checked
  * (`pinned`), with Host and TLS SNI still naming the host, so DNS cannot be rebound between
  * the check and the connect. A request that arrives without a pin is admitted here first.
+ * A safe read that answers 429/502/503/504 is retried (http/safe-read-retry.ts).
  */
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { request as httpRequest } from "node:http";
@@ -12,6 +13,7 @@ import type { IncomingMessage, RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { RuntimeError, isRuntimeError } from "../errors.js";
+import { sendWithSafeReadRetries } from "./http/safe-read-retry.js";
 import { admitUrl } from "./net-guard.js";
 import type { ResolvedAddress, Resolver } from "./net-guard.js";
 import type { HttpRequest, HttpResponse, HttpTransport } from "./types.js";
@@ -159,7 +161,10 @@ export function createHttpTransport(options: HttpTransportOptions = {}): HttpTra
         });
         pinned = admitted.pinned;
       }
-      return send(req, pinned, signal);
+      const address = pinned;
+      return sendWithSafeReadRetries(req, signal, (attempt, abort) =>
+        send(attempt, address, abort),
+      );
     },
   };
 }

@@ -8,6 +8,7 @@
 import type { ReceiptLookup } from "../receipts/lookup.js";
 import type { TaintSet } from "../redaction.js";
 import type { Resolver } from "./net-guard.js";
+import type { ReceiptHistory } from "./receipt/history.js";
 
 export type { ReceiptLookup } from "../receipts/lookup.js";
 
@@ -152,6 +153,14 @@ export interface ToolContext {
   taint: TaintSet;
   /** The run's receipt store, read-only and proof-verifying. */
   receipts: ReceiptLookup;
+  /**
+   * Secrets the run delivered (the runner's resolved credential and `--secret-env` values, all
+   * in `taint`) and the hosts the resolved credential's audience binds; the HTTP tools' `auth`
+   * reads them. Absent: nothing was delivered.
+   */
+  credentials?: { secrets: Readonly<Record<string, string>>; audienceHosts: readonly string[] };
+  /** The run's receipt history (receipt.query, receipt.prove); absent where a host has none. */
+  history?: ReceiptHistory;
   now(): Date;
   /** Project policy; `strictInlineCode` makes command.execute refuse inline-code argv. */
   policy?: { strictInlineCode: boolean };

@@ -18,6 +18,8 @@ import {
   urlWithQuery,
 } from "./prepare.js";
 import type { Pagination, PreparedRequest } from "./prepare.js";
+import { admitAuthenticatedHosts, authorizationFor, requestAuth } from "./auth.js";
+import type { RequestAuth } from "./auth.js";
 import { invalid, isRecord, valueAtPath } from "./resolve.js";
 
 /** Cap on a batch's whole output (its response records as JSON), as upstream bounds it. */
@@ -103,13 +105,17 @@ async function send(
   ctx: ToolContext,
   options: NetToolOptions,
   hosts: ReadonlySet<string>,
+  auth: RequestAuth,
 ): Promise<JsonRecord> {
+  const url = urlWithQuery(request, query);
+  const authorization = authorizationFor(auth, request.method, url, ctx);
   const result = await performExchange(
     ctx,
     {
       method: request.method,
-      url: urlWithQuery(request, query),
-      headers: request.headers,
+      url,
+      headers:
+        authorization === undefined ? request.headers : { ...request.headers, authorization },
       body: request.body,
       maxResponseBytes: request.maxResponseBytes,
       timeoutMs: HTTP_TIMEOUT_MS,
@@ -193,12 +199,9 @@ export async function runBatch(
   let stopped = false;
   let error: unknown;
   try {
-    if (input.auth !== undefined && input.auth !== null)
-      throw invalid(
-        "auth bindings need credential delivery, which this runtime does not offer yet",
-        "auth",
-      );
+    const auth = requestAuth(input.auth);
     const hosts = admittedHosts(input.allowed_hosts);
+    admitAuthenticatedHosts(auth, hosts, ctx);
     const records = admitRecords(tool, methods, input);
     const stopOnError = input.stop_on_error !== false;
     for (const [index, record] of records.entries()) {
@@ -214,7 +217,7 @@ export async function runBatch(
       } else {
         const request = prepareRequest(record, index, { tool, methods, hosts, prior });
         const sendOnce = (query: JsonRecord): Promise<JsonRecord> =>
-          send(tool, request, query, ctx, options, hosts);
+          send(tool, request, query, ctx, options, hosts, auth);
         response =
           request.pagination === undefined
             ? await sendOnce(request.query)
