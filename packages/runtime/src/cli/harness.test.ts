@@ -343,6 +343,28 @@ describe("graph refusals before execution end a case with a status", () => {
     expect(admitted.json<Receipt>().seal.disposition).toBe("closed");
   });
 
+  it("a step with an unknown run type fails the graph; it is not a policy denial", async () => {
+    ws.write(
+      "flows/bad-run.yaml",
+      [
+        "name: bad-run",
+        "owner: runx",
+        "steps:",
+        "  - id: a",
+        "    run:",
+        "      type: teleport",
+        "",
+      ].join("\n"),
+    );
+    ws.write(
+      "case.yaml",
+      `${graphCase("bad-run", "failure")}  receipt:\n    schema: runx.receipt.v1\n`,
+    );
+    const r = await runx(ws, ["harness", "case.yaml", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json<Receipt>().seal.disposition).toBe("failed");
+  });
+
   it("a fanout branch naming a missing skill fails as a branch and seals the graph failed", async () => {
     ws.addBundledSkill("echo");
     ws.write(
