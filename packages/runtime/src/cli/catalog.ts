@@ -242,7 +242,7 @@ export const COMMANDS: CommandHelp[] = [
       JSON_OPT,
     ],
     notes: [
-      "Kinds: policy.admitLocalSkill, policy.admitRetryPolicy, policy.admitGraphStepScopes, policy.buildLocalScopeAdmission, policy.buildAuthorityProofMetadata, policy.validateCredentialBinding, policy.evaluatePublicPullRequestCandidate, policy.evaluatePublicCommentOpportunity, policy.normalizePublicWorkPolicy, state-machine.createSingleStepState, state-machine.transitionSingleStep, state-machine.createSequentialGraphState, state-machine.planSequentialGraphTransition, state-machine.evaluateFanoutSync, state-machine.fanoutSyncDecisionKey.",
+      "Kinds: policy.admitLocalSkill, policy.admitRetryPolicy, policy.admitGraphStepScopes, policy.buildLocalScopeAdmission, policy.buildAuthorityProofMetadata, policy.validateCredentialBinding, policy.evaluatePublicPullRequestCandidate, policy.evaluatePublicCommentOpportunity, policy.normalizePublicWorkPolicy, state-machine.createSingleStepState, state-machine.transitionSingleStep, state-machine.createSequentialGraphState, state-machine.planSequentialGraphTransition, state-machine.transitionSequentialGraph, state-machine.evaluateFanoutSync, state-machine.fanoutSyncDecisionKey.",
       'Prints {"status":"success","result":<decision>}; a malformed input prints the failure envelope with code kernel.fixture.evaluation_failed naming the field.',
       "The decisions come from the same policy and graph modules runx skill uses. --json is required.",
       "Exit status: 0 evaluated, 1 evaluation failed or unreadable input, 64 usage.",

@@ -276,7 +276,7 @@ describe("graph refusals before execution end a case with a status", () => {
   const graphCase = (name: string, status: string) =>
     `name: ${name}\nkind: graph\ntarget: flows/${name}.yaml\nexpect:\n  status: ${status}\n`;
 
-  it("a mutating retry without an idempotency key is a policy denial", async () => {
+  it("a mutating retry without an idempotency key is a policy denial with a sealed refusal receipt", async () => {
     ws.addBundledSkill("echo");
     ws.write(
       "flows/retry-no-key.yaml",
@@ -292,9 +292,87 @@ describe("graph refusals before execution end a case with a status", () => {
         "",
       ].join("\n"),
     );
-    ws.write("case.yaml", graphCase("retry-no-key", "policy_denied"));
+    ws.write(
+      "case.yaml",
+      `${graphCase("retry-no-key", "policy_denied")}  receipt:\n    schema: runx.receipt.v1\n`,
+    );
     const r = await runx(ws, ["harness", "case.yaml", "--json"]);
-    expect(r.json<Report>()).toMatchObject({ status: "passed", assertion_errors: [] });
+    expect(r.code).toBe(0);
+    const receipt = r.json<Receipt>();
+    expect(receipt.schema).toBe("runx.receipt.v1");
+    expect(receipt.seal.disposition).toBe("blocked");
+    expect(JSON.stringify(receipt)).toContain("declares mutating retry without an idempotency key");
+    // The same refusal read as a failure is a failed expectation, not a process error.
+    ws.write("case.yaml", graphCase("retry-no-key", "failure"));
+    const wrong = await runx(ws, ["harness", "case.yaml", "--json"]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.json<Report>().assertion_errors[0]).toContain(
+      'expect.status: expected "failure", got "policy_denied"',
+    );
+  });
+
+  it("a mutating retry declared by the step's skill needs the key too", async () => {
+    ws.write("pkgs/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploys.\n---\n");
+    ws.write(
+      "pkgs/deploy/X.yaml",
+      [
+        "skill: deploy",
+        "runners:",
+        "  default:",
+        "    default: true",
+        "    type: cli-tool",
+        "    command: sh",
+        "    args: [-c, 'printf {}']",
+        "    mutating: true",
+        "    retry: {max_attempts: 3}",
+        "",
+      ].join("\n"),
+    );
+    const flow = (key: string) =>
+      [
+        "name: skill-retry",
+        "owner: runx",
+        "steps:",
+        "  - id: deploy",
+        "    skill: ../pkgs/deploy",
+        ...(key === "" ? [] : [`    idempotency_key: ${key}`]),
+        "",
+      ].join("\n");
+    ws.write("flows/skill-retry.yaml", flow(""));
+    ws.write(
+      "case.yaml",
+      `${graphCase("skill-retry", "policy_denied")}  receipt:\n    schema: runx.receipt.v1\n`,
+    );
+    const denied = await runx(ws, ["harness", "case.yaml", "--json"]);
+    expect(denied.code).toBe(0);
+    expect(denied.json<Receipt>().seal.disposition).toBe("blocked");
+    ws.write("flows/skill-retry.yaml", flow("deploy-1"));
+    ws.write("case.yaml", graphCase("skill-retry", "sealed"));
+    const admitted = await runx(ws, ["harness", "case.yaml", "--json"]);
+    expect(admitted.code).toBe(0);
+    expect(admitted.json<Receipt>().seal.disposition).toBe("closed");
+  });
+
+  it("a step with an unknown run type fails the graph; it is not a policy denial", async () => {
+    ws.write(
+      "flows/bad-run.yaml",
+      [
+        "name: bad-run",
+        "owner: runx",
+        "steps:",
+        "  - id: a",
+        "    run:",
+        "      type: teleport",
+        "",
+      ].join("\n"),
+    );
+    ws.write(
+      "case.yaml",
+      `${graphCase("bad-run", "failure")}  receipt:\n    schema: runx.receipt.v1\n`,
+    );
+    const r = await runx(ws, ["harness", "case.yaml", "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json<Receipt>().seal.disposition).toBe("failed");
   });
 
   it("a fanout branch naming a missing skill fails as a branch and seals the graph failed", async () => {

@@ -1,6 +1,7 @@
 /**
  * The lifecycle of one non-graph step: pending → admitted → running → succeeded | failed.
- * An event that does not fit the current status leaves the state unchanged. Pure.
+ * An event that does not fit the current status leaves the state unchanged; success needs
+ * the admission witness (step id and receipt id) of the step it completes. Pure.
  */
 
 /** Where a single step stands. */
@@ -19,7 +20,7 @@ export interface SingleStepState {
 export type SingleStepEvent =
   | { type: "admit" }
   | { type: "start"; at: string }
-  | { type: "succeed"; at: string }
+  | { type: "succeed"; at: string; admissionWitness: { stepId: string; receiptId: string } }
   | { type: "fail"; at: string; error: string };
 
 /** A fresh, pending step. */
@@ -40,7 +41,10 @@ export function transitionSingleStep(
         ? { ...state, status: "running", startedAt: event.at }
         : state;
     case "succeed":
-      return state.status === "running"
+      // Success counts only with the admission witness of this step's receipt.
+      return state.status === "running" &&
+        event.admissionWitness.stepId === state.stepId &&
+        event.admissionWitness.receiptId !== ""
         ? { ...state, status: "succeeded", completedAt: event.at }
         : state;
     case "fail":

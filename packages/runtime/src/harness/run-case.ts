@@ -260,6 +260,7 @@ export async function runCase(
     const consumed = new Set<string>();
     let envelope: SkillRunEnvelope | undefined;
     let refusal: string | undefined;
+    let refusalReceiptId: string | undefined;
     let missingInput = false;
     try {
       envelope = await runtime.runSkill(
@@ -301,6 +302,9 @@ export async function runCase(
     } catch (error) {
       if (!isRuntimeError(error)) throw error;
       refusal = `${error.code}: ${error.message}`;
+      // A refusal after the package resolved sealed a receipt of its own (a graph refused
+      // before any step ran, a denied policy); the case is judged on that receipt.
+      if (typeof error.details.receipt_id === "string") refusalReceiptId = error.details.receipt_id;
       // A refusal in the operator-context category (policy, network, retry admission) is a
       // policy denial; any other refusal is a failure.
       result.status =
@@ -326,10 +330,8 @@ export async function runCase(
       }
     }
     const byId = new Map(all.map((r) => [r.id, r]));
-    const receipt =
-      envelope?.receipt_id !== null && envelope?.receipt_id !== undefined
-        ? byId.get(envelope.receipt_id)
-        : undefined;
+    const receiptId = envelope?.receipt_id ?? refusalReceiptId;
+    const receipt = receiptId !== undefined && receiptId !== null ? byId.get(receiptId) : undefined;
     const children = (receipt?.lineage?.children ?? []).flatMap((ref) => {
       const child = byId.get(referencedReceiptId(ref) ?? "");
       return child === undefined ? [] : [child];

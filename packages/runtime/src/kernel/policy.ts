@@ -6,18 +6,14 @@ import { admitRetryPolicy } from "../graph/plan.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { buildAuthorityProofMetadata } from "../policy/authority-proof.js";
 import type { AuthorityProofOptions } from "../policy/authority-proof.js";
-import {
-  ConnectedAuthInvalid,
-  buildLocalScopeAdmission,
-  validateCredentialBinding,
-} from "../policy/connected-auth.js";
+import { buildLocalScopeAdmission, validateCredentialBinding } from "../policy/connected-auth.js";
 import type {
-  AuthorityKind,
   ConnectedGrant,
   CredentialEnvelope,
   CredentialGrantReference,
   ScopeAdmission,
 } from "../policy/connected-auth.js";
+import { detectKernelInlineCode } from "../policy/inline-code.js";
 import { admitLocalSkill } from "../policy/local-admission.js";
 import type { LocalAdmissionOptions, LocalAdmissionSkill } from "../policy/local-admission.js";
 import {
@@ -31,18 +27,19 @@ import type { Fields } from "./read.js";
 import { evaluationFailed } from "./read.js";
 
 const AUTHORITY_KINDS = ["read_only", "constructive", "destructive"] as const;
-const TARGET_KEYS = ["scope_family", "target_repo", "target_locator"] as const;
 
-function target(
-  f: Fields,
-  into: { authority_kind?: AuthorityKind } & Record<string, unknown>,
-): void {
-  for (const key of TARGET_KEYS) {
-    const v = f.optString(key);
-    if (v !== undefined) into[key] = v;
-  }
-  if (f.has("authority_kind")) into.authority_kind = f.oneOf("authority_kind", AUTHORITY_KINDS);
-}
+/** Upstream kernel's default local source types (the runtime also admits `adapter`). */
+const KERNEL_SOURCE_TYPES = [
+  "agent",
+  "agent-task",
+  "approval",
+  "cli-tool",
+  "javascript",
+  "mcp",
+  "a2a",
+  "catalog",
+  "graph",
+];
 
 function grantOf(f: Fields): ConnectedGrant {
   const grant: ConnectedGrant = {
@@ -51,11 +48,17 @@ function grantOf(f: Fields): ConnectedGrant {
     scopes: f.strings("scopes"),
   };
   if (f.has("status")) grant.status = f.oneOf("status", ["active", "revoked"] as const);
-  for (const key of ["not_before", "expires_at"] as const) {
+  for (const key of [
+    "not_before",
+    "expires_at",
+    "scope_family",
+    "target_repo",
+    "target_locator",
+  ] as const) {
     const v = f.optString(key);
     if (v !== undefined) grant[key] = v;
   }
-  target(f, grant as unknown as Record<string, unknown>);
+  if (f.has("authority_kind")) grant.authority_kind = f.oneOf("authority_kind", AUTHORITY_KINDS);
   return grant;
 }
 
@@ -63,50 +66,67 @@ function grantsOf(f: Fields, key: string): ConnectedGrant[] {
   return (f.optObjects(key) ?? []).map(grantOf);
 }
 
+/** A credential envelope (`runx.credential-envelope.v1`), read as strictly as upstream does. */
 function credentialOf(f: Fields): CredentialEnvelope {
+  f.only([
+    "kind",
+    "grant_id",
+    "provider",
+    "auth_mode",
+    "material_kind",
+    "provider_reference",
+    "scopes",
+    "grant_reference",
+    "material_ref",
+  ]);
+  f.oneOf("kind", ["runx.credential-envelope.v1"] as const);
+  f.nonEmpty("auth_mode");
+  f.nonEmpty("material_kind");
   const credential: CredentialEnvelope = {
-    grant_id: f.string("grant_id"),
-    provider: f.string("provider"),
-    scopes: f.strings("scopes"),
-    material_ref: f.string("material_ref"),
+    grant_id: f.nonEmpty("grant_id"),
+    provider: f.nonEmpty("provider"),
+    provider_reference: f.nonEmpty("provider_reference"),
+    scopes: f.nonEmptyStrings("scopes"),
+    material_ref: f.nonEmpty("material_ref"),
   };
-  for (const key of ["connection_id", "provider_reference"] as const) {
-    const v = f.optString(key);
-    if (v !== undefined) credential[key] = v;
-  }
   const ref = f.optObject("grant_reference");
   if (ref !== undefined) {
-    const reference: CredentialGrantReference = {};
-    const id = ref.optString("grant_id");
-    if (id !== undefined) reference.grant_id = id;
-    target(ref, reference as unknown as Record<string, unknown>);
+    ref.only(["grant_id", "scope_family", "authority_kind", "target_repo", "target_locator"]);
+    const reference: CredentialGrantReference = {
+      grant_id: ref.nonEmpty("grant_id"),
+      scope_family: ref.nonEmpty("scope_family"),
+      authority_kind: ref.oneOf("authority_kind", AUTHORITY_KINDS),
+    };
+    const repo = ref.optNonEmpty("target_repo");
+    const locator = ref.optNonEmpty("target_locator");
+    if (repo !== undefined) reference.target_repo = repo;
+    if (locator !== undefined) reference.target_locator = locator;
     credential.grant_reference = reference;
   }
   return credential;
 }
 
+/** A scope-admission record (`runx.ai/spec/scope-admission`), read strictly. */
 function scopeAdmissionOf(f: Fields): ScopeAdmission {
-  const admission: ScopeAdmission = {
+  f.only([
+    "status",
+    "requested_scopes",
+    "granted_scopes",
+    "grant_id",
+    "reasons",
+    "decision_summary",
+  ]);
+  const admission = {
     status: f.oneOf("status", ["allow", "deny"] as const),
-    requested_scopes: f.strings("requested_scopes"),
-    granted_scopes: f.strings("granted_scopes"),
-    decision_summary: f.string("decision_summary"),
-  };
-  const id = f.optString("grant_id");
+    requested_scopes: f.nonEmptyStrings("requested_scopes"),
+    granted_scopes: f.nonEmptyStrings("granted_scopes"),
+  } as ScopeAdmission;
+  const id = f.optNonEmpty("grant_id");
   if (id !== undefined) admission.grant_id = id;
-  const reasons = f.optStrings("reasons");
-  if (reasons !== undefined) admission.reasons = reasons;
+  if (f.has("reasons")) admission.reasons = f.nonEmptyStrings("reasons");
+  const summary = f.optString("decision_summary");
+  if (summary !== undefined) admission.decision_summary = summary;
   return admission;
-}
-
-/** Runs a policy call whose malformed `auth` block is an evaluation failure. */
-function withAuth<T>(path: string, body: () => T): T {
-  try {
-    return body();
-  } catch (error) {
-    if (error instanceof ConnectedAuthInvalid) evaluationFailed(path, error.message);
-    throw error;
-  }
 }
 
 function admitLocal(input: Fields): JsonValue {
@@ -121,14 +141,20 @@ function admitLocal(input: Fields): JsonValue {
   if (timeout !== undefined) source.timeoutSeconds = timeout;
   const skill: LocalAdmissionSkill = { name: s.string("name"), source };
   if (s.has("auth")) skill.auth = s.raw("auth");
+  const options: LocalAdmissionOptions = {
+    allowedSourceTypes: KERNEL_SOURCE_TYPES,
+    detectInlineCode: detectKernelInlineCode,
+  };
   const o = input.optObject("options");
-  const options: LocalAdmissionOptions = {};
   if (o !== undefined) {
     const allowed = o.optStrings("allowedSourceTypes");
     const max = o.optInteger("maxTimeoutSeconds");
     const checkedAt = o.optString("connectedAuthCheckedAt");
     const skip = o.optBoolean("skipConnectedAuth");
-    const strict = o.optObject("executionPolicy")?.optBoolean("strictCliToolInlineCode");
+    const strict = o
+      .optObject("executionPolicy")
+      ?.only(["strictCliToolInlineCode"])
+      .optBoolean("strictCliToolInlineCode");
     if (allowed !== undefined) options.allowedSourceTypes = allowed;
     if (max !== undefined) options.maxTimeoutSeconds = max;
     if (o.has("connectedGrants")) options.connectedGrants = grantsOf(o, "connectedGrants");
@@ -144,7 +170,7 @@ function admitRetry(input: Fields): JsonValue {
   const request: Parameters<typeof admitRetryPolicy>[0] = {
     stepId: r.string("stepId"),
     mutating: r.optBoolean("mutating") ?? false,
-    maxAttempts: r.optObject("retry")?.number("maxAttempts") ?? 1,
+    maxAttempts: r.optObject("retry")?.integer("maxAttempts") ?? 1,
   };
   const key = r.optString("idempotencyKey");
   if (key !== undefined) request.idempotencyKey = key;
@@ -170,21 +196,34 @@ function admitGraphScopes(input: Fields): JsonValue {
 function scopeAdmission(input: Fields): JsonValue {
   const o = input.optObject("options");
   const checkedAt = o?.optString("connectedAuthCheckedAt");
-  const admission = buildLocalScopeAdmission(input.raw("auth"), grantsOf(input, "grants"), {
-    ...(o?.optBoolean("deniedBeforeGrantResolution") === true
-      ? { deniedBeforeGrantResolution: true }
-      : {}),
-    ...(checkedAt !== undefined ? { checkedAt } : {}),
-    ...(o?.optBoolean("wildcardScopesTrusted") === true ? { universalWildcard: true } : {}),
-  });
+  const admission = buildLocalScopeAdmission(
+    input.raw("auth") ?? undefined,
+    grantsOf(input, "grants"),
+    {
+      ...(o?.optBoolean("deniedBeforeGrantResolution") === true
+        ? { deniedBeforeGrantResolution: true }
+        : {}),
+      ...(checkedAt !== undefined ? { checkedAt } : {}),
+      ...(o?.optBoolean("wildcardScopesTrusted") === true ? { universalWildcard: true } : {}),
+    },
+  );
   return { ...admission };
 }
 
 function authorityProof(input: Fields): JsonValue {
   const o = input.object("options");
+  const boundary = o.object("executionBoundary").only(["kind"]);
   const options: AuthorityProofOptions = {
     skillName: o.string("skillName"),
     sourceType: o.string("sourceType"),
+    executionBoundary: {
+      kind: boundary.oneOf("kind", [
+        "trusted_host_process",
+        "deterministic_worker",
+        "native_capability",
+        "remote_provider",
+      ] as const),
+    },
   };
   const runId = o.optString("runId");
   const checkedAt = o.optString("connectedAuthCheckedAt");
@@ -198,18 +237,16 @@ function authorityProof(input: Fields): JsonValue {
     options.scopeAdmission = scopeAdmissionOf(o.object("scopeAdmission"));
   if (o.has("credential")) options.credential = credentialOf(o.object("credential"));
   if (scopes !== undefined) options.scopes = scopes;
-  if (o.has("executionBoundary")) options.executionBoundary = o.object("executionBoundary").value;
-  if (o.has("sandboxDeclaration"))
-    options.sandboxDeclaration = o.object("sandboxDeclaration").value;
-  if (o.has("sandboxMetadata")) options.sandboxMetadata = o.raw("sandboxMetadata");
   if (mutating !== undefined) options.mutating = mutating;
   const approval = o.optObject("approval");
   if (approval !== undefined) {
     const gate = approval.object("gate");
     const type = gate.optString("type");
     const reason = gate.optString("reason");
+    const approved = approval.optBoolean("approved");
+    if (approved === undefined) evaluationFailed(`${approval.path}.approved`, "must be a boolean");
     options.approval = {
-      approved: approval.optBoolean("approved") ?? false,
+      approved,
       gate: {
         id: gate.string("id"),
         ...(type !== undefined ? { type } : {}),
@@ -217,7 +254,7 @@ function authorityProof(input: Fields): JsonValue {
       },
     };
   }
-  return withAuth(`${o.path}.auth`, () => buildAuthorityProofMetadata(options));
+  return buildAuthorityProofMetadata(options);
 }
 
 function credentialBinding(input: Fields): JsonValue {
@@ -228,7 +265,7 @@ function credentialBinding(input: Fields): JsonValue {
   };
   if (r.has("auth")) request.auth = r.raw("auth");
   if (r.has("credential")) request.credential = credentialOf(r.object("credential"));
-  return withAuth(`${r.path}.auth`, () => ({ ...validateCredentialBinding(request) }));
+  return { ...validateCredentialBinding(request) };
 }
 
 function publicPolicy(input: Fields): PublicWorkPolicy {
@@ -250,28 +287,34 @@ function publicPolicy(input: Fields): PublicWorkPolicy {
   return policy;
 }
 
-function candidate(input: Fields): CommentOpportunity {
-  const r = input.object("request");
+/** A pull request under consideration (the four fields upstream reads). */
+function pullRequest(r: Fields): CommentOpportunity {
   const out: CommentOpportunity = {};
-  for (const key of [
-    "authorLogin",
-    "title",
-    "headRefName",
-    "source",
-    "lane",
-    "authorAssociation",
-  ] as const) {
+  for (const key of ["authorLogin", "title", "headRefName"] as const) {
     const v = r.optString(key);
     if (v !== undefined) out[key] = v;
   }
   const labels = r.optStrings("labels");
   if (labels !== undefined) out.labels = labels;
+  return out;
+}
+
+function commentOpportunity(r: Fields): CommentOpportunity {
+  const out = pullRequest(r);
+  for (const key of ["source", "lane", "authorAssociation"] as const) {
+    const v = r.optString(key);
+    if (v !== undefined) out[key] = v;
+  }
   for (const key of ["commentsCount", "reviewCommentsCount"] as const) {
     const v = r.optNumber(key);
     if (v !== undefined) out[key] = v;
   }
-  const outcomes = r.optArray("recentOutcomes");
-  if (outcomes !== undefined) out.recentOutcomes = outcomes;
+  const outcomes = r.optObjects("recentOutcomes");
+  if (outcomes !== undefined)
+    out.recentOutcomes = outcomes.map((o) => {
+      const status = o.optString("status");
+      return status === undefined ? {} : { status };
+    });
   return out;
 }
 
@@ -284,10 +327,16 @@ export const POLICY_KINDS: Record<string, (input: Fields) => JsonValue> = {
   "policy.buildAuthorityProofMetadata": authorityProof,
   "policy.validateCredentialBinding": credentialBinding,
   "policy.evaluatePublicPullRequestCandidate": (input) => ({
-    ...evaluatePublicPullRequestCandidate(candidate(input), publicPolicy(input)),
+    ...evaluatePublicPullRequestCandidate(
+      pullRequest(input.object("request")),
+      publicPolicy(input),
+    ),
   }),
   "policy.evaluatePublicCommentOpportunity": (input) => ({
-    ...evaluatePublicCommentOpportunity(candidate(input), publicPolicy(input)),
+    ...evaluatePublicCommentOpportunity(
+      commentOpportunity(input.object("request")),
+      publicPolicy(input),
+    ),
   }),
   "policy.normalizePublicWorkPolicy": (input) =>
     normalizePublicWorkPolicy(publicPolicy(input)) as unknown as JsonObject,

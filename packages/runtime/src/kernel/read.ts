@@ -30,8 +30,16 @@ export class Fields {
     return this.path === "" ? key : `${this.path}.${key}`;
   }
 
+  /** Present and not null: an optional field given as `null` counts as absent. */
   has(key: string): boolean {
-    return this.value[key] !== undefined;
+    return this.value[key] !== undefined && this.value[key] !== null;
+  }
+
+  /** Fails on any key outside `allowed` (the shapes upstream reads strictly). */
+  only(allowed: readonly string[]): this {
+    for (const key of Object.keys(this.value))
+      if (!allowed.includes(key)) evaluationFailed(this.at(key), "is not a known field");
+    return this;
   }
 
   raw(key: string): JsonValue | undefined {
@@ -56,6 +64,40 @@ export class Fields {
     return this.has(key) ? this.string(key) : undefined;
   }
 
+  nonEmpty(key: string): string {
+    const v = this.string(key);
+    if (v === "") evaluationFailed(this.at(key), "must not be empty");
+    return v;
+  }
+
+  optNonEmpty(key: string): string | undefined {
+    return this.has(key) ? this.nonEmpty(key) : undefined;
+  }
+
+  nonEmptyStrings(key: string): string[] {
+    return this.strings(key).map((v, i) => {
+      if (v === "") evaluationFailed(`${this.at(key)}[${i}]`, "must not be empty");
+      return v;
+    });
+  }
+
+  /** A whole number in `[min, max]` (upstream's integer field types). */
+  integer(key: string, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number {
+    const v = this.number(key);
+    if (!Number.isInteger(v) || v < min || v > max)
+      evaluationFailed(this.at(key), `must be an integer in [${min}, ${max}]`);
+    return v;
+  }
+
+  /** An unsigned 32-bit count. */
+  u32(key: string): number {
+    return this.integer(key, 0, 4294967295);
+  }
+
+  optU32(key: string): number | undefined {
+    return this.has(key) ? this.u32(key) : undefined;
+  }
+
   number(key: string): number {
     const v = this.value[key];
     if (typeof v !== "number") evaluationFailed(this.at(key), "must be a number");
@@ -67,10 +109,7 @@ export class Fields {
   }
 
   optInteger(key: string): number | undefined {
-    const v = this.optNumber(key);
-    if (v !== undefined && !Number.isInteger(v))
-      evaluationFailed(this.at(key), "must be an integer");
-    return v;
+    return this.has(key) ? this.integer(key) : undefined;
   }
 
   optBoolean(key: string): boolean | undefined {

@@ -1,306 +1,193 @@
 /**
- * Adapters from upstream's kernel state-machine fixtures (`state-machine.*` inputs) to the
- * runtime's graph machine (graph/machine.ts, graph/fanout.ts) and single-step lifecycle, and
- * from their answers to upstream's camelCase plan and decision shapes. The fixture's step
- * definitions become a graph document of placeholder tool steps whose context edges are the
- * fixture's `contextFrom`; planning is the machine's own `nextActions`.
+ * Readers of upstream's kernel state-machine inputs (`state-machine.*`) into the kernel's
+ * sequential-graph decisions (kernel/sequential.ts) and the single-step lifecycle, and their
+ * answers in upstream's camelCase shapes. A field of the wrong shape fails the evaluation.
  */
-import { normalizeGraph } from "../graph/document.js";
-import type { FanoutGroup, GraphDoc } from "../graph/document.js";
-import { evaluateFanoutSync, fanoutDecisionKey } from "../graph/fanout.js";
-import type { BranchResult, FanoutSyncRecord } from "../graph/fanout.js";
-import { createGraphState, nextActions } from "../graph/machine.js";
-import type { GraphState, GraphStepState } from "../graph/machine.js";
 import { createSingleStepState, transitionSingleStep } from "../graph/single-step.js";
 import type { SingleStepEvent, SingleStepState } from "../graph/single-step.js";
-import { settle } from "../graph/state.js";
-import { isRuntimeError } from "../errors.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import type { Fields } from "./read.js";
-import { evaluationFailed } from "./read.js";
+import {
+  createSequentialState,
+  evaluateFanoutSync,
+  planSequentialTransition,
+  syncDecisionKey,
+  transitionSequential,
+} from "./sequential.js";
+import type {
+  BranchResult,
+  FanoutPolicy,
+  SequentialEvent,
+  SequentialState,
+  StepDefinition,
+  StepState,
+} from "./sequential.js";
 
-interface StepDefinition {
-  id: string;
-  contextFrom: string[];
-  maxAttempts?: number;
-  fanoutGroup?: string;
+const STEP_STATUS = ["pending", "running", "succeeded", "failed", "skipped"] as const;
+const GRAPH_STATUS = ["pending", "running", "succeeded", "failed", "paused", "escalated"] as const;
+const ACTIONS = ["pause", "escalate"] as const;
+const AUTHORITY_VERBS = [
+  "read",
+  "write",
+  "comment",
+  "review",
+  "approve",
+  "merge",
+  "create",
+  "update",
+  "delete",
+  "execute",
+  "verify",
+  "estimate",
+  "prepare",
+  "commit",
+  "reverse",
+  "publish",
+  "spawn_child",
+  "revoke",
+] as const;
+
+function definitionOf(f: Fields): StepDefinition {
+  const def: StepDefinition = { id: f.string("id") };
+  const context = f.optStrings("contextFrom");
+  const retry = f.optObject("retry");
+  const group = f.optString("fanoutGroup");
+  if (context !== undefined) def.contextFrom = context;
+  if (retry !== undefined) def.retry = { maxAttempts: retry.u32("maxAttempts") };
+  if (group !== undefined) def.fanoutGroup = group;
+  return def;
 }
 
-function definitions(input: Fields): StepDefinition[] {
-  return input.objects("steps").map((s) => {
-    const def: StepDefinition = {
-      id: s.string("id"),
-      contextFrom: s.optStrings("contextFrom") ?? [],
-    };
-    const max = s.optObject("retry")?.optInteger("maxAttempts");
-    const group = s.optString("fanoutGroup");
-    if (max !== undefined) def.maxAttempts = max;
-    if (group !== undefined) def.fanoutGroup = group;
-    return def;
-  });
-}
-
-/** A fanout policy in the graph document's own syntax. */
-function rawGroup(policy: Fields | undefined): JsonObject {
-  if (policy === undefined) return { strategy: "all", on_branch_failure: "halt" };
-  const raw: JsonObject = {
-    strategy: policy.oneOf("strategy", ["all", "any", "quorum", "threshold"] as const),
-    on_branch_failure: policy.oneOf("onBranchFailure", ["halt", "continue"] as const),
+function stepStateOf(f: Fields): StepState {
+  const step: StepState = {
+    stepId: f.string("stepId"),
+    status: f.oneOf("status", STEP_STATUS),
+    attempts: f.u32("attempts"),
   };
-  const min = policy.optInteger("minSuccess");
-  if (min !== undefined) raw.min_success = min;
-  raw.threshold_gates = (policy.optObjects("thresholdGates") ?? []).map((g) => ({
-    step: g.string("step"),
-    field: g.string("field"),
-    above: g.number("above"),
-    action: g.oneOf("action", ["pause", "escalate"] as const),
-  }));
-  raw.conflict_gates = (policy.optObjects("conflictGates") ?? []).map((g) => {
-    const steps = g.optStrings("steps") ?? [];
-    const gate: JsonObject = {
+  for (const key of ["startedAt", "completedAt", "receiptId", "error"] as const) {
+    const v = f.optString(key);
+    if (v !== undefined) step[key] = v;
+  }
+  const outputs = f.optObject("outputs");
+  if (outputs !== undefined) step.outputs = outputs.value;
+  return step;
+}
+
+function stateOf(f: Fields): SequentialState {
+  return {
+    graphId: f.string("graphId"),
+    status: f.oneOf("status", GRAPH_STATUS),
+    steps: f.objects("steps").map(stepStateOf),
+  };
+}
+
+function policyOf(f: Fields): FanoutPolicy {
+  const policy: FanoutPolicy = {
+    groupId: f.string("groupId"),
+    strategy: f.oneOf("strategy", ["all", "any", "quorum"] as const),
+    onBranchFailure: f.oneOf("onBranchFailure", ["halt", "continue"] as const),
+  };
+  const min = f.optU32("minSuccess");
+  if (min !== undefined) policy.minSuccess = min;
+  const thresholds = f.optObjects("thresholdGates");
+  if (thresholds !== undefined)
+    policy.thresholdGates = thresholds.map((g) => ({
+      step: g.string("step"),
       field: g.string("field"),
-      action: g.oneOf("action", ["pause", "escalate"] as const),
-    };
-    // Upstream's empty list means "every branch"; the document says that by omission.
-    if (steps.length > 0) gate.steps = steps;
-    return gate;
-  });
-  return raw;
+      above: g.number("above"),
+      action: g.oneOf("action", ACTIONS),
+    }));
+  const conflicts = f.optObjects("conflictGates");
+  if (conflicts !== undefined)
+    policy.conflictGates = conflicts.map((g) => ({
+      field: g.string("field"),
+      steps: g.strings("steps"),
+      action: g.oneOf("action", ACTIONS),
+    }));
+  return policy;
 }
 
-/** The graph document standing for the fixture's step definitions and fanout policies. */
-function documentOf(name: string, defs: StepDefinition[], policies?: Fields): GraphDoc {
-  const groups: JsonObject = {};
-  for (const def of defs)
-    if (def.fanoutGroup !== undefined && groups[def.fanoutGroup] === undefined)
-      groups[def.fanoutGroup] = rawGroup(policies?.optObject(def.fanoutGroup));
-  const raw: JsonObject = {
-    name,
-    steps: defs.map((def) => {
-      const step: JsonObject = {
-        id: def.id,
-        tool: "kernel.step",
-        context: Object.fromEntries(def.contextFrom.map((src) => [`from_${src}`, src])),
-      };
-      if (def.maxAttempts !== undefined) step.retry = { max_attempts: def.maxAttempts };
-      if (def.fanoutGroup !== undefined) step.fanout_group = def.fanoutGroup;
-      return step;
-    }),
+function resultOf(f: Fields): BranchResult {
+  const result: BranchResult = {
+    stepId: f.string("stepId"),
+    status: f.oneOf("status", STEP_STATUS),
   };
-  if (Object.keys(groups).length > 0) raw.fanout = { groups };
-  try {
-    return normalizeGraph(raw);
-  } catch (error) {
-    if (isRuntimeError(error)) evaluationFailed("input.steps", error.message);
-    throw error;
-  }
+  const outputs = f.optObject("outputs");
+  if (outputs !== undefined) result.outputs = outputs.value;
+  return result;
 }
 
-/** Upstream's camelCase sync decision from the machine's sync record. */
-export function syncDecisionOf(record: FanoutSyncRecord): JsonObject {
-  const out: JsonObject = {
-    groupId: record.group_id,
-    decision: record.decision,
-    strategy: record.strategy,
-    ruleFired: record.rule_fired,
-    reason: record.reason,
-    branchCount: record.branch_count,
-    successCount: record.success_count,
-    failureCount: record.failure_count,
-    requiredSuccesses: record.required_successes,
-  };
-  const gate = record.gate;
-  if (gate?.type === "threshold") {
-    const g: JsonObject = { type: "threshold", stepId: gate.step_id, field: gate.field };
-    if (gate.value !== undefined) g.value = gate.value;
-    g.comparedTo = gate.compared_to;
-    g.action = gate.action;
-    out.gate = g;
-  } else if (gate?.type === "conflict") {
-    out.gate = {
-      type: "conflict",
-      field: gate.field,
-      steps: gate.steps,
-      values: gate.values,
-      action: gate.action,
-    };
-  } else if (gate !== undefined) {
-    out.gate = {
-      type: gate.type,
-      value: gate.value,
-      comparedTo: gate.compared_to,
-      action: gate.action,
-    };
-  }
-  return out;
+function keysOf(f: Fields, key: string): ReadonlySet<string> | undefined {
+  const keys = f.optStrings(key);
+  return keys === undefined ? undefined : new Set(keys);
 }
 
-function groupOfPolicy(policy: Fields, results: BranchResult[]): FanoutGroup {
-  const doc = normalizeGraph({
-    name: "fanout",
-    steps: results.map((r) => ({ id: r.stepId, tool: "kernel.step", fanout_group: "g" })),
-    fanout: { groups: { g: rawGroup(policy) } },
-  });
-  const group = doc.fanout.g;
-  if (group === undefined) return evaluationFailed("input.policy", "is not a fanout policy");
-  return { ...group, id: policy.string("groupId") };
+/** Checks an admission witness the way upstream reads it; only its ids are used. */
+function witnessOf(f: Fields): { stepId: string; receiptId: string } {
+  const authority = f.optObject("authority");
+  if (authority !== undefined) {
+    authority.oneOf("verb", AUTHORITY_VERBS);
+    authority.string("parentTermId");
+    authority.string("childTermId");
+    authority.optString("idempotencyKey");
+    const ref = authority.optObject("capabilityRef");
+    if (ref !== undefined) {
+      ref.only(["type", "uri", "provider", "locator", "label", "observed_at", "proof_kind"]);
+      ref.string("type");
+      ref.nonEmpty("uri");
+    }
+  }
+  return { stepId: f.string("stepId"), receiptId: f.string("receiptId") };
 }
 
-function evaluateFanout(input: Fields): JsonValue {
-  const results: BranchResult[] = [];
-  for (const r of input.objects("results")) {
-    const status = r.oneOf("status", [
-      "pending",
-      "running",
-      "succeeded",
-      "failed",
-      "skipped",
-    ] as const);
-    // A skipped branch was selected out; it is not part of the group's population.
-    if (status === "skipped") continue;
-    const result: BranchResult = {
-      stepId: r.string("stepId"),
-      status: status === "succeeded" ? "succeeded" : "failed",
-    };
-    if (r.has("outputs")) result.outputs = r.object("outputs").value;
-    results.push(result);
-  }
-  const policy = input.object("policy");
-  let group: FanoutGroup;
-  try {
-    group = groupOfPolicy(policy, results);
-  } catch (error) {
-    if (isRuntimeError(error) && error.code === "GRAPH_INVALID")
-      evaluationFailed("input.policy", error.message);
-    throw error;
-  }
-  return syncDecisionOf(
-    evaluateFanoutSync(group, results, input.optStrings("resolvedGateKeys") ?? []),
-  );
-}
+const EVENT_TYPES = [
+  "start_step",
+  "step_succeeded",
+  "step_failed",
+  "step_skipped",
+  "complete",
+  "pause_graph",
+  "escalate_graph",
+  "fail_graph",
+] as const;
 
-const GRAPH_STEP_STATUS = ["pending", "running", "succeeded", "failed", "skipped"] as const;
+function eventOf(f: Fields): SequentialEvent {
+  const type = f.oneOf("type", EVENT_TYPES);
+  switch (type) {
+    case "start_step":
+    case "step_skipped":
+      return { type, stepId: f.string("stepId"), at: f.string("at") };
+    case "step_succeeded": {
+      const at = f.string("at");
+      const admissionWitness = witnessOf(f.object("admissionWitness"));
+      const outputs = f.optObject("outputs");
+      return outputs === undefined
+        ? { type, at, admissionWitness }
+        : { type, at, admissionWitness, outputs: outputs.value };
+    }
+    case "step_failed":
+      return { type, stepId: f.string("stepId"), at: f.string("at"), error: f.string("error") };
+    case "complete":
+      return { type };
+    case "pause_graph":
+    case "escalate_graph":
+      return { type, reason: f.string("reason") };
+    case "fail_graph":
+      return { type, error: f.string("error") };
+  }
+}
 
 function planSequential(input: Fields): JsonValue {
-  const defs = definitions(input);
-  const given = input.object("state");
-  const graphId = given.string("graphId");
-  const doc = documentOf(graphId, defs, input.optObject("fanoutPolicies"));
-  const entries = given.objects("steps").map((s) => ({
-    stepId: s.string("stepId"),
-    status: s.oneOf("status", GRAPH_STEP_STATUS),
-    attempts: s.optInteger("attempts") ?? 0,
-    outputs: s.optObject("outputs")?.value,
-  }));
-  // The machine has no "running" status: a step is running while the runner executes it.
-  const running = entries.find((e) => e.status === "running");
-  if (running !== undefined)
-    return { type: "blocked", stepId: running.stepId, reason: "step is already running" };
-  const steps: GraphStepState[] = defs.map((def) => {
-    const entry = entries.find((e) => e.stepId === def.id);
-    if (entry === undefined)
-      return { stepId: def.id, status: "failed", attempts: Number.MAX_SAFE_INTEGER, history: [] };
-    const step: GraphStepState = {
-      stepId: def.id,
-      status: entry.status as GraphStepState["status"],
-      attempts: entry.attempts,
-      history: [],
-    };
-    if (entry.status === "succeeded") step.output = entry.outputs ?? {};
-    return step;
-  });
-  const missing = defs.find((def) => !entries.some((e) => e.stepId === def.id));
-  if (missing !== undefined)
-    return { type: "failed", stepId: missing.id, reason: "step state is missing" };
-  const state: GraphState = {
-    ...createGraphState(doc, {}),
-    steps,
-    resolvedGates: input.optStrings("resolvedFanoutGateKeys") ?? [],
-  };
-  settle(doc, state);
-  const actions = nextActions(doc, state);
-  const first = actions[0];
-  if (first === undefined) return evaluationFailed("input.state", "the machine planned nothing");
-  const defOf = (id: string) => defs.find((d) => d.id === id);
-  const syncOf = (groupId: string) => state.sync.filter((r) => r.group_id === groupId).pop();
-  const groupStart = (groupId: string) =>
-    defs.find((d) => d.fanoutGroup === groupId)?.id ?? groupId;
-  switch (first.kind) {
-    case "execute_step": {
-      if (first.groupId === undefined)
-        return {
-          type: "run_step",
-          stepId: first.stepId,
-          attempt: first.attempt,
-          contextFrom: defOf(first.stepId)?.contextFrom ?? [],
-        };
-      const runs = actions.filter((a) => a.kind === "execute_step");
-      return {
-        type: "run_fanout",
-        groupId: first.groupId,
-        stepIds: runs.map((a) => a.stepId),
-        attempts: Object.fromEntries(runs.map((a) => [a.stepId, a.attempt])),
-        contextFrom: Object.fromEntries(
-          runs.map((a) => [a.stepId, defOf(a.stepId)?.contextFrom ?? []]),
-        ),
-      };
-    }
-    case "complete":
-      return { type: "complete" };
-    case "pause": {
-      const groupId = Object.keys(state.groups).find((g) => state.groups[g]?.decision === "pause");
-      const record = groupId === undefined ? undefined : syncOf(groupId);
-      if (groupId === undefined || record === undefined)
-        return evaluationFailed("input.state", "paused without a fanout decision");
-      return {
-        type: "paused",
-        stepId: groupStart(groupId),
-        reason: record.reason,
-        syncDecision: syncDecisionOf(record),
-      };
-    }
-    case "fail": {
-      if (first.groupId !== undefined) {
-        const record = syncOf(first.groupId);
-        const type = first.code === "FANOUT_ESCALATED" ? "escalated" : "failed";
-        const plan: JsonObject = {
-          type,
-          stepId: groupStart(first.groupId),
-          reason: record?.reason ?? first.reason,
-        };
-        if (record !== undefined) plan.syncDecision = syncDecisionOf(record);
-        return plan;
-      }
-      const stepId = first.stepId ?? "";
-      if (first.code === "CONTEXT_BLOCKED") {
-        const dep = defOf(stepId)?.contextFrom.find(
-          (src) => state.steps.find((s) => s.stepId === src)?.status !== "succeeded",
-        );
-        return {
-          type: "blocked",
-          stepId,
-          reason: `waiting for context from ${dep ?? "an earlier step"}`,
-        };
-      }
-      if (first.code === "STEP_FAILED" || first.code === "RETRY_EXHAUSTED")
-        return { type: "failed", stepId, reason: "step failed and retry budget is exhausted" };
-      return {
-        type: first.disposition === "blocked" ? "blocked" : "failed",
-        stepId,
-        reason: first.reason,
-      };
-    }
-  }
-}
-
-function createSequential(input: Fields): JsonValue {
-  const graphId = input.string("graphId");
-  const state = createGraphState(documentOf(graphId, definitions(input)), {}, { graphId });
-  return {
-    graphId,
-    status: "pending",
-    steps: state.steps.map((s) => ({ stepId: s.stepId, status: s.status, attempts: s.attempts })),
-  };
+  const policies = new Map<string, FanoutPolicy>();
+  const given = input.optObject("fanoutPolicies");
+  if (given !== undefined)
+    for (const key of Object.keys(given.value)) policies.set(key, policyOf(given.object(key)));
+  return planSequentialTransition(
+    stateOf(input.object("state")),
+    input.objects("steps").map(definitionOf),
+    policies,
+    keysOf(input, "resolvedFanoutGateKeys"),
+  ) as unknown as JsonObject;
 }
 
 function singleStepState(f: Fields): SingleStepState {
@@ -319,6 +206,8 @@ function singleStepEvent(f: Fields): SingleStepEvent {
   const type = f.oneOf("type", ["admit", "start", "succeed", "fail"] as const);
   if (type === "admit") return { type };
   if (type === "fail") return { type, at: f.string("at"), error: f.string("error") };
+  if (type === "succeed")
+    return { type, at: f.string("at"), admissionWitness: witnessOf(f.object("admissionWitness")) };
   return { type, at: f.string("at") };
 }
 
@@ -333,11 +222,25 @@ export const STATE_MACHINE_KINDS: Record<string, (input: Fields) => JsonValue> =
       singleStepEvent(input.object("event")),
     ),
   }),
-  "state-machine.createSequentialGraphState": createSequential,
+  "state-machine.createSequentialGraphState": (input) =>
+    createSequentialState(
+      input.string("graphId"),
+      input.objects("steps").map(definitionOf),
+    ) as unknown as JsonObject,
   "state-machine.planSequentialGraphTransition": planSequential,
-  "state-machine.evaluateFanoutSync": evaluateFanout,
+  "state-machine.transitionSequentialGraph": (input) =>
+    transitionSequential(
+      stateOf(input.object("state")),
+      eventOf(input.object("event")),
+    ) as unknown as JsonObject,
+  "state-machine.evaluateFanoutSync": (input) =>
+    evaluateFanoutSync(
+      policyOf(input.object("policy")),
+      input.objects("results").map(resultOf),
+      keysOf(input, "resolvedGateKeys"),
+    ) as unknown as JsonObject,
   "state-machine.fanoutSyncDecisionKey": (input) => {
     const d = input.object("decision");
-    return fanoutDecisionKey(d.string("groupId"), d.string("ruleFired"));
+    return syncDecisionKey(d.string("groupId"), d.string("ruleFired"));
   },
 };

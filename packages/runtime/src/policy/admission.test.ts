@@ -227,7 +227,7 @@ describe("kernel eval", () => {
     }
   });
 
-  it("plans through the graph machine: retries, blocked context, fanout halts", () => {
+  it("plans sequential graphs: retries, blocked context, fanout halts", () => {
     const steps = [
       { id: "a", retry: { maxAttempts: 2 } },
       { id: "b", contextFrom: ["a"] },
@@ -284,9 +284,7 @@ describe("kernel eval", () => {
     expect(plan(fanState("pending"), fan)).toEqual({
       type: "run_fanout",
       groupId: "g1",
-      stepIds: ["y"],
-      attempts: { y: 1 },
-      contextFrom: { y: [] },
+      branches: [{ stepId: "y", attempt: 1, contextFrom: [] }],
     });
     expect(plan(fanState("failed"), fan)).toMatchObject({
       type: "failed",

@@ -6,7 +6,11 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
-import { buildLocalScopeAdmission, connectedAuthRequirement } from "./connected-auth.js";
+import {
+  ConnectedAuthInvalid,
+  buildLocalScopeAdmission,
+  connectedAuthRequirement,
+} from "./connected-auth.js";
 import type {
   ConnectedAuthRequirement,
   ConnectedGrant,
@@ -52,6 +56,21 @@ function nonEmpty(value: JsonValue | undefined): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
 }
 
+/** The string when it has non-blank content, as written (blank values are left out). */
+function present(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== "" ? value : undefined;
+}
+
+/** The auth block's requirement; a malformed block requests nothing (its admission denies). */
+function requirementOf(auth: JsonValue | undefined): ConnectedAuthRequirement | undefined {
+  try {
+    return connectedAuthRequirement(auth);
+  } catch (error) {
+    if (error instanceof ConnectedAuthInvalid) return undefined;
+    throw error;
+  }
+}
+
 function bool(value: JsonValue | undefined): boolean | undefined {
   return typeof value === "boolean" ? value : undefined;
 }
@@ -85,10 +104,10 @@ function credentialMaterial(
     grant_id: admission.grant_id,
     provider: requirement.provider,
     scopes: uniqueStrings(requirement.scopes),
-    scope_family: requirement.scope_family,
+    scope_family: present(requirement.scope_family),
     authority_kind: requirement.authority_kind,
-    target_repo: requirement.target_repo,
-    target_locator: requirement.target_locator,
+    target_repo: present(requirement.target_repo),
+    target_locator: present(requirement.target_locator),
   });
 }
 
@@ -140,7 +159,7 @@ function sandboxSummary(options: AuthorityProofOptions): JsonObject | undefined 
 
 /** Builds the authority proof of one run. */
 export function buildAuthorityProof(options: AuthorityProofOptions): JsonObject {
-  const requirement = connectedAuthRequirement(options.auth);
+  const requirement = requirementOf(options.auth);
   const admission =
     options.scopeAdmission ??
     buildLocalScopeAdmission(options.auth, options.grants ?? [], {
@@ -152,17 +171,17 @@ export function buildAuthorityProof(options: AuthorityProofOptions): JsonObject 
   const approval = options.approval;
   return defined({
     schema_version: "runx.authority-proof.v1",
-    run_id: options.runId,
+    run_id: present(options.runId),
     skill_name: options.skillName,
     source_type: options.sourceType,
     requested: defined({
       connected_auth: requirement !== undefined,
       scopes: uniqueStrings([...(options.scopes ?? []), ...(requirement?.scopes ?? [])]),
       mutating: options.mutating === true,
-      scope_family: requirement?.scope_family,
+      scope_family: present(requirement?.scope_family),
       authority_kind: requirement?.authority_kind,
-      target_repo: requirement?.target_repo,
-      target_locator: requirement?.target_locator,
+      target_repo: present(requirement?.target_repo),
+      target_locator: present(requirement?.target_locator),
       sandbox_profile: sandbox?.profile,
     }),
     scope_admission: admission as unknown as JsonObject,
@@ -175,7 +194,7 @@ export function buildAuthorityProof(options: AuthorityProofOptions): JsonObject 
             gate_id: approval.gate.id,
             gate_type: approval.gate.type ?? "unspecified",
             decision: approval.approved ? "approved" : "denied",
-            reason: approval.gate.reason,
+            reason: present(approval.gate.reason),
           })
         : undefined,
     redaction: {

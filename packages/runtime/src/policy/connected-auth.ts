@@ -123,13 +123,41 @@ export function connectedAuthRequirement(
   return requirement;
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))$/;
 
-/** Epoch milliseconds of a strict RFC 3339 timestamp, or undefined. */
-export function rfc3339Moment(value: string | undefined): number | undefined {
-  if (value === undefined || !RFC3339.test(value)) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * A strict RFC 3339 timestamp (upper-case `T` and `Z`, a real calendar day, at most nanosecond
+ * precision) as epoch nanoseconds, so sub-millisecond lifetimes still order; else undefined.
+ */
+export function rfc3339Moment(value: string | undefined): bigint | undefined {
+  const m = value === undefined ? null : RFC3339.exec(value);
+  if (m === null) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offset = 0;
+  if (m[8] !== "Z") {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return undefined;
+    offset = (m[9] === "+" ? 1 : -1) * (oh * 3600 + om * 60);
+  }
+  const seconds = Date.UTC(year, month - 1, day, hour, minute, second) / 1000 - offset;
+  const nanos = BigInt((m[7] ?? "").padEnd(9, "0") || "0");
+  return BigInt(seconds) * 1_000_000_000n + nanos;
 }
 
 /** A grant is live at `checkedAt` when it has an expiry after it and no later not_before. */
@@ -201,7 +229,7 @@ export function buildLocalScopeAdmission(
       requested_scopes: [],
       granted_scopes: [],
       reasons: [error.message],
-      decision_summary: "connected auth requirement is invalid",
+      decision_summary: "invalid connected auth request",
     };
   }
   if (requirement === undefined)
@@ -238,12 +266,27 @@ export function buildLocalScopeAdmission(
   };
 }
 
-/** The grant reference a credential issued for a targeted grant must carry. */
+function filled(value: string | undefined): string | undefined {
+  return value !== undefined && value.trim() !== "" ? value : undefined;
+}
+
+/**
+ * The grant reference a credential issued for a targeted grant must carry. A targeted grant
+ * without both a scope family and an authority kind cannot name one, so none is expected.
+ */
 export function grantReferenceOf(grant: ConnectedGrant): CredentialGrantReference | undefined {
   if (!hasTarget(grant)) return undefined;
-  const reference: CredentialGrantReference = { grant_id: grant.grant_id };
-  for (const key of TARGET_KEYS)
-    if (grant[key] !== undefined) Object.assign(reference, { [key]: grant[key] });
+  const family = filled(grant.scope_family);
+  if (family === undefined || grant.authority_kind === undefined) return undefined;
+  const reference: CredentialGrantReference = {
+    grant_id: grant.grant_id,
+    scope_family: family,
+    authority_kind: grant.authority_kind,
+  };
+  const repo = filled(grant.target_repo);
+  const locator = filled(grant.target_locator);
+  if (repo !== undefined) reference.target_repo = repo;
+  if (locator !== undefined) reference.target_locator = locator;
   return reference;
 }
 
@@ -255,8 +298,14 @@ export function validateCredentialBinding(request: {
   credential?: CredentialEnvelope;
 }): PolicyDecision {
   const { scopeAdmission: admission, credential } = request;
-  const requirement = connectedAuthRequirement(request.auth);
   const deny = (reason: string): PolicyDecision => ({ status: "deny", reasons: [reason] });
+  let requirement: ConnectedAuthRequirement | undefined;
+  try {
+    requirement = connectedAuthRequirement(request.auth);
+  } catch (error) {
+    if (!(error instanceof ConnectedAuthInvalid)) throw error;
+    return deny(error.message);
+  }
   if (credential === undefined) {
     if (
       requirement !== undefined &&
@@ -268,7 +317,7 @@ export function validateCredentialBinding(request: {
   }
   if (requirement === undefined)
     return deny("credential material resolved for a skill with no connected auth requirement");
-  if (admission.status !== "allow" || admission.grant_id === undefined || admission.grant_id === "")
+  if (admission.status !== "allow" || admission.grant_id === undefined)
     return deny("credential material resolved without an admitted connected auth grant");
   const grant = request.grants.find((g) => g.grant_id === admission.grant_id);
   if (grant === undefined)
@@ -284,7 +333,8 @@ export function validateCredentialBinding(request: {
     reasons.push(
       `credential provider '${credential.provider}' does not match admitted provider '${grant.provider}'`,
     );
-  const wildcards = { prefix: true, universal: true };
+  // Credential material is provider-issued: its `*` never stands for every scope.
+  const wildcards = { prefix: true, universal: false };
   const missing = admission.requested_scopes.filter(
     (scope) => !credential.scopes.some((held) => scopeAllows(held, scope, wildcards)),
   );

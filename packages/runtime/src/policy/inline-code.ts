@@ -251,3 +251,57 @@ export function assertNoInlineCode(command: string, args: readonly string[]): vo
     { policy: "strict_cli_tool_inline_code", interpreter: finding.interpreter, flag: finding.flag },
   );
 }
+
+/** The executable's base name, lower-cased, without a Windows `.exe`/`.cmd`/`.bat` suffix. */
+function exactName(command: string): string {
+  const trimmed = command.replace(/[/\\]+$/, "");
+  const base = (trimmed.split(/[/\\]/).pop() ?? "").toLowerCase();
+  return base.replace(/\.(exe|cmd|bat)$/, "");
+}
+
+function exactArg(args: readonly string[], flags: readonly string[]): string | null {
+  return args.find((arg) => flags.some((flag) => arg.toLowerCase() === flag)) ?? null;
+}
+
+function exactTrigger(name: string, args: readonly string[]): string | null {
+  if (name === "node" || name === "nodejs" || name === "bun")
+    return exactArg(args, ["-e", "--eval", "-p", "--print"]);
+  if (name === "deno") return args[0]?.toLowerCase() === "eval" ? (args[0] ?? null) : null;
+  if (name === "python" || name === "pypy" || /^python\d+(\.\d+)?$/.test(name))
+    return exactArg(args, ["-c"]);
+  if (name === "ruby" || name === "perl" || name === "lua") return exactArg(args, ["-e"]);
+  if (name === "php") return exactArg(args, ["-r"]);
+  if (["sh", "bash", "zsh", "dash", "ksh", "ash", "fish"].includes(name))
+    return args.find((arg) => /^-[A-Za-z]+$/.test(arg) && arg.includes("c")) ?? null;
+  if (name === "pwsh" || name === "powershell")
+    return exactArg(args, ["-c", "-command", "-encodedcommand"]);
+  if (name === "cmd") return exactArg(args, ["/c", "/k"])?.toLowerCase() ?? null;
+  return null;
+}
+
+/**
+ * Upstream kernel's inline-code rule, which `runx kernel eval` reproduces: an interpreter
+ * flag counts wherever it appears as a whole (trimmed, case-insensitive) argument, and `env`
+ * is looked through only past `NAME=value` assignments. The runtime's own admission uses the
+ * option-aware {@link detectInlineCode}, which also catches clustered and prefixed flags.
+ */
+export function detectKernelInlineCode(
+  command: string | undefined,
+  args: readonly string[],
+): InlineCodeFinding | null {
+  let name = exactName(command ?? "");
+  let argv = args.map((arg) => arg.trim());
+  for (let depth = 0; depth < 16 && name !== ""; depth++) {
+    if (name !== "env") {
+      const flag = exactTrigger(name, argv);
+      return flag === null ? null : { interpreter: name, flag };
+    }
+    const rest = argv.filter((arg) => arg !== "");
+    let i = 0;
+    while (i < rest.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[i] ?? "")) i += 1;
+    if (i >= rest.length) return null;
+    name = exactName(rest[i] ?? "");
+    argv = rest.slice(i + 1);
+  }
+  return null;
+}

@@ -11,6 +11,7 @@ import {
 } from "./connected-auth.js";
 import type { ConnectedGrant, PolicyDecision } from "./connected-auth.js";
 import { detectInlineCode } from "./inline-code.js";
+import type { InlineCodeFinding } from "./inline-code.js";
 
 /** The parts of a skill admission looks at. */
 export interface LocalAdmissionSkill {
@@ -27,6 +28,8 @@ export interface LocalAdmissionOptions {
   connectedAuthCheckedAt?: string;
   skipConnectedAuth?: boolean;
   strictCliToolInlineCode?: boolean;
+  /** The inline-code detector the strict policy applies (the runtime's own by default). */
+  detectInlineCode?: (command: string, args: readonly string[]) => InlineCodeFinding | null;
 }
 
 /** Source types a local run admits by default. */
@@ -51,9 +54,10 @@ export const DEFAULT_MAX_TIMEOUT_SECONDS = 300;
 export function inlineCodeDenial(
   command: string | undefined,
   args: readonly string[] = [],
+  detect: (command: string, args: readonly string[]) => InlineCodeFinding | null = detectInlineCode,
 ): string | undefined {
   if (command === undefined || command === "") return undefined;
-  const finding = detectInlineCode(command, args);
+  const finding = detect(command, args);
   if (finding === null) return undefined;
   return `cli-tool source '${finding.interpreter}' uses inline code via '${finding.flag}', which is rejected by strict workspace policy; move the program into a checked-in script and invoke that file instead`;
 }
@@ -76,7 +80,7 @@ export function admitLocalSkill(
       reasons.push(`source timeout exceeds local maximum of ${max} seconds`);
   }
   if (source.type === "cli-tool" && options.strictCliToolInlineCode === true) {
-    const denial = inlineCodeDenial(source.command, source.args);
+    const denial = inlineCodeDenial(source.command, source.args, options.detectInlineCode);
     if (denial !== undefined) reasons.push(denial);
   }
   if (options.skipConnectedAuth !== true) {

@@ -118,8 +118,15 @@ function isDependencyUpdate(
   const head = norm(request.headRefName);
   if (policy.blocked_head_ref_prefixes.some((prefix) => head.startsWith(prefix))) return true;
   if (labelsOf(request).some((label) => policy.blocked_exact_labels.includes(label))) return true;
-  if (/(^|\b)(update|upgrade|bump)(\b|:)/.test(title) && /\bv?\d+\.\d+/.test(title)) return true;
-  return /dependency|dependencies|deps\b/.test(title);
+  // An update verb is a whole word (split on anything but ASCII letters, digits and `_`);
+  // a version is `v?digits.digits` starting at a word boundary.
+  const words = title.split(/[^A-Za-z0-9_]+/);
+  if (
+    words.some((w) => w === "update" || w === "upgrade" || w === "bump") &&
+    /\bv?\d+\.\d/.test(title)
+  )
+    return true;
+  return ["dependency", "dependencies", "deps"].some((word) => title.includes(word));
 }
 
 /** Blocks bot-authored, dependency-update and internal/build-only pull requests. */

@@ -1,12 +1,12 @@
 /**
  * Scope matching and graph-step scope attenuation. A scope is an opaque string;
  * a grant allows a requested scope when it is equal, or — where wildcards are honoured — when
- * the grant is `prefix:*` (any scope under `prefix:`) or the universal `*`. Pure.
+ * the grant is `prefix:*` (any one segment under `prefix:`) or the universal `*`. Pure.
  */
 
 /** Which grant wildcards count. Exact-string matching (both false) is the target default. */
 export interface ScopeWildcards {
-  /** `prefix:*` allows every scope starting with `prefix:`. */
+  /** `prefix:*` allows every scope one segment under `prefix:`. */
   prefix?: boolean;
   /** `*` allows every scope; only for grants a trusted caller resolved. */
   universal?: boolean;
@@ -18,11 +18,16 @@ export function scopeAllows(
   requested: string,
   wildcards: ScopeWildcards = {},
 ): boolean {
-  if (granted === requested) return true;
+  // The universal grant is decided by trust alone, even against a literal `*` request.
   if (granted === "*") return wildcards.universal === true;
-  if (wildcards.prefix === true && granted.endsWith(":*"))
-    return requested.startsWith(granted.slice(0, -1));
-  return false;
+  if (granted === requested) return true;
+  if (wildcards.prefix !== true || !granted.endsWith(":*")) return false;
+  // `prefix:*` covers exactly one more segment: `repo:*` allows `repo:read`, not
+  // `repo:admin:keys` nor `repo:`.
+  const prefix = granted.slice(0, -1);
+  if (!requested.startsWith(prefix)) return false;
+  const rest = requested.slice(prefix.length);
+  return rest !== "" && !rest.includes(":");
 }
 
 /** The values in first-seen order without repeats. */

@@ -5,7 +5,7 @@
 import { resolveContextSkills } from "../agents/context-skills.js";
 import { runManagedAgent } from "../agents/managed-agent.js";
 import { agentActForRunner, agentRequestId, validateAgentAnswer } from "../agents/request.js";
-import { RuntimeError, isRuntimeError } from "../errors.js";
+import { FAILURE_CATEGORY, RuntimeError, isRuntimeError } from "../errors.js";
 import { artifactEnvelope, packageArtifacts } from "../graph/artifacts.js";
 import type { ExecuteStepAction, GraphDoc, GraphStep, StepOutcome } from "../graph/index.js";
 import { approvalDecisionPacket, stepById } from "../graph/index.js";
@@ -662,9 +662,10 @@ export async function executeGraphStep(
     );
   } catch (error) {
     if (!isRuntimeError(error)) throw error;
-    // Input that breaks the step's contract is the step failing; every other refusal
+    // Input that breaks the step's contract, or a step whose skill or runner is itself broken
+    // (an unknown runner type, a missing package), is the step failing; every other refusal
     // (scope, containment, policy) is blocked: nothing was attempted either way.
-    const failed = error.code === "INPUT_INVALID";
+    const failed = error.code === "INPUT_INVALID" || FAILURE_CATEGORY[error.code] === "skill_error";
     return seal(
       {
         disposition: failed ? "failed" : "blocked",

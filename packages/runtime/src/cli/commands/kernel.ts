@@ -9,7 +9,8 @@ import { guard } from "../failure.js";
 import { readDocumentInput } from "../read-document.js";
 
 /** The decision document (file or stdin) and its cap. */
-const KERNEL_INPUT = { what: "the kernel input", maxBytes: 16 * 1024 * 1024 };
+/** Upstream evaluates documents of at most 1 MiB. */
+const KERNEL_INPUT = { what: "the kernel input", maxBytes: 1024 * 1024 };
 
 /** Runs `runx kernel`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
