@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { consoleFixture } from "../testing/console-fixture.js";
@@ -57,7 +57,7 @@ describe("evidence bundle", () => {
     const bundle = await fx.runtime.console.evidence.bundle(runId);
     expect(Object.keys(bundle.receipts)).toHaveLength(dag.nodes.length);
 
-    const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
+    const report = await fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(true);
     expect(report.receipt_count).toBe(dag.nodes.length);
     expect(report.trees.length).toBeGreaterThan(1);
@@ -77,7 +77,7 @@ describe("evidence bundle", () => {
     const body = bundle.receipts[file]!;
     bundle.receipts[file] = body.replace(/"summary":"([^"]*)"/, '"summary":"$1 (edited)"');
     expect(bundle.receipts[file]).not.toBe(body);
-    const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
+    const report = await fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(false);
     const tree = report.trees.find((t) => t.root_receipt_id === paused.id)!;
     expect(tree.valid).toBe(false);
@@ -96,9 +96,44 @@ describe("evidence bundle", () => {
     )!;
     bundle.receipts[stray] = foreign.receipts[stray]!;
     bundle.index.entries.push(foreign.index.entries.find((e) => e.file_name === stray)!);
-    const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
+    const report = await fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(false);
     expect(report.unreadable_files).toContainEqual(expect.objectContaining({ file_name: stray }));
+  });
+});
+
+describe("receipt graph pages over an earlier journal", () => {
+  it("rebuilds a journal whose lines predate `previous` before paging a resumed run", async () => {
+    const runId = await resumedRun();
+    const dag = await fx.runtime.console.evidence.dag(runId);
+    const before = await fx.runtime.console.evidence.page(runId);
+    expect(before.total).toBe(dag.nodes.length);
+    // The journal as an earlier version wrote it: no line format, no `previous`.
+    const journal = join(fx.ws.root, ".runx", "receipts", "index.jsonl");
+    const lines = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
+    const old = lines.map((line) => {
+      const { v: _v, previous: _previous, ...rest } = JSON.parse(line) as Record<string, unknown>;
+      return `${JSON.stringify(rest)}\n`;
+    });
+    expect(old.join("")).not.toContain('"previous"');
+    writeFileSync(journal, old.join(""));
+    // Paging follows the continuation to its paused receipt's tree again.
+    const after = await fx.runtime.console.evidence.page(runId);
+    expect(after.total).toBe(dag.nodes.length);
+    expect(after.nodes.map((n) => n.id)).toEqual(before.nodes.map((n) => n.id));
+    expect(after.edges.some((e) => e.kind === "previous")).toBe(true);
+    const rebuilt = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
+    expect(rebuilt).toHaveLength(lines.length);
+    expect(rebuilt.every((l) => (JSON.parse(l) as { v?: number }).v === 2)).toBe(true);
+    expect(rebuilt.some((l) => l.includes('"previous"'))).toBe(true);
+    // Once rebuilt, the next page reads the journal as it is.
+    const stamp = statSync(journal).mtimeMs;
+    await fx.runtime.console.evidence.page(runId);
+    expect(statSync(journal).mtimeMs).toBe(stamp);
   });
 });
 

@@ -4,42 +4,23 @@
  * re-verifies offline.
  */
 import { RuntimeError } from "../errors.js";
-import {
-  RECEIPT_STORE_INDEX_SCHEMA,
-  referencedReceiptId,
-  serializeReceipt,
-} from "../receipts/index.js";
-import type { Receipt, SignaturePolicy, TreeReport } from "../receipts/index.js";
+import { referencedReceiptId } from "../receipts/index.js";
+import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import { receiptReport } from "../receipts/report.js";
 import type { ReceiptReport } from "../receipts/report.js";
-import { receiptFileName } from "../receipts/store-files.js";
-import { verifyRunReceipts } from "../services/verify.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { StateStore } from "../store/types.js";
+import { bundleRoot, evidenceBundleText } from "./evidence-bundle.js";
+import type { EvidenceBundle } from "./evidence-bundle.js";
 import { dagNode, dagPage, edgeDigest, loadReceipt, markDigestMismatch } from "./dag-page.js";
 import type { DagEdge, DagNode, DagPage, Loaded } from "./dag-page.js";
 import { decisionView } from "./runs.js";
 
 export type { DagEdge, DagNode, DagPage } from "./dag-page.js";
-import type { DecisionView } from "./runs.js";
 
-/** `runx.evidence_bundle.v1`. */
-export interface EvidenceBundle {
-  schema: "runx.evidence_bundle.v1";
-  run_id: string;
-  root_receipt_id: string;
-  generated_at: string;
-  index: {
-    schema: typeof RECEIPT_STORE_INDEX_SCHEMA;
-    entries: Array<{ receipt_id: string; file_name: string; created_at: string }>;
-  };
-  /** Stored receipt documents keyed by file name. */
-  receipts: Record<string, string>;
-  /** The authenticated decisions (their signed form is in the receipts' authority terms). */
-  approvals: DecisionView[];
-  verification: TreeReport[];
-}
+export type { EvidenceBundle } from "./evidence-bundle.js";
 
+/** Receipts the whole-graph view (`dag`) shows at most; larger runs page (`page`). */
 const MAX_NODES = 10_000;
 
 /** Receipts per DAG page unless the caller asks for fewer. */
@@ -106,6 +87,18 @@ export function evidenceServices(deps: {
       receipts,
       truncated: queue.length > 0,
     };
+  }
+
+  function bundleText(runId: string): AsyncGenerator<string> {
+    const run = deps.state().getRun(runId);
+    return evidenceBundleText({
+      receiptDir: deps.receiptDir,
+      runId: run.id,
+      rootId: bundleRoot(runId, run.receiptId),
+      policy: deps.policy(),
+      generatedAt: deps.now().toISOString(),
+      approvals: () => deps.store().listDecisions(run.id).map(decisionView),
+    });
   }
 
   return {
@@ -179,32 +172,17 @@ export function evidenceServices(deps: {
       });
     },
 
-    /** The evidence bundle of a run (re-verifiable offline with `runx verify --bundle`). */
+    /**
+     * The evidence bundle of a run as JSON text in pieces (evidence-bundle.ts), however many
+     * receipts it has; re-verifiable offline with `runx verify --bundle`.
+     */
+    bundleText,
+
+    /** The evidence bundle of a run as one value (the API's query; `bundleText` streams). */
     async bundle(runId: string): Promise<EvidenceBundle> {
-      const { run, root, receipts } = await walk(runId);
-      const all = [...receipts.values()];
-      const files: Record<string, string> = {};
-      for (const receipt of all) files[receiptFileName(receipt.id)] = serializeReceipt(receipt);
-      return {
-        schema: "runx.evidence_bundle.v1",
-        run_id: run.id,
-        root_receipt_id: root,
-        generated_at: deps.now().toISOString(),
-        index: {
-          schema: RECEIPT_STORE_INDEX_SCHEMA,
-          entries: all
-            .map((r) => ({
-              receipt_id: r.id,
-              file_name: receiptFileName(r.id),
-              created_at: r.created_at,
-            }))
-            .sort((a, b) => (a.receipt_id < b.receipt_id ? -1 : 1)),
-        },
-        receipts: files,
-        approvals: deps.store().listDecisions(run.id).map(decisionView),
-        // Every tree the run's graph shows (a continuation's paused receipt roots its own).
-        verification: verifyRunReceipts(all, root, deps.policy()).trees,
-      };
+      let text = "";
+      for await (const piece of bundleText(runId)) text += piece;
+      return JSON.parse(text) as EvidenceBundle;
     },
   };
 }
