@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runx } from "../testing/cli.js";
 import { consoleFixture } from "../testing/console-fixture.js";
 import type { ConsoleFixture } from "../testing/console-fixture.js";
 import type { Operator } from "./operators.js";
@@ -100,6 +101,44 @@ describe("evidence bundle", () => {
     expect(report.valid).toBe(false);
     expect(report.unreadable_files).toContainEqual(expect.objectContaining({ file_name: stray }));
   });
+});
+
+describe("runx verify --bundle", () => {
+  it("prints a bundle's trees, refuses an edited one naming the receipt, and names the line of broken JSON", async () => {
+    const runId = await resumedRun();
+    const bundle = await fx.runtime.console.evidence.bundle(runId);
+    // As the console's download once wrote it: indented.
+    fx.ws.write("evidence.json", `${JSON.stringify(bundle, null, 2)}\n`);
+    const ok = await runx(fx.ws, ["verify", "--bundle", "evidence.json"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`receipt store bundle:evidence.json`);
+    expect(ok.stdout).toContain(`✓ ${bundle.root_receipt_id}`);
+    expect(ok.stdout.trimEnd().endsWith("valid")).toBe(true);
+
+    const [file, body] = Object.entries(bundle.receipts)[1]!;
+    const edited = {
+      ...bundle,
+      receipts: { ...bundle.receipts, [file]: body.replace("hi", "ho") },
+    };
+    expect(edited.receipts[file]).not.toBe(body);
+    fx.ws.write("edited.json", JSON.stringify(edited));
+    const bad = await runx(fx.ws, ["verify", "--bundle", "edited.json"]);
+    expect(bad.code).toBe(3);
+    expect(bad.stdout).toContain(
+      `receipt[sha256:${file.slice("sha256-".length, -".json".length)}]`,
+    );
+    expect(bad.stdout.trimEnd().endsWith("not valid")).toBe(true);
+
+    const text = JSON.stringify(bundle, null, 2).split("\n");
+    fx.ws.write("broken.json", [...text.slice(0, 5), "  oops", ...text.slice(5)].join("\n"));
+    const broken = await runx(fx.ws, ["verify", "--bundle", "broken.json", "--json"]);
+    expect(broken.code).not.toBe(0);
+    expect(broken.json()).toMatchObject({
+      error: { reason: "INPUT_INVALID", file: "bundle:broken.json", line: 6 },
+    });
+    const missing = await runx(fx.ws, ["verify", "--bundle", "nowhere.json", "--json"]);
+    expect(missing.json()).toMatchObject({ error: { reason: "IO_ERROR", file: "nowhere.json" } });
+  }, 60_000);
 });
 
 describe("receipt graph pages over an earlier journal", () => {
