@@ -4,7 +4,7 @@
  * re-verifies offline.
  */
 import { RuntimeError } from "../errors.js";
-import { referencedReceiptId } from "../receipts/index.js";
+import { ReceiptStore, referencedReceiptId } from "../receipts/index.js";
 import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import { receiptReport } from "../receipts/report.js";
 import type { ReceiptReport } from "../receipts/report.js";
@@ -129,7 +129,7 @@ export function evidenceServices(deps: {
 
     /**
      * One receipt's report (`runx.receipt_report.v1`): signer, commitments and each check
-     * by name, the links to its parent (found through the run the index files it under),
+     * by name, the links to its parents (the receipts the store's journal lists it under),
      * children and the paused receipt it continues resolved in the same store.
      */
     async report(receiptId: string): Promise<ReceiptReport> {
@@ -140,15 +140,16 @@ export function evidenceServices(deps: {
         });
       }
       const [indexed] = deps.state().findIndexedReceipts([receiptId]);
-      const parentIds =
-        indexed?.runId === undefined || indexed.runId === null
-          ? []
-          : await walk(indexed.runId).then(
-              ({ edges }) =>
-                edges.filter((e) => e.kind === "child" && e.to === receiptId).map((e) => e.from),
-              // A run without a root receipt yet (or gone from the state store) lists no parent.
-              () => [],
-            );
+      // The receipts whose journal lines list it as a child: read from the journal, not
+      // from the run's receipt files, so a receipt deep in a run of any size finds them.
+      const journal =
+        (await new ReceiptStore({
+          dir: deps.receiptDir,
+          policy: deps.policy(),
+        }).upgradeJournal()) ?? [];
+      const parentIds = journal
+        .filter((e) => e.children?.includes(receiptId) === true)
+        .map((e) => e.receipt_id);
       const receipt = own.receipt;
       const linkedIds = new Set(parentIds);
       for (const ref of [

@@ -1,7 +1,8 @@
 /**
  * Entry of a verification worker (built as dist/verify-worker.cjs): told the store and the
  * policy in `workerData`, it checks each chunk it is sent (store files it reads, or receipt
- * documents of an evidence bundle) and posts the results back under the chunk's number. The pool (verify-pool.ts) puts them in order.
+ * documents of an evidence bundle) and posts the results back under the chunk's number.
+ * The pool (verify-pool.ts) puts them in order.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { checkBundledChunk, checkChunk, policyFromDescription } from "./check-chunk.js";
