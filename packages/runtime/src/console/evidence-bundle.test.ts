@@ -1,4 +1,5 @@
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -152,10 +153,23 @@ describe("a 20,000-receipt evidence bundle", () => {
     // A heap smaller than the bundle: held whole (its text and its parse), it could not be.
     const size = readFileSync(bundleFile).length;
     expect(size).toBeGreaterThan(40 * 1024 * 1024);
+    // Counts the verification workers the CLI starts.
+    const preload = fx.ws.write(
+      "count-workers.cjs",
+      [
+        'const wt = require("node:worker_threads");',
+        "let n = 0;",
+        "const Base = wt.Worker;",
+        "wt.Worker = class extends Base { constructor(...a) { super(...a); n++; } };",
+        'process.on("exit", () => process.stderr.write(`workers started: ${n}\\n`));',
+        "",
+      ].join("\n"),
+    );
     const { code, report, stderr } = await verifyCli("bundle.json", {
-      NODE_OPTIONS: "--max-old-space-size=64",
+      NODE_OPTIONS: `--max-old-space-size=64 --require ${preload}`,
     });
     expect(code, stderr).toBe(0);
+    expect(stderr).toContain(`workers started: ${availableParallelism() - 1}`);
     expect(report).toEqual(JSON.parse(JSON.stringify(inProcess)));
   }, 120_000);
 
