@@ -130,4 +130,32 @@ describe("HTTP API", () => {
     });
     expect(bad.status).toBe(401);
   });
+
+  it("streams a run's evidence bundle to a viewer: the bundle receipts.bundle gives, verifiable", async () => {
+    const env = await fx.runtime.runSkill({
+      ref: "skills/echo",
+      inputs: { message: { value: "hi" } },
+      secretEnv: [],
+    });
+    const origin = base.slice(0, -"/trpc".length);
+    const url = `${origin}/bundle/${encodeURIComponent(env.run_id)}`;
+    expect((await fetch(url)).status).toBe(401);
+    const { cookie } = await login();
+    const res = await fetch(url, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const text = await res.text();
+    const streamed = JSON.parse(text) as Record<string, unknown>;
+    const queried = await fx.runtime.console.evidence.bundle(env.run_id);
+    expect({ ...streamed, generated_at: null }).toEqual({ ...queried, generated_at: null });
+    const report = await fx.runtime.verifyBundle(text, { label: "bundle:http" });
+    expect(report).toMatchObject({ valid: true, receipt_count: 1 });
+    // An unknown run is refused before any of the answer is sent; so is a POST.
+    const missing = await fetch(`${origin}/bundle/run_unknown`, { headers: { cookie } });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toMatch(
+      /run_unknown/,
+    );
+    expect((await fetch(url, { method: "POST", headers: { cookie } })).status).toBe(405);
+  });
 });

@@ -17,10 +17,11 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
 import type { Operator, Runtime } from "@runx/runtime";
-import { isRuntimeError } from "@runx/runtime";
+import { consoleInput, isRuntimeError, RuntimeError, roleAtLeast } from "@runx/runtime";
 import type { ApiEvents } from "./events.js";
 import {
   REQUEST_TIMEOUT_MS,
@@ -43,6 +44,8 @@ import {
 import type { SessionKeys } from "./session.js";
 import { authThrottle } from "./throttle.js";
 import type { AuthThrottle } from "./throttle.js";
+import { toTrpcError } from "./errors.js";
+import { SESSION_ENDED } from "./trpc.js";
 import type { ApiContext, RunExecutor } from "./trpc.js";
 
 /** What the server needs. */
@@ -170,6 +173,15 @@ async function authenticate(
   }
 }
 
+/** Where the streamed evidence bundle of a run is served. */
+const BUNDLE_PATH = "/bundle/";
+
+function badRunRef(): RuntimeError {
+  return new RuntimeError("INPUT_INVALID", "the run id in the path is not valid", {
+    path: "runId",
+  });
+}
+
 /** Builds (but does not start) the API server. */
 export function createApiServer(opts: ApiServerOptions): Server {
   const log = opts.log ?? (() => undefined);
@@ -207,6 +219,45 @@ export function createApiServer(opts: ApiServerOptions): Server {
       return {};
     },
   });
+  /**
+   * `GET /bundle/<run-id>`: the run's evidence bundle written as the runtime produces it
+   * (console/evidence-bundle.ts), so neither the API nor the console holds a large run's
+   * bundle whole. Viewers and above; the same errors as `receipts.bundle`.
+   */
+  const streamBundle = async (res: ServerResponse, url: string, who: Caller): Promise<void> => {
+    if (who.operator === null) {
+      return refuse(res, 401, "UNAUTHORIZED", who.sessionEnded ? SESSION_ENDED : "sign in first");
+    }
+    if (!roleAtLeast(who.operator.role, "viewer")) {
+      return refuse(res, 403, "FORBIDDEN", "the evidence bundle needs the viewer role");
+    }
+    let pieces: AsyncGenerator<string>;
+    let first: IteratorResult<string>;
+    try {
+      const raw = url.slice(BUNDLE_PATH.length).split("?")[0] ?? "";
+      const { runId } = consoleInput("run-ref", { runId: decodeURIComponent(raw) });
+      pieces = opts.runtime.console.evidence.bundleText(runId);
+      // The first piece comes after the run's graph is walked: an unknown run is refused
+      // before any of the answer is sent.
+      first = await pieces.next();
+    } catch (error) {
+      const trpcError = toTrpcError(error instanceof URIError ? badRunRef() : error);
+      const cause = trpcError.cause;
+      return refuse(res, getHTTPStatusCodeFromError(trpcError), trpcError.code, trpcError.message, {
+        ...(isRuntimeError(cause) ? { runtimeCode: cause.code } : {}),
+      });
+    }
+    res.statusCode = 200;
+    res.setHeader("content-type", "application/json; charset=utf-8");
+    res.setHeader("cache-control", "no-store");
+    for (let next = first; next.done !== true; next = await pieces.next()) {
+      // Backpressure: a slow download holds the walk, not the bundle in memory.
+      if (!res.write(next.value)) await new Promise((resolve) => res.once("drain", resolve));
+      if (res.destroyed) return void (await pieces.return(undefined));
+    }
+    res.end();
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     // JSON only, on every answer (refusals included): never sniffed as another type, never
     // rendered, never framed (the console sends its own page policy, apps/web/src/proxy.ts).
@@ -215,7 +266,13 @@ export function createApiServer(opts: ApiServerOptions): Server {
     res.setHeader("x-frame-options", "DENY");
     void (async () => {
       const url = req.url ?? "";
-      if (!url.startsWith("/trpc/")) return refuse(res, 404, "NOT_FOUND", "not found");
+      const bundle = url.startsWith(BUNDLE_PATH);
+      if (!url.startsWith("/trpc/") && !bundle) return refuse(res, 404, "NOT_FOUND", "not found");
+      if (bundle && req.method !== "GET") {
+        return refuse(res, 405, "METHOD_NOT_SUPPORTED", "use GET for the evidence bundle", {
+          close: true,
+        });
+      }
       if (req.method !== "GET" && req.method !== "HEAD" && req.method !== "POST") {
         // tRPC reads a body for any other method, past the caps below.
         return refuse(res, 405, "METHOD_NOT_SUPPORTED", "use GET for queries, POST for mutations", {
@@ -270,6 +327,7 @@ export function createApiServer(opts: ApiServerOptions): Server {
         }
       }
       if (who.sessionEnded) res.setHeader("set-cookie", sessionCookies(null, opts.secureCookies));
+      if (bundle) return streamBundle(res, url, who);
       identities.set(req, who);
       trpc(req, res);
     })().catch(() => {

@@ -29,12 +29,7 @@ import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
 import type { HistoryDetail, HistoryListing, PendingRun } from "./services/history.js";
 import type { InitResult } from "./services/init.js";
 import type { SkillListItem } from "./services/list-skills.js";
-import {
-  verificationPolicy,
-  verifyEvidenceBundle,
-  verifyReceiptDocument,
-  verifyRunStore,
-} from "./services/verify.js";
+import { verificationPolicy, verifyReceiptDocument, verifyRunStore } from "./services/verify.js";
 import type { StoreVerification } from "./services/verify.js";
 import type { CreatedRange } from "./services/verify-store.js";
 import type { FileCheck } from "./receipts/stored-receipt.js";
@@ -164,11 +159,20 @@ export interface CoreRuntime {
   listSkills(): Promise<{ items: SkillListItem[] }>;
   /** Creates `.runx/` (or `$RUNX_HOME` with `global`). */
   init(options?: { global?: boolean }): Promise<InitResult>;
-  /** Verifies a `runx.evidence_bundle.v1` document offline (`runx verify --bundle`). */
+  /**
+   * Verifies a `runx.evidence_bundle.v1` document offline (`runx verify --bundle`), whole or
+   * as it is read (its text in pieces): on every core from 2,000 receipts (`workers`: threads
+   * besides this one, 0 for none), `progress` told after each receipt.
+   */
   verifyBundle(
-    text: string,
-    options: { label: string; allowLocalDevelopment?: boolean },
-  ): StoreVerification;
+    source: string | AsyncIterable<string | Uint8Array>,
+    options: {
+      label: string;
+      allowLocalDevelopment?: boolean;
+      workers?: number;
+      progress?: (done: number, total: number) => void;
+    },
+  ): Promise<StoreVerification>;
   /**
    * Resolves a skill reference (path, name or registry ref) to its package, selected runner and
    * package/closure digests without running it (what `runx mcp serve` binds at start-up).
@@ -340,10 +344,14 @@ export function createRuntimeCore(
 
   const runtime: CoreRuntime = {
     paths,
-    verifyBundle(text, opts) {
-      return verifyEvidenceBundle(text, {
+    async verifyBundle(source, opts) {
+      // Loaded on demand, as the store pass is (worker_threads and os come with the pool).
+      const { verifyEvidenceBundle } = await import("./services/verify-bundle.js");
+      return verifyEvidenceBundle(source, {
         label: opts.label,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
+        ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+        ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
       });
     },
     async runSkill(request, opts = {}) {

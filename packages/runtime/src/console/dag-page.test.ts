@@ -127,6 +127,16 @@ describe("receipt DAG pages", () => {
     expect(new Set(ids).size).toBe(TOTAL);
   }, 120_000);
 
+  it("names the parent of a receipt deep in the run in its report", async () => {
+    const deep = (await fx.runtime.console.evidence.page(runId, { cursor: "15000", limit: 1 }))
+      .nodes[0]?.id as string;
+    const report = await fx.runtime.console.evidence.report(deep);
+    const parents = report.commits!.parents;
+    expect(parents).toHaveLength(1);
+    expect(steps.map((s) => s.id)).toContain(parents[0]!.id);
+    expect(parents[0]).toMatchObject({ present: true, digest_matches: true });
+  }, 60_000);
+
   it("refuses a cursor that is not a position", async () => {
     await expect(fx.runtime.console.evidence.page(runId, { cursor: "-3" })).rejects.toMatchObject({
       code: "INPUT_INVALID",

@@ -162,9 +162,10 @@ interface Links {
 
 async function journalLinks(receiptDir: string, policy: SignaturePolicy): Promise<Links> {
   const store = new ReceiptStore({ dir: receiptDir, policy });
-  // A missing or damaged journal is rebuilt from the files first.
-  await store.newestFirst({ limit: 1, includeChildren: true });
-  const journal = store.readJournal() ?? [];
+  // A missing or damaged journal, or one with lines written before lines named the paused
+  // receipt a continuation resumes, is rebuilt from the files first (once: the rebuilt
+  // journal's lines are all current).
+  const journal = (await store.upgradeJournal()) ?? [];
   const out: Links["out"] = new Map();
   for (const entry of journal) {
     const links: Array<{ to: string; kind: DagEdge["kind"] }> = (entry.children ?? []).map(

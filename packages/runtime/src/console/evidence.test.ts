@@ -1,6 +1,7 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runx } from "../testing/cli.js";
 import { consoleFixture } from "../testing/console-fixture.js";
 import type { ConsoleFixture } from "../testing/console-fixture.js";
 import type { Operator } from "./operators.js";
@@ -57,7 +58,7 @@ describe("evidence bundle", () => {
     const bundle = await fx.runtime.console.evidence.bundle(runId);
     expect(Object.keys(bundle.receipts)).toHaveLength(dag.nodes.length);
 
-    const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
+    const report = await fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(true);
     expect(report.receipt_count).toBe(dag.nodes.length);
     expect(report.trees.length).toBeGreaterThan(1);
@@ -77,7 +78,7 @@ describe("evidence bundle", () => {
     const body = bundle.receipts[file]!;
     bundle.receipts[file] = body.replace(/"summary":"([^"]*)"/, '"summary":"$1 (edited)"');
     expect(bundle.receipts[file]).not.toBe(body);
-    const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
+    const report = await fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(false);
     const tree = report.trees.find((t) => t.root_receipt_id === paused.id)!;
     expect(tree.valid).toBe(false);
@@ -96,9 +97,82 @@ describe("evidence bundle", () => {
     )!;
     bundle.receipts[stray] = foreign.receipts[stray]!;
     bundle.index.entries.push(foreign.index.entries.find((e) => e.file_name === stray)!);
-    const report = fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
+    const report = await fx.runtime.verifyBundle(JSON.stringify(bundle), { label: "bundle:test" });
     expect(report.valid).toBe(false);
     expect(report.unreadable_files).toContainEqual(expect.objectContaining({ file_name: stray }));
+  });
+});
+
+describe("runx verify --bundle", () => {
+  it("prints a bundle's trees, refuses an edited one naming the receipt, and names the line of broken JSON", async () => {
+    const runId = await resumedRun();
+    const bundle = await fx.runtime.console.evidence.bundle(runId);
+    // As the console's download once wrote it: indented.
+    fx.ws.write("evidence.json", `${JSON.stringify(bundle, null, 2)}\n`);
+    const ok = await runx(fx.ws, ["verify", "--bundle", "evidence.json"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`receipt store bundle:evidence.json`);
+    expect(ok.stdout).toContain(`✓ ${bundle.root_receipt_id}`);
+    expect(ok.stdout.trimEnd().endsWith("valid")).toBe(true);
+
+    const [file, body] = Object.entries(bundle.receipts)[1]!;
+    const edited = {
+      ...bundle,
+      receipts: { ...bundle.receipts, [file]: body.replace("hi", "ho") },
+    };
+    expect(edited.receipts[file]).not.toBe(body);
+    fx.ws.write("edited.json", JSON.stringify(edited));
+    const bad = await runx(fx.ws, ["verify", "--bundle", "edited.json"]);
+    expect(bad.code).toBe(3);
+    expect(bad.stdout).toContain(
+      `receipt[sha256:${file.slice("sha256-".length, -".json".length)}]`,
+    );
+    expect(bad.stdout.trimEnd().endsWith("not valid")).toBe(true);
+
+    const text = JSON.stringify(bundle, null, 2).split("\n");
+    fx.ws.write("broken.json", [...text.slice(0, 5), "  oops", ...text.slice(5)].join("\n"));
+    const broken = await runx(fx.ws, ["verify", "--bundle", "broken.json", "--json"]);
+    expect(broken.code).not.toBe(0);
+    expect(broken.json()).toMatchObject({
+      error: { reason: "INPUT_INVALID", file: "bundle:broken.json", line: 6 },
+    });
+    const missing = await runx(fx.ws, ["verify", "--bundle", "nowhere.json", "--json"]);
+    expect(missing.json()).toMatchObject({ error: { reason: "IO_ERROR", file: "nowhere.json" } });
+  }, 60_000);
+});
+
+describe("receipt graph pages over an earlier journal", () => {
+  it("rebuilds a journal whose lines predate `previous` before paging a resumed run", async () => {
+    const runId = await resumedRun();
+    const dag = await fx.runtime.console.evidence.dag(runId);
+    const before = await fx.runtime.console.evidence.page(runId);
+    expect(before.total).toBe(dag.nodes.length);
+    // The journal as an earlier version wrote it: no line format, no `previous`.
+    const journal = join(fx.ws.root, ".runx", "receipts", "index.jsonl");
+    const lines = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
+    const old = lines.map((line) => {
+      const { v: _v, previous: _previous, ...rest } = JSON.parse(line) as Record<string, unknown>;
+      return `${JSON.stringify(rest)}\n`;
+    });
+    expect(old.join("")).not.toContain('"previous"');
+    writeFileSync(journal, old.join(""));
+    // Paging follows the continuation to its paused receipt's tree again.
+    const after = await fx.runtime.console.evidence.page(runId);
+    expect(after.total).toBe(dag.nodes.length);
+    expect(after.nodes.map((n) => n.id)).toEqual(before.nodes.map((n) => n.id));
+    expect(after.edges.some((e) => e.kind === "previous")).toBe(true);
+    const rebuilt = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
+    expect(rebuilt).toHaveLength(lines.length);
+    expect(rebuilt.every((l) => (JSON.parse(l) as { v?: number }).v === 2)).toBe(true);
+    expect(rebuilt.some((l) => l.includes('"previous"'))).toBe(true);
+    // Once rebuilt, the next page reads the journal as it is.
+    const stamp = statSync(journal).mtimeMs;
+    await fx.runtime.console.evidence.page(runId);
+    expect(statSync(journal).mtimeMs).toBe(stamp);
   });
 });
 

@@ -4,42 +4,23 @@
  * re-verifies offline.
  */
 import { RuntimeError } from "../errors.js";
-import {
-  RECEIPT_STORE_INDEX_SCHEMA,
-  referencedReceiptId,
-  serializeReceipt,
-} from "../receipts/index.js";
-import type { Receipt, SignaturePolicy, TreeReport } from "../receipts/index.js";
+import { ReceiptStore, referencedReceiptId } from "../receipts/index.js";
+import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import { receiptReport } from "../receipts/report.js";
 import type { ReceiptReport } from "../receipts/report.js";
-import { receiptFileName } from "../receipts/store-files.js";
-import { verifyRunReceipts } from "../services/verify.js";
 import type { ConsoleStore } from "../store/console-store.js";
 import type { StateStore } from "../store/types.js";
+import { bundleRoot, evidenceBundleText } from "./evidence-bundle.js";
+import type { EvidenceBundle } from "./evidence-bundle.js";
 import { dagNode, dagPage, edgeDigest, loadReceipt, markDigestMismatch } from "./dag-page.js";
 import type { DagEdge, DagNode, DagPage, Loaded } from "./dag-page.js";
 import { decisionView } from "./runs.js";
 
 export type { DagEdge, DagNode, DagPage } from "./dag-page.js";
-import type { DecisionView } from "./runs.js";
 
-/** `runx.evidence_bundle.v1`. */
-export interface EvidenceBundle {
-  schema: "runx.evidence_bundle.v1";
-  run_id: string;
-  root_receipt_id: string;
-  generated_at: string;
-  index: {
-    schema: typeof RECEIPT_STORE_INDEX_SCHEMA;
-    entries: Array<{ receipt_id: string; file_name: string; created_at: string }>;
-  };
-  /** Stored receipt documents keyed by file name. */
-  receipts: Record<string, string>;
-  /** The authenticated decisions (their signed form is in the receipts' authority terms). */
-  approvals: DecisionView[];
-  verification: TreeReport[];
-}
+export type { EvidenceBundle } from "./evidence-bundle.js";
 
+/** Receipts the whole-graph view (`dag`) shows at most; larger runs page (`page`). */
 const MAX_NODES = 10_000;
 
 /** Receipts per DAG page unless the caller asks for fewer. */
@@ -108,6 +89,18 @@ export function evidenceServices(deps: {
     };
   }
 
+  function bundleText(runId: string): AsyncGenerator<string> {
+    const run = deps.state().getRun(runId);
+    return evidenceBundleText({
+      receiptDir: deps.receiptDir,
+      runId: run.id,
+      rootId: bundleRoot(runId, run.receiptId),
+      policy: deps.policy(),
+      generatedAt: deps.now().toISOString(),
+      approvals: () => deps.store().listDecisions(run.id).map(decisionView),
+    });
+  }
+
   return {
     /**
      * One page of a run's receipt DAG (dag-page.ts): `limit` receipts from `cursor` in
@@ -136,7 +129,7 @@ export function evidenceServices(deps: {
 
     /**
      * One receipt's report (`runx.receipt_report.v1`): signer, commitments and each check
-     * by name, the links to its parent (found through the run the index files it under),
+     * by name, the links to its parents (the receipts the store's journal lists it under),
      * children and the paused receipt it continues resolved in the same store.
      */
     async report(receiptId: string): Promise<ReceiptReport> {
@@ -147,15 +140,16 @@ export function evidenceServices(deps: {
         });
       }
       const [indexed] = deps.state().findIndexedReceipts([receiptId]);
-      const parentIds =
-        indexed?.runId === undefined || indexed.runId === null
-          ? []
-          : await walk(indexed.runId).then(
-              ({ edges }) =>
-                edges.filter((e) => e.kind === "child" && e.to === receiptId).map((e) => e.from),
-              // A run without a root receipt yet (or gone from the state store) lists no parent.
-              () => [],
-            );
+      // The receipts whose journal lines list it as a child: read from the journal, not
+      // from the run's receipt files, so a receipt deep in a run of any size finds them.
+      const journal =
+        (await new ReceiptStore({
+          dir: deps.receiptDir,
+          policy: deps.policy(),
+        }).upgradeJournal()) ?? [];
+      const parentIds = journal
+        .filter((e) => e.children?.includes(receiptId) === true)
+        .map((e) => e.receipt_id);
       const receipt = own.receipt;
       const linkedIds = new Set(parentIds);
       for (const ref of [
@@ -179,32 +173,17 @@ export function evidenceServices(deps: {
       });
     },
 
-    /** The evidence bundle of a run (re-verifiable offline with `runx verify --bundle`). */
+    /**
+     * The evidence bundle of a run as JSON text in pieces (evidence-bundle.ts), however many
+     * receipts it has; re-verifiable offline with `runx verify --bundle`.
+     */
+    bundleText,
+
+    /** The evidence bundle of a run as one value (the API's query; `bundleText` streams). */
     async bundle(runId: string): Promise<EvidenceBundle> {
-      const { run, root, receipts } = await walk(runId);
-      const all = [...receipts.values()];
-      const files: Record<string, string> = {};
-      for (const receipt of all) files[receiptFileName(receipt.id)] = serializeReceipt(receipt);
-      return {
-        schema: "runx.evidence_bundle.v1",
-        run_id: run.id,
-        root_receipt_id: root,
-        generated_at: deps.now().toISOString(),
-        index: {
-          schema: RECEIPT_STORE_INDEX_SCHEMA,
-          entries: all
-            .map((r) => ({
-              receipt_id: r.id,
-              file_name: receiptFileName(r.id),
-              created_at: r.created_at,
-            }))
-            .sort((a, b) => (a.receipt_id < b.receipt_id ? -1 : 1)),
-        },
-        receipts: files,
-        approvals: deps.store().listDecisions(run.id).map(decisionView),
-        // Every tree the run's graph shows (a continuation's paused receipt roots its own).
-        verification: verifyRunReceipts(all, root, deps.policy()).trees,
-      };
+      let text = "";
+      for await (const piece of bundleText(runId)) text += piece;
+      return JSON.parse(text) as EvidenceBundle;
     },
   };
 }

@@ -159,3 +159,31 @@ export function readFileCappedSync(file: CappedFile): Buffer {
     closeSync(fd);
   }
 }
+
+/**
+ * `file` read in pieces of at most `pieceBytes` (a regular file, as for readFileCapped, but
+ * with no cap on the whole: for readers that stream, holding a piece at a time).
+ */
+export async function* readFilePieces(
+  file: Omit<CappedFile, "maxBytes">,
+  pieceBytes = MIB,
+): AsyncGenerator<Buffer> {
+  const capped = { ...file, maxBytes: Number.POSITIVE_INFINITY };
+  let handle;
+  try {
+    handle = await open(file.path, FLAGS);
+  } catch (error) {
+    throw openError(capped, error);
+  }
+  try {
+    checkStat(capped, await handle.stat());
+    for (;;) {
+      const piece = Buffer.alloc(pieceBytes);
+      const { bytesRead } = await handle.read(piece, 0, pieceBytes, null);
+      if (bytesRead === 0) return;
+      yield piece.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}

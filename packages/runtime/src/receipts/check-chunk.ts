@@ -5,9 +5,11 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errnoCode, storeIoError } from "./store-files.js";
+import { errnoCode, receiptIdFromFileName, storeIoError } from "./store-files.js";
 import type { StoredFile } from "./store.js";
-import { checkReceiptFile } from "./stored-receipt.js";
+import { bytesDigest, checkReceiptFile, nodeOf } from "./stored-receipt.js";
+import { parseReceiptDocument } from "./verdict.js";
+import { verifyReceiptProof } from "./verify.js";
 import type { FileCheck } from "./stored-receipt.js";
 import { ed25519Verifier, localDevelopmentPolicy, productionPolicy } from "./verifier.js";
 import type { SignatureMode, SignaturePolicy, VerificationKey } from "./verifier.js";
@@ -64,5 +66,32 @@ export function checkChunk(ctx: ChunkContext, files: readonly StoredFile[]): Fil
       policy: ctx.policy,
       verified: ctx.verified,
     });
+  });
+}
+
+/** One receipt document of an evidence bundle, under the file name the bundle files it. */
+export interface BundledReceipt {
+  file_name: string;
+  text: string;
+}
+
+/**
+ * Checks bundled receipt documents in order: decoded (the nesting bound and the shape), filed
+ * under their own id, and proof-checked under `policy`.
+ */
+export function checkBundledChunk(
+  policy: SignaturePolicy,
+  entries: readonly BundledReceipt[],
+): FileCheck[] {
+  return entries.map(({ file_name, text }) => {
+    const parsed = parseReceiptDocument(text);
+    if ("error" in parsed) return { file_name, unreadable: parsed.error };
+    if (receiptIdFromFileName(file_name) !== parsed.receipt.id) {
+      return { file_name, unreadable: "file name does not match the receipt id" };
+    }
+    // parseReceiptDocument returned decodeReceipt's own result: the proof skips a decode.
+    const findings = verifyReceiptProof(parsed.receipt, policy, true);
+    const key = bytesDigest(Buffer.from(text, "utf8"));
+    return { file_name, node: nodeOf(parsed.receipt, key), findings, cached: false };
   });
 }

@@ -23,8 +23,18 @@ import { errnoCode, receiptFileNames } from "./store-files.js";
 /** File name of the journal. */
 export const STORE_JOURNAL_FILE = "index.jsonl";
 
+/**
+ * The line format every line written now carries as `v`. Lines without it were written
+ * before lines named the paused receipt a continuation resumes (`previous`): a journal
+ * holding one may lack links the console's graph pages follow, and is rebuilt from the
+ * files before they are computed from it (ReceiptStore.upgradeJournal).
+ */
+export const JOURNAL_LINE_VERSION = 2;
+
 /** One journal line. */
 export interface JournalEntry {
+  /** {@link JOURNAL_LINE_VERSION} (absent on lines of the earlier format). */
+  v?: number;
   receipt_id: string;
   file_name: string;
   created_at: string;
@@ -36,6 +46,11 @@ export interface JournalEntry {
   previous?: string;
   /** Set when the writer knew another receipt lists this one as a child. */
   child?: true;
+}
+
+/** True when every line is of the current format (an empty journal is). */
+export function journalIsCurrent(entries: readonly JournalEntry[]): boolean {
+  return entries.every((e) => e.v === JOURNAL_LINE_VERSION);
 }
 
 /** Child receipt ids of a receipt's lineage. */
@@ -59,6 +74,7 @@ export function journalEntry(
       ? undefined
       : referencedReceiptId(receipt.lineage.previous);
   return {
+    v: JOURNAL_LINE_VERSION,
     receipt_id: receipt.id,
     file_name: fileName,
     created_at: receipt.created_at,
@@ -127,6 +143,7 @@ export function parseJournalLine(line: string): JournalEntry | undefined {
     typeof e.max_created_at !== "string" ||
     (e.children !== undefined && !isStringArray(e.children)) ||
     (e.previous !== undefined && typeof e.previous !== "string") ||
+    (e.v !== undefined && !Number.isSafeInteger(e.v)) ||
     (e.child !== undefined && e.child !== true)
   ) {
     return undefined;

@@ -70,7 +70,7 @@ describe("ReceiptStore writes", () => {
     const lines = readFileSync(join(dir, "index.jsonl"), "utf8").split("\n");
     expect(lines.pop()).toBe("");
     expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
-      { receipt_id: r.id, file_name: fileOf(r), created_at: AT, max_created_at: AT },
+      { v: 2, receipt_id: r.id, file_name: fileOf(r), created_at: AT, max_created_at: AT },
     ]);
     const index = await store.loadIndex();
     expect(index.schema).toBe("runx.receipt_store_index.v1");

@@ -29,6 +29,7 @@ import {
   appendJournal,
   JournalDamaged,
   journalEntry,
+  journalIsCurrent,
   journalText,
   parseJournalLine,
   readJournalBackwards,
@@ -423,6 +424,29 @@ export class ReceiptStore {
       }
       return snapshot(entries);
     });
+  }
+
+  /**
+   * The journal, rebuilt from the files first when it holds a line of an earlier format
+   * (store-journal.ts JOURNAL_LINE_VERSION) or is missing or damaged; `progress` is told
+   * how far a rebuild has got. Undefined when the store has no receipts at all.
+   */
+  async upgradeJournal(progress?: RebuildProgress): Promise<JournalEntry[] | undefined> {
+    const current = (): JournalEntry[] | undefined => {
+      try {
+        const journal = this.readJournal();
+        return journal !== undefined && journalIsCurrent(journal) ? journal : undefined;
+      } catch (error) {
+        if (error instanceof RuntimeError && error.code === "RECEIPT_INDEX_MALFORMED")
+          return undefined;
+        throw error;
+      }
+    };
+    const found = current();
+    if (found !== undefined) return found;
+    if (this.files().length === 0) return this.readJournal();
+    // Under the lock, checked again: a writer may have rebuilt it meanwhile.
+    return this.withLock(() => current() ?? this.rebuildJournal(false, progress));
   }
 
   /** Rebuilds the index from the (verified) receipt files. */

@@ -73,7 +73,8 @@ export function bytesDigest(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-function nodeOf(receipt: Receipt, key: string): CheckedNode {
+/** The slim tree node of a decoded receipt whose bytes digest to `key`. */
+export function nodeOf(receipt: Receipt, key: string): CheckedNode {
   const lineage: Lineage | undefined = receipt.lineage;
   return {
     id: receipt.id,

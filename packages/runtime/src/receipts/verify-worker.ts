@@ -1,11 +1,12 @@
 /**
  * Entry of a verification worker (built as dist/verify-worker.cjs): told the store and the
- * policy in `workerData`, it checks each chunk of files it is sent and posts the results
- * back under the chunk's number. The pool (verify-pool.ts) puts them in order.
+ * policy in `workerData`, it checks each chunk it is sent (store files it reads, or receipt
+ * documents of an evidence bundle) and posts the results back under the chunk's number.
+ * The pool (verify-pool.ts) puts them in order.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { checkChunk, policyFromDescription } from "./check-chunk.js";
-import type { PolicyDescription } from "./check-chunk.js";
+import { checkBundledChunk, checkChunk, policyFromDescription } from "./check-chunk.js";
+import type { BundledReceipt, PolicyDescription } from "./check-chunk.js";
 import type { StoredFile } from "./store.js";
 
 /** What the pool starts a worker with. */
@@ -24,6 +25,14 @@ const ctx = {
   policy: policyFromDescription(setup.policy),
   verified: new Set(setup.verified === "" ? [] : setup.verified.split("\n")),
 };
-parentPort?.on("message", (message: { chunk: number; files: StoredFile[] }) => {
-  parentPort?.postMessage({ chunk: message.chunk, checks: checkChunk(ctx, message.files) });
+/** A chunk of store files to read, or of evidence-bundle documents already read. */
+type ChunkMessage =
+  { chunk: number; files: StoredFile[] } | { chunk: number; bundled: BundledReceipt[] };
+
+parentPort?.on("message", (message: ChunkMessage) => {
+  const checks =
+    "files" in message
+      ? checkChunk(ctx, message.files)
+      : checkBundledChunk(ctx.policy, message.bundled);
+  parentPort?.postMessage({ chunk: message.chunk, checks });
 });

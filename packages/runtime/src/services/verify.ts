@@ -1,13 +1,12 @@
 /**
- * Verification services behind `runx verify`: one run's tree, an evidence bundle, or one
- * receipt (the whole store and time ranges: verify-store.ts).
+ * Verification services behind `runx verify`: one run's tree or one receipt (the whole
+ * store and time ranges: verify-store.ts; an evidence bundle: verify-bundle.ts).
  */
 import { RuntimeError } from "../errors.js";
 import type { StateStore } from "../store/types.js";
-import { receiptFileName, receiptIdFromFileName } from "../receipts/store-files.js";
+import { receiptFileName } from "../receipts/store-files.js";
 import {
   localDevelopmentPolicy,
-  parseReceiptDocument,
   productionPolicy,
   receiptVerdict,
   ReceiptStore,
@@ -135,7 +134,7 @@ export async function verifyRunStore(opts: {
   };
 }
 
-function linkedIds(receipt: Receipt): string[] {
+function linkedIds(receipt: TreeNode): string[] {
   const refs = [...(receipt.lineage?.children ?? [])];
   if (receipt.lineage?.previous !== undefined) refs.push(receipt.lineage.previous);
   return refs.flatMap((ref) => {
@@ -167,9 +166,25 @@ export function verifyRunReceipts(
   rootId: string,
   policy: SignaturePolicy,
   /** Each receipt's proof findings (default: verifyReceiptProof, decoding it again). */
-  proof: NodeProof<Receipt> = (receipt) => verifyReceiptProof(receipt, policy),
+  proof?: NodeProof<Receipt>,
+): RunReceiptsVerification;
+/** The same over slim tree nodes whose proof findings `proof` supplies. */
+export function verifyRunReceipts<R extends TreeNode>(
+  receipts: readonly R[],
+  rootId: string,
+  policy: SignaturePolicy,
+  proof: NodeProof<R>,
+): RunReceiptsVerification;
+export function verifyRunReceipts(
+  receipts: readonly TreeNode[],
+  rootId: string,
+  policy: SignaturePolicy,
+  given?: NodeProof<never>,
 ): RunReceiptsVerification {
-  const byId = new Map<string, Receipt>();
+  // Without `proof` the nodes are whole receipts (the first signature); with it, of its type.
+  const proof = (given ??
+    ((receipt: Receipt) => verifyReceiptProof(receipt, policy))) as NodeProof<TreeNode>;
+  const byId = new Map<string, TreeNode>();
   for (const receipt of receipts) if (!byId.has(receipt.id)) byId.set(receipt.id, receipt);
   const reached = new Set<string>();
   const queue = byId.has(rootId) ? [rootId] : [];
@@ -213,91 +228,4 @@ export function verifyReceiptDocument(
     ...(opts.verifier !== undefined ? { verifier: opts.verifier } : {}),
     allowLocalDevelopment: opts.allowLocalDevelopment || opts.verifier === undefined,
   });
-}
-
-/**
- * Verifies a `runx.evidence_bundle.v1` document offline: every receipt is filed under its
- * own id, the index lists exactly the bundled receipts, and the tree rooted at
- * `root_receipt_id` verifies (ids, digests, signatures, child commitments).
- */
-export function verifyEvidenceBundle(
-  text: string,
-  opts: { label: string; policy: SignaturePolicy },
-): StoreVerification {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    throw new RuntimeError("INPUT_INVALID", "the evidence bundle is not valid JSON", {
-      file: opts.label,
-    });
-  }
-  const bundle = doc as {
-    schema?: unknown;
-    root_receipt_id?: unknown;
-    receipts?: unknown;
-    index?: { entries?: unknown };
-  };
-  if (
-    bundle === null ||
-    typeof bundle !== "object" ||
-    bundle.schema !== "runx.evidence_bundle.v1" ||
-    typeof bundle.root_receipt_id !== "string" ||
-    bundle.receipts === null ||
-    typeof bundle.receipts !== "object" ||
-    !Array.isArray(bundle.index?.entries)
-  ) {
-    throw new RuntimeError(
-      "INPUT_INVALID",
-      "not a runx.evidence_bundle.v1 document (schema, root_receipt_id, receipts, index.entries)",
-      { file: opts.label, path: "schema" },
-    );
-  }
-  const receipts: Receipt[] = [];
-  const unreadable: StoreVerification["unreadable_files"] = [];
-  const files = Object.entries(bundle.receipts as Record<string, unknown>);
-  for (const [fileName, body] of files) {
-    const parsed = parseReceiptDocument(typeof body === "string" ? body : JSON.stringify(body));
-    if ("error" in parsed) unreadable.push({ file_name: fileName, message: parsed.error });
-    else if (receiptIdFromFileName(fileName) !== parsed.receipt.id) {
-      unreadable.push({ file_name: fileName, message: "file name does not match the receipt id" });
-    } else receipts.push(parsed.receipt);
-  }
-  const listed = new Set(
-    (bundle.index?.entries as Array<{ file_name?: unknown }>).map((e) => String(e.file_name)),
-  );
-  for (const [fileName] of files) {
-    if (!listed.has(fileName))
-      unreadable.push({ file_name: fileName, message: "not in the index" });
-  }
-  for (const name of listed) {
-    if (!files.some(([f]) => f === name)) {
-      unreadable.push({ file_name: name, message: "indexed but missing from the bundle" });
-    }
-  }
-  // parseReceiptDocument returned decoded receipts: their proofs skip a second decode.
-  const run = verifyRunReceipts(receipts, bundle.root_receipt_id, opts.policy, (receipt) =>
-    verifyReceiptProof(receipt, opts.policy, true),
-  );
-  for (const id of run.unlinked) {
-    unreadable.push({
-      file_name: receiptFileName(id),
-      message: "not reached from the run's root receipt through lineage children or previous",
-    });
-  }
-  if (!receipts.some((r) => r.id === bundle.root_receipt_id)) {
-    unreadable.push({
-      file_name: receiptFileName(bundle.root_receipt_id),
-      message: "the root receipt is missing from the bundle",
-    });
-  }
-  const trees = withStatus(run.trees, receipts, opts.policy);
-  return {
-    receipt_dir: opts.label,
-    signature_mode: opts.policy.mode,
-    receipt_count: run.receiptCount,
-    trees,
-    unreadable_files: unreadable,
-    valid: unreadable.length === 0 && trees.length > 0 && trees.every((t) => t.valid),
-  };
 }

@@ -3,7 +3,9 @@
  * printed as they are found), the trees touching a `--since`/`--until` window, one run's
  * tree with `--run` (reading only its receipts), or one receipt with `--receipt`.
  */
+import { resolve } from "node:path";
 import { RuntimeError } from "../../errors.js";
+import { readFilePieces } from "../../packages/read-capped.js";
 import { flagSet, flagValue, parseArgs, expectPositionals } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
@@ -17,9 +19,6 @@ import type { CreatedRange } from "../../services/verify-store.js";
 
 /** `verify --receipt` input cap. */
 const MAX_RECEIPT_BYTES = 10 * 1024 * 1024;
-
-/** `verify --bundle` input cap. */
-const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
 
 /** Runs `runx verify`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
@@ -94,14 +93,19 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
       runId !== undefined
         ? await runtime.verifyRun(runId, { allowLocalDevelopment })
         : bundle !== undefined
-          ? runtime.verifyBundle(
-              await readDocumentInput(bundle, ctx, {
-                what: "the bundle",
-                maxBytes: MAX_BUNDLE_BYTES,
-              }),
+          ? // Read as it is verified, a piece at a time: a bundle has no size cap.
+            await runtime.verifyBundle(
+              bundle === "-"
+                ? (ctx.stdin as AsyncIterable<string | Uint8Array>)
+                : readFilePieces({
+                    path: resolve(ctx.env.workspaceRoot, bundle),
+                    shown: bundle,
+                    what: "the bundle file",
+                  }),
               {
                 label: bundle === "-" ? "bundle:stdin" : `bundle:${bundle}`,
                 allowLocalDevelopment,
+                ...(showProgress ? { progress: readProgress } : {}),
               },
             )
           : await runtime.verifyStore({
