@@ -26,6 +26,7 @@ export const COMMANDS: CommandHelp[] = [
     usage: [
       "runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]",
       "runx skill <owner/name@version> [runner] [--digest sha256:…] [--registry-dir dir] ...",
+      "runx skill inspect <package-dir|SKILL.md|name> [runner] [--profile name] [--json]",
     ],
     options: [
       ["-i, --input <key=value>", "an input; the value is parsed as JSON when it parses"],
@@ -49,6 +50,7 @@ export const COMMANDS: CommandHelp[] = [
     ],
     notes: [
       "Registry refs are verified (digests, publisher signature, trust tier) and materialised under .runx/registry-step-skills/ before they run.",
+      "inspect runs nothing: it reports the runner's inputs and readiness (declared environment names, and the credential: ready with its source, or missing with setup commands), never a value.",
       "Exit status: 0 sealed and closed, 1 failed or refused, 2 paused (needs input/agent/approval), 130 interrupted.",
     ],
   },
