@@ -41,6 +41,8 @@ import type { ProbeRunner } from "./adapters/preflight.js";
 import type { LocalRegistry } from "./registry/local.js";
 import { registryRoot } from "./registry/root.js";
 import type { Prepared } from "./run/context.js";
+import type { CredentialReadiness } from "./credentials/readiness.js";
+import type { InspectSkillRequest, SkillInspection } from "./services/inspect-skill.js";
 import { prepareRun } from "./run/prepare.js";
 import type { WorkspacePaths } from "./workspace.js";
 
@@ -178,6 +180,13 @@ export interface CoreRuntime {
    * package/closure digests without running it (what `runx mcp serve` binds at start-up).
    */
   prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
+  /** `runx skill inspect`: the package, its selected runner and that runner's readiness. */
+  inspectSkill(request: InspectSkillRequest): Promise<SkillInspection>;
+  /**
+   * The readiness of the credential a prepared run's runner declares (undefined when none):
+   * names and source only, never the material.
+   */
+  credentialReadiness(prep: Prepared): Promise<CredentialReadiness | undefined>;
   /** Releases the state store (left to the process exit with `releaseStateAtExit`). */
   close(): void;
 }
@@ -459,6 +468,14 @@ export function createRuntimeCore(
     },
     prepareSkill(request) {
       return prepareRun(runDeps, request);
+    },
+    async inspectSkill(request) {
+      const { inspectSkill } = await import("./services/inspect-skill.js");
+      return inspectSkill(runDeps, request);
+    },
+    async credentialReadiness(prep) {
+      const { runnerCredentialReadiness } = await import("./services/inspect-skill.js");
+      return runnerCredentialReadiness(runDeps, prep.pkg, prep.runner);
     },
     close() {
       if (options.releaseStateAtExit === true) return;

@@ -1,7 +1,10 @@
 /**
- * `runx new`: writes a new skill package (SKILL.md + X.yaml) into the workspace.
+ * `runx new`: checks the request (name, objective, target) and, without an objective, writes
+ * a fixed starting package (SKILL.md + X.yaml) into the workspace. With an objective the CLI
+ * runs the bundled skill-lab package instead (`officialSkillDir`), whose agent acts propose
+ * the package and whose native authoring tools write it.
  *
- * The package is declarative on purpose: its one graph runner hands the operator's `message`
+ * The fixed package is declarative on purpose: its one graph runner hands the operator's `message`
  * to the native `data.digest` tool, so it runs, harnesses and seals a receipt with no package
  * code, no network and no credentials. The objective becomes the package's description and
  * the first paragraph of its manual, which the author then replaces with the real procedure.
@@ -10,15 +13,18 @@
  * following symlinks of existing ancestors), may not itself be a symlink, and must be absent
  * or an empty directory. Nothing is written until every check has passed.
  */
+import { existsSync } from "node:fs";
 import { lstat, mkdir, readdir, realpath, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import { RuntimeError } from "./errors.js";
 
 /** What `runx new` is asked for. */
 export interface NewSkillOptions {
   /** The package name as typed; refused unless it is already a valid package name. */
   name: string;
-  objective: string;
+  /** What the skill is for; absent for the fixed starting package. */
+  objective?: string;
   /** Workspace root (absolute). */
   workspaceRoot: string;
   /** Target directory; relative paths start at the workspace. Default `<workspace>/<name>`. */
@@ -131,16 +137,17 @@ async function checkTarget(workspaceRoot: string, given: string): Promise<string
   return join(canonical, relative(probe, lexical));
 }
 
-function manual(name: string, objective: string): string {
+/** The description of a package created without an objective. */
+const PLACEHOLDER_DESCRIPTION = "A new runx skill; replace this description with what it is for.";
+
+function manual(name: string, objective: string | undefined): string {
   return `---
 name: ${name}
-description: ${JSON.stringify(objective)}
+description: ${JSON.stringify(objective ?? PLACEHOLDER_DESCRIPTION)}
 ---
 
 # ${name}
-
-Objective: ${objective}
-
+${objective !== undefined ? `\nObjective: ${objective}\n` : ""}
 This package was created by \`runx new\` and is a working starting point, not the finished
 skill. Its one runner passes the supplied \`message\` to Runx's native \`data.digest\`
 capability, so a run needs no package code, network access, credentials or subprocess and
@@ -199,13 +206,50 @@ runners:
 `;
 }
 
-/** Writes the package; refuses (and writes nothing) on a bad name, objective or target. */
-export async function scaffoldSkill(options: NewSkillOptions): Promise<NewSkillResult> {
+/** A checked `runx new` request: nothing has been written. */
+export interface CheckedNewSkill {
+  name: string;
+  objective?: string;
+  /** Absolute target directory (absent or empty). */
+  directory: string;
+  /** The target relative to the workspace, `/`-separated (what skill-lab's tools take). */
+  targetDir: string;
+}
+
+/** Checks name, objective and target; refuses with the field named, writing nothing. */
+export async function checkNewSkill(options: NewSkillOptions): Promise<CheckedNewSkill> {
   checkName(options.name);
-  const objective = checkObjective(options.objective);
+  const objective = options.objective !== undefined ? checkObjective(options.objective) : undefined;
   const given = options.directory ?? options.name;
   if (given === "" || given.includes("\0")) throw invalidTarget(given, "is not a usable path");
   const directory = await checkTarget(options.workspaceRoot, given);
+  const root = await realpath(options.workspaceRoot);
+  return {
+    name: options.name,
+    ...(objective !== undefined ? { objective } : {}),
+    directory,
+    targetDir: relative(root, directory).split(sep).join("/"),
+  };
+}
+
+/**
+ * The directory of a skill package shipped with the runtime (`packages/runtime/skills/<name>`),
+ * found from this module whether it runs from `src/`, `dist/` or `dist/chunks/`.
+ */
+export function officialSkillDir(name: string): string {
+  for (const base of ["../skills/", "../../skills/"]) {
+    const dir = fileURLToPath(new URL(`${base}${name}`, import.meta.url));
+    if (existsSync(join(dir, "SKILL.md"))) return dir;
+  }
+  throw new RuntimeError(
+    "INTERNAL",
+    `the bundled ${name} package is missing from this installation`,
+  );
+}
+
+/** Writes the fixed package; refuses (and writes nothing) on a bad name, objective or target. */
+export async function scaffoldSkill(options: NewSkillOptions): Promise<NewSkillResult> {
+  const { directory, objective } = await checkNewSkill(options);
   const writes: Array<[string, string]> = [
     ["SKILL.md", manual(options.name, objective)],
     ["X.yaml", manifest(options.name)],

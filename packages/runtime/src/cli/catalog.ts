@@ -26,6 +26,7 @@ export const COMMANDS: CommandHelp[] = [
     usage: [
       "runx skill <package-dir|SKILL.md|name> [runner] [--<input> value]... [options]",
       "runx skill <owner/name@version> [runner] [--digest sha256:…] [--registry-dir dir] ...",
+      "runx skill inspect <package-dir|SKILL.md|name> [runner] [--profile name] [--json]",
     ],
     options: [
       ["-i, --input <key=value>", "an input; the value is parsed as JSON when it parses"],
@@ -49,6 +50,7 @@ export const COMMANDS: CommandHelp[] = [
     ],
     notes: [
       "Registry refs are verified (digests, publisher signature, trust tier) and materialised under .runx/registry-step-skills/ before they run.",
+      "inspect runs nothing: it reports the runner's inputs and readiness (declared environment names, and the credential: ready with its source, or missing with setup commands), never a value.",
       "Exit status: 0 sealed and closed, 1 failed or refused, 2 paused (needs input/agent/approval), 130 interrupted.",
     ],
   },
@@ -282,17 +284,23 @@ export const COMMANDS: CommandHelp[] = [
   },
   {
     name: "new",
-    summary: "create a skill package (SKILL.md + X.yaml) from a name and an objective",
-    usage: ["runx new <name> --objective <text> [--directory <dir>] [options]"],
+    summary:
+      "create a skill package: agent-proposed from an objective, or a fixed starting package",
+    usage: [
+      "runx new <name> --objective <text> [--directory <dir>] [options]",
+      "runx new <name> [--directory <dir>] [options]",
+    ],
     options: [
-      ["--objective <text>", "what the skill is for; becomes its description and manual opening"],
+      ["--objective <text>", "what the skill is for; skill-lab's agent acts propose the package"],
       ["--directory <dir>", "target directory inside the workspace (default <workspace>/<name>)"],
       JSON_OPT,
+      RECEIPT_DIR_OPT,
     ],
     notes: [
-      "The package is declarative: one graph runner digests --message through data.digest, with one harness case.",
+      "With --objective, runs the bundled skill-lab build graph: a configured managed agent (runx config set agent.*) proposes the package and runx.skill.plan/bind/apply validate and write it; without one the run pauses needs_agent (exit 2) for runx resume.",
+      "Without --objective, writes a declarative package: one graph runner digests --message through data.digest, with one harness case.",
       "The target must be inside the workspace, not a symlink, and absent or empty; nothing is written otherwise.",
-      "--json prints {status, new: {action, name, directory, files, next_steps}}.",
+      "--json prints the run envelope with --objective, else {status, new: {action, name, directory, files, next_steps}}.",
     ],
   },
   {

@@ -23,14 +23,8 @@ interface FailureJson {
 }
 
 describe("runx new", () => {
-  it("creates a package that runs, harnesses and names the objective", async () => {
-    const r = await runx(ws, [
-      "new",
-      "digest-note",
-      "--objective",
-      "Give an operator one stable digest for a note",
-      "--json",
-    ]);
+  it("without an objective, creates the fixed package that runs and harnesses", async () => {
+    const r = await runx(ws, ["new", "digest-note", "--json"]);
     expect(r.code, r.stderr).toBe(0);
     const out = r.json<NewJson>();
     expect(out.status).toBe("success");
@@ -47,7 +41,9 @@ describe("runx new", () => {
     expect(ws.files("digest-note")).toEqual(["digest-note/SKILL.md", "digest-note/X.yaml"]);
     const manual = ws.read("digest-note/SKILL.md");
     expect(manual).toContain("name: digest-note");
-    expect(manual).toContain('description: "Give an operator one stable digest for a note"');
+    expect(manual).toContain(
+      'description: "A new runx skill; replace this description with what it is for."',
+    );
 
     const run = await runx(ws, ["skill", "digest-note", "--message", "hello", "--json"]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -65,14 +61,7 @@ describe("runx new", () => {
   });
 
   it("writes into --directory relative to the workspace and renders a human summary", async () => {
-    const r = await runx(ws, [
-      "new",
-      "notes",
-      "--objective",
-      "Digest notes",
-      "--directory",
-      "skills/notes",
-    ]);
+    const r = await runx(ws, ["new", "notes", "--directory", "skills/notes"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("created skill notes in");
     expect(r.stdout).toContain("runx harness skills/notes --json");
@@ -81,7 +70,7 @@ describe("runx new", () => {
 
   it("fills an existing empty directory but refuses a non-empty one without writing", async () => {
     mkdirSync(join(ws.root, "empty"));
-    const ok = await runx(ws, ["new", "empty", "--objective", "x", "--json"]);
+    const ok = await runx(ws, ["new", "empty", "--json"]);
     expect(ok.code, ok.stdout).toBe(0);
 
     ws.write("taken/keep.txt", "mine\n");
@@ -116,13 +105,10 @@ describe("runx new", () => {
     expect(ws.files()).toEqual([]);
   });
 
-  it("requires a name and a non-empty objective", async () => {
+  it("requires a name, and an objective when given must be non-empty", async () => {
     const noName = await runx(ws, ["new", "--objective", "x", "--json"]);
     expect(noName.code).toBe(64);
     expect(noName.json<FailureJson>().error.field).toBe("name");
-    const noObjective = await runx(ws, ["new", "thing", "--json"]);
-    expect(noObjective.code).toBe(64);
-    expect(noObjective.json<FailureJson>().error.field).toBe("objective");
     const blank = await runx(ws, ["new", "thing", "--objective", "   ", "--json"]);
     expect(blank.code).toBe(64);
     expect(blank.json<FailureJson>().error.field).toBe("objective");

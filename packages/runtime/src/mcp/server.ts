@@ -54,11 +54,24 @@ export async function loadMcpTools(
     throw new RuntimeError("USAGE", "runx mcp serve requires at least one skill reference.");
   }
   const tools: McpTool[] = [];
+  const missing: string[] = [];
   for (const ref of refs) {
     const prep = await runtime.prepareSkill({
       ref,
       ...(options.runner !== undefined ? { runner: options.runner } : {}),
     });
+    // A served call cannot stop to ask for a credential, so a declared one nothing satisfies
+    // refuses the start, naming the setup, rather than failing every call later. A profile
+    // that does not fit the requirement throws the resolver's own error here.
+    const credential = await runtime.credentialReadiness(prep);
+    if (credential?.status === "missing") {
+      const first = Array.isArray(credential.setup) ? credential.setup[0] : undefined;
+      const setup =
+        typeof first === "string" ? first : "runx credential set <provider> --from-stdin";
+      missing.push(
+        `skill ${prep.pkg.name} (runner ${prep.runner.name}) needs credential '${credential.name}' for provider '${credential.provider}'\n  setup: ${setup}`,
+      );
+    }
     if (prep.pkg.profile === undefined && prep.pkg.graphDocumentPath === undefined) {
       throw new RuntimeError("PACKAGE_INVALID", "skill package does not declare X.yaml runners", {
         ref,
@@ -78,6 +91,13 @@ export async function loadMcpTools(
       packageDigest: prep.packageDigest,
       closureDigest: prep.closureDigest,
     });
+  }
+  if (missing.length > 0) {
+    throw new RuntimeError(
+      "CREDENTIAL_REQUIRED",
+      `runx mcp serve: a served skill's credential is not configured\n${missing.join("\n")}`,
+      { skills: missing.length },
+    );
   }
   return tools;
 }

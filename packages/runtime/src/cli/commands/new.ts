@@ -1,9 +1,47 @@
-/** `runx new <name> --objective <text> [--directory dir]`. */
+/**
+ * `runx new <name> [--objective <text>] [--directory dir]`. With an objective it runs the
+ * bundled skill-lab package's `build` runner (agent acts propose, native authoring tools
+ * write): a configured managed agent drives it to a sealed run, otherwise the run pauses
+ * `needs_agent` for `runx resume`. Without one it writes the fixed starting package.
+ */
+import { envelopeExitCode } from "../../contracts/envelope.js";
 import { RuntimeError } from "../../errors.js";
-import { scaffoldSkill } from "../../scaffold.js";
+import { checkNewSkill, officialSkillDir, scaffoldSkill } from "../../scaffold.js";
 import { expectPositionals, flagValue, parseArgs } from "../args.js";
 import type { CommandContext } from "../context.js";
 import { guard } from "../failure.js";
+import { renderEnvelope } from "../render.js";
+import { COMMON_FLAGS, cliRuntime } from "../runtime.js";
+
+/** Runs skill-lab for a checked request and renders its envelope as `runx skill` does. */
+async function runSkillLab(
+  ctx: CommandContext,
+  request: { name: string; objective: string; targetDir: string },
+  receiptDir: string | undefined,
+): Promise<number> {
+  const runtime = cliRuntime(ctx, receiptDir);
+  try {
+    const envelope = await runtime.runSkill(
+      {
+        ref: officialSkillDir("skill-lab"),
+        runner: "build",
+        inputs: {
+          objective: { value: request.objective },
+          package_name: { value: request.name },
+          target_dir: { value: request.targetDir },
+          repo_root: { value: "." },
+        },
+        secretEnv: [],
+        origin: { via: "cli" },
+      },
+      { signal: ctx.signal },
+    );
+    ctx.out(ctx.json ? `${JSON.stringify(envelope)}\n` : renderEnvelope(envelope, ctx.env.color));
+    return envelopeExitCode(envelope);
+  } finally {
+    runtime.close();
+  }
+}
 
 /** Runs `runx new`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
@@ -11,7 +49,7 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     const args = parseArgs(
       tokens,
       {
-        json: { aliases: ["-j"] },
+        ...COMMON_FLAGS,
         objective: { value: true },
         directory: { value: true },
       },
@@ -22,25 +60,31 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
     if (name === undefined) {
       throw new RuntimeError(
         "USAGE",
-        "runx new needs a skill name: runx new <name> --objective <text>",
-        {
-          field: "name",
-        },
+        "runx new needs a skill name: runx new <name> [--objective <text>]",
+        { field: "name" },
       );
     }
     const objective = flagValue(args, "objective");
-    if (objective === undefined) {
-      throw new RuntimeError("USAGE", "runx new needs --objective <text>: what the skill is for", {
-        field: "objective",
-      });
-    }
     const directory = flagValue(args, "directory");
-    const result = await scaffoldSkill({
+    const options = {
       name,
-      objective,
       workspaceRoot: ctx.env.workspaceRoot,
+      ...(objective !== undefined ? { objective } : {}),
       ...(directory !== undefined ? { directory } : {}),
-    });
+    };
+    if (objective !== undefined) {
+      const checked = await checkNewSkill(options);
+      return runSkillLab(
+        ctx,
+        {
+          name: checked.name,
+          objective: checked.objective ?? objective,
+          targetDir: checked.targetDir,
+        },
+        flagValue(args, "receipt-dir"),
+      );
+    }
+    const result = await scaffoldSkill(options);
     if (ctx.json) {
       ctx.out(
         `${JSON.stringify({

@@ -10,6 +10,10 @@ import { COMMON_FLAGS, REGISTRY_FLAGS, cliRuntime, registryDirFlag } from "../ru
 
 /** Runs `runx skill`. */
 export async function run(tokens: string[], ctx: CommandContext): Promise<number> {
+  if (tokens[0] === "inspect") {
+    const inspect = await import("./skill-inspect.js");
+    return inspect.run(tokens.slice(1), ctx);
+  }
   return guard(ctx, async () => {
     const args = parseArgs(
       tokens,
