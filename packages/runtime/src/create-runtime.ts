@@ -104,6 +104,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         runDeps,
         readPolicy,
         catalog: getCatalog,
+        stateBackend: parts.stateBackend,
+        postgres: parts.postgres,
       }));
     },
     get catalog() {

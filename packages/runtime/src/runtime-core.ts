@@ -6,7 +6,7 @@
  */
 import { randomHex as secureRandomHex } from "./crypto/random.js";
 import { readProjectConfig } from "./config.js";
-import { isRuntimeError } from "./errors.js";
+import { isRuntimeError, RuntimeError } from "./errors.js";
 import type { ProjectConfig } from "./config.js";
 import {
   localDevelopmentPolicy,
@@ -39,6 +39,9 @@ import type { StoreVerification } from "./services/verify.js";
 import type { CreatedRange } from "./services/verify-store.js";
 import type { FileCheck } from "./receipts/stored-receipt.js";
 import { openStateStore } from "./store/open.js";
+import type { PgState } from "./store/pg/connect.js";
+import { notOnPostgres, stateBackendFromEnv } from "./store/state-backend.js";
+import type { StateBackend } from "./store/state-backend.js";
 import type { StateStore } from "./store/types.js";
 import type { CaseResult, HarnessReport } from "./harness/report.js";
 import { displayPath, workspacePaths } from "./workspace.js";
@@ -174,6 +177,14 @@ export interface CoreRuntime {
    * package/closure digests without running it (what `runx mcp serve` binds at start-up).
    */
   prepareSkill(request: { ref: string; runner?: string }): Promise<Prepared>;
+  /**
+   * Opens the selected state store now (PostgreSQL: connects and applies migrations), so a
+   * server fails at start-up rather than on its first request. The embedded SQLite store
+   * stays lazy: nothing is opened.
+   */
+  ready(): Promise<void>;
+  /** Which state store RUNX_STATE_URL selected (`label` is safe to print). */
+  readonly stateBackend: StateBackend;
   /** Releases the state store (left to the process exit with `releaseStateAtExit`). */
   close(): void;
 }
@@ -186,6 +197,10 @@ export interface RuntimeCoreParts {
   receipts: () => ReceiptStore;
   /** The local registry's directory (`--registry-dir` > RUNX_REGISTRY_DIR > $RUNX_HOME/registry). */
   registryRoot: () => string;
+  /** The store RUNX_STATE_URL selected. */
+  stateBackend: StateBackend;
+  /** The shared PostgreSQL pool, opened (and migrated) on first use; only with `postgres`. */
+  postgres: () => Promise<PgState>;
 }
 
 /**
@@ -232,8 +247,39 @@ export function createRuntimeCore(
       ? productionPolicy(s.verifier)
       : localDevelopmentPolicy(verifier());
   };
-  const getState = (): StateStore =>
-    (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  // Checked here, so a bad RUNX_STATE_URL fails every entry point at once, naming the variable.
+  const stateBackend = stateBackendFromEnv(env);
+  let postgres: Promise<PgState> | undefined;
+  const getPostgres = (): Promise<PgState> => {
+    if (stateBackend.kind !== "postgres") {
+      return Promise.reject(
+        new RuntimeError("INTERNAL", "the PostgreSQL state store is not selected"),
+      );
+    }
+    if (postgres !== undefined) return postgres;
+    // Loaded on demand: the embedded default never loads the PostgreSQL driver.
+    const opening = import("./store/pg/connect.js").then(({ openPgState }) =>
+      openPgState({
+        url: stateBackend.url,
+        ...(stateBackend.password !== undefined ? { password: stateBackend.password } : {}),
+        ...(stateBackend.passwordFile !== undefined
+          ? { passwordFile: stateBackend.passwordFile }
+          : {}),
+      }),
+    );
+    postgres = opening;
+    // A failed open is retried by the next caller rather than cached.
+    void opening.catch(() => {
+      if (postgres === opening) postgres = undefined;
+    });
+    return postgres;
+  };
+  const getState = (): StateStore => {
+    // Run state has not moved to the async port yet: refuse rather than write a local file
+    // that the other instances on the shared database never see.
+    if (stateBackend.kind === "postgres") throw notOnPostgres(stateBackend.label, "run state");
+    return (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  };
   const getReceipts = (): ReceiptStore =>
     (receipts ??= new ReceiptStore({
       dir: paths.receiptDir,
@@ -452,7 +498,19 @@ export function createRuntimeCore(
     prepareSkill(request) {
       return prepareRun(runDeps, request);
     },
+    stateBackend,
+    async ready() {
+      if (stateBackend.kind === "postgres") await getPostgres();
+    },
     close() {
+      if (postgres !== undefined) {
+        const closing = postgres;
+        postgres = undefined;
+        void closing.then(
+          (pg) => pg.close(),
+          () => undefined,
+        );
+      }
       if (options.releaseStateAtExit === true) return;
       state?.close();
       state = undefined;
@@ -460,6 +518,13 @@ export function createRuntimeCore(
   };
   return {
     runtime,
-    parts: { runDeps, readPolicy, receipts: getReceipts, registryRoot: getRegistryRoot },
+    parts: {
+      runDeps,
+      readPolicy,
+      receipts: getReceipts,
+      registryRoot: getRegistryRoot,
+      stateBackend,
+      postgres: getPostgres,
+    },
   };
 }
