@@ -39,6 +39,8 @@ import type { StoreVerification } from "./services/verify.js";
 import type { CreatedRange } from "./services/verify-store.js";
 import type { FileCheck } from "./receipts/stored-receipt.js";
 import { openStateStore } from "./store/open.js";
+import type { AsyncStateStore } from "./store/port.js";
+import { asyncSqliteStateStore } from "./store/sqlite-async.js";
 import type { PgState } from "./store/pg/connect.js";
 import { notOnPostgres, stateBackendFromEnv } from "./store/state-backend.js";
 import type { StateBackend } from "./store/state-backend.js";
@@ -160,7 +162,7 @@ export interface CoreRuntime {
     onCase?: (result: CaseResult) => void;
   }): Promise<{ report: HarnessReport; cases: CaseResult[] }>;
   /** Paused runs with their pending requests (what a console inbox lists). */
-  pending(): PendingRun[];
+  pending(): Promise<PendingRun[]>;
   /** One run or receipt in detail. */
   historyDetail(id: string): Promise<HistoryDetail>;
   /** The workspace's skill packages. */
@@ -279,6 +281,25 @@ export function createRuntimeCore(
     // that the other instances on the shared database never see.
     if (stateBackend.kind === "postgres") throw notOnPostgres(stateBackend.label, "run state");
     return (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  };
+  /** The async port over the selected store (what converted callers read and write). */
+  let asyncSqlite: { of: StateStore; port: AsyncStateStore } | undefined;
+  let asyncPg: Promise<AsyncStateStore> | undefined;
+  const getAsyncState = (): Promise<AsyncStateStore> => {
+    if (stateBackend.kind === "postgres") {
+      return (asyncPg ??= Promise.all([getPostgres(), import("./store/pg/state-store.js")]).then(
+        ([pg, { pgStateStore }]) => pgStateStore(pg, { clock: now }),
+        (error: unknown) => {
+          asyncPg = undefined;
+          throw error;
+        },
+      ));
+    }
+    // Over the same connection as the synchronous store (one mutex, one write lock), and
+    // rebuilt when `close()` has replaced that store.
+    const sync = getState();
+    if (asyncSqlite?.of !== sync) asyncSqlite = { of: sync, port: asyncSqliteStateStore(sync) };
+    return Promise.resolve(asyncSqlite.port);
   };
   const getReceipts = (): ReceiptStore =>
     (receipts ??= new ReceiptStore({
@@ -444,12 +465,12 @@ export function createRuntimeCore(
         ...(opts.onFile !== undefined ? { onFile: opts.onFile } : {}),
       });
     },
-    verifyRun(runId, opts = {}) {
+    async verifyRun(runId, opts = {}) {
       return verifyRunStore({
         dir: paths.receiptDir,
         label: storeLabel,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
-        state: getState(),
+        state: await getAsyncState(),
         runId,
       });
     },
@@ -459,12 +480,12 @@ export function createRuntimeCore(
         allowLocalDevelopment: opts.allowLocalDevelopment === true,
       });
     },
-    history(opts = {}) {
+    async history(opts = {}) {
       return listHistory({
         receiptDir: paths.receiptDir,
         storeLabel,
         policy: readPolicy(),
-        state: getState(),
+        state: await getAsyncState(),
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
         includeHarness: opts.includeHarness === true,
@@ -473,16 +494,15 @@ export function createRuntimeCore(
       });
     },
     harness,
-    pending() {
-      const state = getState();
-      return pendingRuns(state);
+    async pending() {
+      return pendingRuns(await getAsyncState());
     },
-    historyDetail(id) {
+    async historyDetail(id) {
       return historyDetail({
         receiptDir: paths.receiptDir,
         storeLabel,
         policy: readPolicy(),
-        state: getState(),
+        state: await getAsyncState(),
         id,
       });
     },

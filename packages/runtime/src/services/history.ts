@@ -7,7 +7,8 @@ import type {
   SignaturePolicy,
 } from "../receipts/index.js";
 import { RuntimeError } from "../errors.js";
-import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
+import type { RunRecord, StepRecord } from "../store/types.js";
 import { runEffects } from "./history-effects.js";
 import type { HistoryEffect } from "./history-effects.js";
 import { receiptView } from "./receipt-view.js";
@@ -76,12 +77,14 @@ function toPending(run: RunRecord): PendingRun {
 }
 
 /** Paused runs (needs_agent / needs_approval), newest first, with their pending requests. */
-export function pendingRuns(state: StateStore): PendingRun[] {
+export async function pendingRuns(
+  state: Pick<AsyncStateOperations, "listRuns">,
+): Promise<PendingRun[]> {
   const pending: PendingRun[] = [];
   for (const status of ["needs_agent", "needs_approval"] as const) {
     let cursor: string | null = null;
     do {
-      const page = state.listRuns({ limit: 500, status, cursor });
+      const page = await state.listRuns({ limit: 500, status, cursor });
       pending.push(...page.runs.map(toPending));
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -94,7 +97,7 @@ export async function listHistory(deps: {
   receiptDir: string;
   storeLabel: string;
   policy: SignaturePolicy;
-  state: StateStore;
+  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "listRuns">;
   limit: number;
   includeInternal: boolean;
   /** Also list receipts produced by `runx harness` (hidden by default). */
@@ -122,7 +125,7 @@ export async function listHistory(deps: {
     ...(deps.progress !== undefined ? { progress: deps.progress } : {}),
     accept: async (entries) => {
       const harness = new Set<string>();
-      for (const entry of deps.state.findIndexedReceipts(entries.map((e) => e.receipt_id))) {
+      for (const entry of await deps.state.findIndexedReceipts(entries.map((e) => e.receipt_id))) {
         runByReceipt.set(entry.receiptId, entry.runId);
         if (entry.harness) harness.add(entry.receiptId);
       }
@@ -162,7 +165,7 @@ export async function listHistory(deps: {
       verification: { status: receiptStatus(r, deps.policy) },
     };
   });
-  const pending = pendingRuns(deps.state);
+  const pending = await pendingRuns(deps.state);
   return {
     projector_id: "runx-runtime.local-history.v1",
     store_label: deps.storeLabel,
@@ -201,7 +204,7 @@ export async function historyDetail(deps: {
   receiptDir: string;
   storeLabel: string;
   policy: SignaturePolicy;
-  state: StateStore;
+  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "getRun" | "listSteps">;
   id: string;
 }): Promise<HistoryDetail> {
   const store = new ReceiptStore({
@@ -237,9 +240,9 @@ export async function historyDetail(deps: {
   if (deps.id.startsWith("sha256:")) {
     const receipt = await loadReceipt(deps.id);
     // A run's own receipt also shows that run's effects (its steps are in the state store).
-    const runId = deps.state.findIndexedReceipts([deps.id])[0]?.runId ?? null;
-    const steps = runId !== null ? deps.state.listSteps(runId) : [];
-    const ownRun = runId !== null && deps.state.getRun(runId).receiptId === deps.id;
+    const runId = (await deps.state.findIndexedReceipts([deps.id]))[0]?.runId ?? null;
+    const steps = runId !== null ? await deps.state.listSteps(runId) : [];
+    const ownRun = runId !== null && (await deps.state.getRun(runId)).receiptId === deps.id;
     return {
       kind: "receipt",
       run: null,
@@ -248,10 +251,10 @@ export async function historyDetail(deps: {
       effects: ownRun ? await runEffects(steps, find) : [],
     };
   }
-  const run = deps.state.getRun(deps.id);
+  const run = await deps.state.getRun(deps.id);
   const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
   const { resultJson, requestsJson, errorJson, ...rest } = run;
-  const steps = deps.state.listSteps(run.id);
+  const steps = await deps.state.listSteps(run.id);
   return {
     kind: "run",
     run: {

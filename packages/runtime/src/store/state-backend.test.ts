@@ -136,11 +136,21 @@ describe("two runtimes on one PostgreSQL database", () => {
       code: "UNAUTHENTICATED",
     });
 
-    // Run state has not moved yet: refused with a clear reason, and no local state file.
-    const refused = refusal(() => a.pending());
-    expect(refused.code).toBe("STORE_ERROR");
-    expect(refused.details).toMatchObject({ reason: "not_on_postgres" });
-    expect(refused.message).toMatch(/unset RUNX_STATE_URL to use \.runx\/state\.sqlite/);
+    // The readers on the async port read the shared database (no runs there yet); run
+    // execution has not moved yet: refused with a clear reason, and no local state file.
+    expect(await a.pending()).toEqual([]);
+    await expect(a.historyDetail("run_default_0000000000000001")).rejects.toMatchObject({
+      code: "RUN_NOT_FOUND",
+    });
+    const refused = await a
+      .resumeWith({ runId: "run_default_0000000000000001", document: {} })
+      .then(
+        () => undefined,
+        (error: unknown) => error as RuntimeError,
+      );
+    expect(refused?.code).toBe("STORE_ERROR");
+    expect(refused?.details).toMatchObject({ reason: "not_on_postgres" });
+    expect(refused?.message).toMatch(/unset RUNX_STATE_URL to use \.runx\/state\.sqlite/);
     expect(existsSync(a.paths.stateDb)).toBe(false);
     expect(existsSync(b.paths.stateDb)).toBe(false);
   }, 60_000);
