@@ -203,6 +203,8 @@ export interface RuntimeCoreParts {
   stateBackend: StateBackend;
   /** The shared PostgreSQL pool, opened (and migrated) on first use; only with `postgres`. */
   postgres: () => Promise<PgState>;
+  /** Run state through the async port over the selected store. */
+  asyncState: () => Promise<AsyncStateStore>;
 }
 
 /**
@@ -545,6 +547,7 @@ export function createRuntimeCore(
       registryRoot: getRegistryRoot,
       stateBackend,
       postgres: getPostgres,
+      asyncState: getAsyncState,
     },
   };
 }

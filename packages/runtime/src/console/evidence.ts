@@ -15,7 +15,7 @@ import type { ReceiptReport } from "../receipts/report.js";
 import { receiptFileName } from "../receipts/store-files.js";
 import { verifyRunReceipts } from "../services/verify.js";
 import type { ConsoleStore } from "../store/console-store.js";
-import type { StateStore } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
 import { dagNode, dagPage, edgeDigest, loadReceipt, markDigestMismatch } from "./dag-page.js";
 import type { DagEdge, DagNode, DagPage, Loaded } from "./dag-page.js";
 import { decisionView } from "./runs.js";
@@ -48,7 +48,8 @@ export const DAG_PAGE_LIMIT = 200;
 /** Evidence services. */
 export function evidenceServices(deps: {
   receiptDir: string;
-  state: () => StateStore;
+  /** Run state through the async port (SQLite or the shared PostgreSQL store). */
+  state: () => Promise<Pick<AsyncStateOperations, "getRun" | "findIndexedReceipts">>;
   store: () => ConsoleStore;
   policy: () => SignaturePolicy;
   now: () => Date;
@@ -57,7 +58,7 @@ export function evidenceServices(deps: {
 
   /** Collects the run's receipts: the root, its children (transitively) and paused predecessors. */
   async function walk(runId: string) {
-    const run = deps.state().getRun(runId);
+    const run = await (await deps.state()).getRun(runId);
     if (run.receiptId === null) {
       throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${runId} has no receipt yet`, { runId });
     }
@@ -114,7 +115,7 @@ export function evidenceServices(deps: {
      * breadth-first order and the edges into them, however many receipts the run has.
      */
     async page(runId: string, opts: { cursor?: string; limit?: number } = {}): Promise<DagPage> {
-      const run = deps.state().getRun(runId);
+      const run = await (await deps.state()).getRun(runId);
       if (run.receiptId === null) {
         throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${runId} has no receipt yet`, { runId });
       }
@@ -146,7 +147,7 @@ export function evidenceServices(deps: {
           receipt_id: receiptId,
         });
       }
-      const [indexed] = deps.state().findIndexedReceipts([receiptId]);
+      const [indexed] = await (await deps.state()).findIndexedReceipts([receiptId]);
       const parentIds =
         indexed?.runId === undefined || indexed.runId === null
           ? []

@@ -12,6 +12,7 @@ import type { ConsoleStore, OperatorRole } from "../store/console-store.js";
 import { asyncSqliteIdentityStore } from "../store/identity-port.js";
 import type { AsyncIdentityStore } from "../store/identity-port.js";
 import type { PgState } from "../store/pg/connect.js";
+import type { AsyncStateStore } from "../store/port.js";
 import { sqliteExclusive } from "../store/sqlite-async.js";
 import type { StateBackend } from "../store/state-backend.js";
 import type { SkillRunEnvelope } from "../contracts/envelope.js";
@@ -58,6 +59,8 @@ export function createConsoleServices(deps: {
   /** The store RUNX_STATE_URL selected, and its pool when that is PostgreSQL. */
   stateBackend: StateBackend;
   postgres: () => Promise<PgState>;
+  /** Run state through the async port (the converted readers use it). */
+  asyncState: () => Promise<AsyncStateStore>;
 }) {
   const store = (): ConsoleStore => deps.runDeps.state().attach(consoleStoreExtension);
   /** Operators, tokens and sessions: in the shared database, or beside the run state in SQLite. */
@@ -87,7 +90,7 @@ export function createConsoleServices(deps: {
     approvals,
     evidence: evidenceServices({
       receiptDir: deps.runDeps.paths.receiptDir,
-      state: () => deps.runDeps.state(),
+      state: deps.asyncState,
       store,
       policy: deps.readPolicy,
       now,
