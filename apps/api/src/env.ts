@@ -28,6 +28,14 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
   if (secret !== undefined && Buffer.byteLength(secret) < 32) {
     throw new Error("RUNX_API_SESSION_SECRET must be at least 32 bytes");
   }
+  // On a shared database every instance must sign, and accept, the same session cookies: a
+  // secret each process picked for itself would sign a user out whenever the balancer
+  // switched instances.
+  if (secret === undefined && (env.RUNX_STATE_URL ?? "").trim() !== "") {
+    throw new Error(
+      "RUNX_API_SESSION_SECRET is required with RUNX_STATE_URL (at least 32 bytes, the same on every instance)",
+    );
+  }
   const workers = Number(env.RUNX_API_WORKERS ?? "2");
   if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
     throw new Error("RUNX_API_WORKERS must be an integer from 1 to 64");

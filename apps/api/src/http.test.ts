@@ -119,8 +119,8 @@ describe("HTTP API", () => {
   });
 
   it("accepts a Bearer token without cookies or CSRF (automation)", async () => {
-    const alice = fx.runtime.console.operators.list()[0]!;
-    const { token } = fx.runtime.console.operators.createToken(alice.id, "ci");
+    const alice = (await fx.runtime.console.operators.list())[0]!;
+    const { token } = await fx.runtime.console.operators.createToken(alice.id, "ci");
     const res = await fetch(`${base}/runs.list?input=${encodeURIComponent("{}")}`, {
       headers: { authorization: `Bearer ${token}` },
     });

@@ -21,12 +21,28 @@ const env = (() => {
   }
 })();
 const options = { workspaceRoot: env.workspaceRoot, runxHome: env.runxHome, env: env.runtimeEnv };
-const runtime = createRuntime(options);
-// Runs a dead API process left `running` become resumable pauses (or fail with a reason).
-for (const outcome of await runtime.console.recovery.recover()) {
-  process.stdout.write(
-    `runx recover: ${outcome.runId} (${outcome.job}) ${outcome.action}: ${outcome.reason}\n`,
-  );
+const runtime = await (async () => {
+  try {
+    const built = createRuntime(options);
+    // A bad RUNX_STATE_URL or an unreachable database stops the start, in one line.
+    await built.ready();
+    return built;
+  } catch (error) {
+    process.stderr.write(`runx api: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+})();
+const shared = runtime.stateBackend.kind === "postgres";
+if (shared) {
+  process.stdout.write(`runx api: state store ${runtime.stateBackend.label}\n`);
+} else {
+  // Runs a dead API process left `running` become resumable pauses (or fail with a reason).
+  // The journal is this machine's files; on the shared store run state is not served yet.
+  for (const outcome of await runtime.console.recovery.recover()) {
+    process.stdout.write(
+      `runx recover: ${outcome.runId} (${outcome.job}) ${outcome.action}: ${outcome.reason}\n`,
+    );
+  }
 }
 // Processes of runs a SIGKILLed API left behind (their run cgroups) die with their runs.
 const reaped = reapRunCgroups();
@@ -41,7 +57,8 @@ const executor = new WorkerPool({
   events,
   journal: runtime.console.recovery,
 });
-const watcher = watchRuns(runtime, events);
+// The watcher polls the SQLite run table; the shared store does not hold run state yet.
+const watcher = shared ? { stop: () => undefined } : watchRuns(runtime, events);
 const server = createApiServer({
   runtime,
   sessions: sessionKeys(env.sessionSecret),
@@ -57,14 +74,19 @@ server.listen(env.port, env.host, () => {
   const port = typeof address === "object" && address !== null ? address.port : env.port;
   const base = `http://${env.host}:${port}`;
   process.stdout.write(`runx api listening on ${base}\n`);
-  const token = runtime.console.operators.bootstrapToken();
-  if (token !== null) {
-    // The console origin is the first allowed origin; the token is also accepted by
-    // auth.bootstrap {token, username, password} directly.
-    process.stdout.write(
-      `runx bootstrap: ${env.allowedOrigins[0] ?? base}/bootstrap?token=${token}\n`,
-    );
-  }
+  runtime.console.operators.bootstrapToken().then(
+    (token) => {
+      if (token === null) return;
+      // The console origin is the first allowed origin; the token is also accepted by
+      // auth.bootstrap {token, username, password} directly.
+      process.stdout.write(
+        `runx bootstrap: ${env.allowedOrigins[0] ?? base}/bootstrap?token=${token}\n`,
+      );
+    },
+    (error: unknown) => {
+      process.stderr.write(`runx api: bootstrap token: ${(error as Error).message}\n`);
+    },
+  );
 });
 const stop = () => {
   watcher.stop();

@@ -80,7 +80,7 @@ describe("auth.setOperatorRole", () => {
           .code,
       ).toBe("FORBIDDEN");
     }
-    expect(fx.runtime.console.operators.list().find((o) => o.id === target.id)?.role).toBe(
+    expect((await fx.runtime.console.operators.list()).find((o) => o.id === target.id)?.role).toBe(
       "viewer",
     );
   });
@@ -91,8 +91,8 @@ describe("auth.setOperatorRole", () => {
     const changed = await caller(ada).auth.setOperatorRole({ username: "grace", role: "approver" });
     expect(changed).toMatchObject({ username: "grace", role: "approver", disabled: false });
     // Her open session resolves to the new role: she may now start runs.
-    const session = fx.runtime.console.operators.openSession(grace.id, 60);
-    const now = fx.runtime.console.operators.sessionOperator(session.id, grace.id);
+    const session = await fx.runtime.console.operators.openSession(grace.id, 60);
+    const now = await fx.runtime.console.operators.sessionOperator(session.id, grace.id);
     expect(now.role).toBe("approver");
     const started = await caller(now).runs.start({
       skill: "skills/echo",
@@ -100,7 +100,7 @@ describe("auth.setOperatorRole", () => {
     });
     expect(started).toMatchObject({ state: "settled" });
     await caller(ada).auth.setOperatorRole({ username: "grace", role: "viewer" });
-    const demoted = fx.runtime.console.operators.sessionOperator(session.id, grace.id);
+    const demoted = await fx.runtime.console.operators.sessionOperator(session.id, grace.id);
     expect(
       (
         await refusal(
@@ -120,7 +120,7 @@ describe("auth.setOperatorRole", () => {
       message:
         "ada is the last enabled admin and keeps the admin role; add or enable another admin first",
     });
-    expect(fx.runtime.console.operators.list()[0]?.role).toBe("admin");
+    expect((await fx.runtime.console.operators.list())[0]?.role).toBe("admin");
   });
 
   it("names an unknown operator and a role that does not exist, once each", async () => {
@@ -186,6 +186,6 @@ describe("operator management", () => {
     expect(unknown.message).toBe(
       "admin is not a field this accepts (it accepts username, role, password)",
     );
-    expect(fx.runtime.console.operators.list().map((o) => o.username)).toEqual(["ada"]);
+    expect((await fx.runtime.console.operators.list()).map((o) => o.username)).toEqual(["ada"]);
   });
 });

@@ -56,7 +56,7 @@ beforeEach(async () => {
     role: "approver",
     password: PASSWORD,
   });
-  token = fx.runtime.console.operators.createToken(op.id, "test").token;
+  token = (await fx.runtime.console.operators.createToken(op.id, "test")).token;
 });
 
 afterEach(() => {

@@ -17,7 +17,7 @@ const admin = roleProcedure("admin");
 
 /** Opens a server-side session for `operator`, sets its cookies, returns what the client keeps. */
 async function signIn(ctx: ApiContext, operator: Operator) {
-  const { id } = ctx.runtime.console.operators.openSession(operator.id, SESSION_TTL_SECONDS);
+  const { id } = await ctx.runtime.console.operators.openSession(operator.id, SESSION_TTL_SECONDS);
   const session = await ctx.sessions.issue(operator.id, id);
   ctx.setSession(session);
   return { operator, csrfToken: session.csrf };
@@ -28,8 +28,8 @@ const auth = router({
    * Whether the first admin still has to be created, who is signed in, and whether the
    * request's session cookie belonged to a session that has ended (the sign-in page says so).
    */
-  status: publicProcedure.query(({ ctx }) => ({
-    bootstrapRequired: ctx.runtime.console.operators.count() === 0,
+  status: publicProcedure.query(async ({ ctx }) => ({
+    bootstrapRequired: (await ctx.runtime.console.operators.count()) === 0,
     operator: ctx.operator,
     sessionEnded: ctx.sessionEnded === true,
   })),
@@ -55,8 +55,8 @@ const auth = router({
     return signIn(ctx, operator);
   }),
   /** Ends the caller's session on the server and clears its cookies. */
-  logout: publicProcedure.mutation(({ ctx }) => {
-    if (ctx.sessionId !== null) ctx.runtime.console.operators.closeSession(ctx.sessionId);
+  logout: publicProcedure.mutation(async ({ ctx }) => {
+    if (ctx.sessionId !== null) await ctx.runtime.console.operators.closeSession(ctx.sessionId);
     ctx.setSession(null);
     return { ok: true as const };
   }),

@@ -143,7 +143,7 @@ async function authenticate(
     throttle.check("api-token", address);
     try {
       return {
-        operator: opts.runtime.console.operators.authenticateToken(auth.slice(7).trim()),
+        operator: await opts.runtime.console.operators.authenticateToken(auth.slice(7).trim()),
         via: "token",
         sessionId: null,
         csrf: null,
@@ -161,7 +161,10 @@ async function authenticate(
   if (claims === null) return ENDED;
   try {
     return {
-      operator: opts.runtime.console.operators.sessionOperator(claims.sessionId, claims.operatorId),
+      operator: await opts.runtime.console.operators.sessionOperator(
+        claims.sessionId,
+        claims.operatorId,
+      ),
       via: "session",
       sessionId: claims.sessionId,
       csrf: claims.csrf,

@@ -23,7 +23,7 @@ describe("createRuntime", () => {
     try {
       const paused = await runtime.runSkill({ ref: "echo", inputs: {}, secretEnv: [] });
       expect(paused.status).toBe("needs_agent");
-      const pending = runtime.pending();
+      const pending = await runtime.pending();
       expect(pending.map((p) => p.id)).toEqual([paused.run_id]);
       expect(pending[0]?.requests).toEqual(paused.requests);
       const sealed = await runtime.resumeWith({
@@ -31,7 +31,7 @@ describe("createRuntime", () => {
         document: { answers: { [paused.requests[0]!.id]: { message: "via the API" } } },
       });
       expect(sealed).toMatchObject({ status: "sealed", result: { message: "via the API" } });
-      expect(runtime.pending()).toEqual([]);
+      expect(await runtime.pending()).toEqual([]);
     } finally {
       runtime.close();
     }

@@ -104,6 +104,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         runDeps,
         readPolicy,
         catalog: getCatalog,
+        stateBackend: parts.stateBackend,
+        postgres: parts.postgres,
+        asyncState: parts.asyncState,
       }));
     },
     get catalog() {
@@ -128,10 +131,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           { receiptDir: paths.receiptDir, policy: readPolicy() },
           runId,
         ),
-      state: (runId) => {
+      state: async (runId) => {
         let packageDir: string | undefined;
         try {
-          packageDir = runDeps.state().getRun(runId).packageDir;
+          packageDir = (await (await parts.asyncState()).getRun(runId)).packageDir;
         } catch {
           packageDir = undefined;
         }

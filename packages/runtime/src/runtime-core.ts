@@ -6,7 +6,7 @@
  */
 import { randomHex as secureRandomHex } from "./crypto/random.js";
 import { readProjectConfig } from "./config.js";
-import { isRuntimeError } from "./errors.js";
+import { isRuntimeError, RuntimeError } from "./errors.js";
 import type { ProjectConfig } from "./config.js";
 import {
   localDevelopmentPolicy,
@@ -34,6 +34,11 @@ import type { StoreVerification } from "./services/verify.js";
 import type { CreatedRange } from "./services/verify-store.js";
 import type { FileCheck } from "./receipts/stored-receipt.js";
 import { openStateStore } from "./store/open.js";
+import type { AsyncStateStore } from "./store/port.js";
+import { asyncSqliteStateStore } from "./store/sqlite-async.js";
+import type { PgState } from "./store/pg/connect.js";
+import { notOnPostgres, stateBackendFromEnv } from "./store/state-backend.js";
+import type { StateBackend } from "./store/state-backend.js";
 import type { StateStore } from "./store/types.js";
 import type { CaseResult, HarnessReport } from "./harness/report.js";
 import { displayPath, workspacePaths } from "./workspace.js";
@@ -154,7 +159,7 @@ export interface CoreRuntime {
     onCase?: (result: CaseResult) => void;
   }): Promise<{ report: HarnessReport; cases: CaseResult[] }>;
   /** Paused runs with their pending requests (what a console inbox lists). */
-  pending(): PendingRun[];
+  pending(): Promise<PendingRun[]>;
   /** One run or receipt in detail. */
   historyDetail(id: string): Promise<HistoryDetail>;
   /** The workspace's skill packages. */
@@ -187,6 +192,14 @@ export interface CoreRuntime {
    * names and source only, never the material.
    */
   credentialReadiness(prep: Prepared): Promise<CredentialReadiness | undefined>;
+  /**
+   * Opens the selected state store now (PostgreSQL: connects and applies migrations), so a
+   * server fails at start-up rather than on its first request. The embedded SQLite store
+   * stays lazy: nothing is opened.
+   */
+  ready(): Promise<void>;
+  /** Which state store RUNX_STATE_URL selected (`label` is safe to print). */
+  readonly stateBackend: StateBackend;
   /** Releases the state store (left to the process exit with `releaseStateAtExit`). */
   close(): void;
 }
@@ -199,6 +212,12 @@ export interface RuntimeCoreParts {
   receipts: () => ReceiptStore;
   /** The local registry's directory (`--registry-dir` > RUNX_REGISTRY_DIR > $RUNX_HOME/registry). */
   registryRoot: () => string;
+  /** The store RUNX_STATE_URL selected. */
+  stateBackend: StateBackend;
+  /** The shared PostgreSQL pool, opened (and migrated) on first use; only with `postgres`. */
+  postgres: () => Promise<PgState>;
+  /** Run state through the async port over the selected store. */
+  asyncState: () => Promise<AsyncStateStore>;
 }
 
 /**
@@ -245,8 +264,58 @@ export function createRuntimeCore(
       ? productionPolicy(s.verifier)
       : localDevelopmentPolicy(verifier());
   };
-  const getState = (): StateStore =>
-    (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  // Checked here, so a bad RUNX_STATE_URL fails every entry point at once, naming the variable.
+  const stateBackend = stateBackendFromEnv(env);
+  let postgres: Promise<PgState> | undefined;
+  const getPostgres = (): Promise<PgState> => {
+    if (stateBackend.kind !== "postgres") {
+      return Promise.reject(
+        new RuntimeError("INTERNAL", "the PostgreSQL state store is not selected"),
+      );
+    }
+    if (postgres !== undefined) return postgres;
+    // Loaded on demand: the embedded default never loads the PostgreSQL driver.
+    const opening = import("./store/pg/connect.js").then(({ openPgState }) =>
+      openPgState({
+        url: stateBackend.url,
+        ...(stateBackend.password !== undefined ? { password: stateBackend.password } : {}),
+        ...(stateBackend.passwordFile !== undefined
+          ? { passwordFile: stateBackend.passwordFile }
+          : {}),
+      }),
+    );
+    postgres = opening;
+    // A failed open is retried by the next caller rather than cached.
+    void opening.catch(() => {
+      if (postgres === opening) postgres = undefined;
+    });
+    return postgres;
+  };
+  const getState = (): StateStore => {
+    // Run state has not moved to the async port yet: refuse rather than write a local file
+    // that the other instances on the shared database never see.
+    if (stateBackend.kind === "postgres") throw notOnPostgres(stateBackend.label, "run state");
+    return (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
+  };
+  /** The async port over the selected store (what converted callers read and write). */
+  let asyncSqlite: { of: StateStore; port: AsyncStateStore } | undefined;
+  let asyncPg: Promise<AsyncStateStore> | undefined;
+  const getAsyncState = (): Promise<AsyncStateStore> => {
+    if (stateBackend.kind === "postgres") {
+      return (asyncPg ??= Promise.all([getPostgres(), import("./store/pg/state-store.js")]).then(
+        ([pg, { pgStateStore }]) => pgStateStore(pg, { clock: now }),
+        (error: unknown) => {
+          asyncPg = undefined;
+          throw error;
+        },
+      ));
+    }
+    // Over the same connection as the synchronous store (one mutex, one write lock), and
+    // rebuilt when `close()` has replaced that store.
+    const sync = getState();
+    if (asyncSqlite?.of !== sync) asyncSqlite = { of: sync, port: asyncSqliteStateStore(sync) };
+    return Promise.resolve(asyncSqlite.port);
+  };
   const getReceipts = (): ReceiptStore =>
     (receipts ??= new ReceiptStore({
       dir: paths.receiptDir,
@@ -415,12 +484,12 @@ export function createRuntimeCore(
         ...(opts.onFile !== undefined ? { onFile: opts.onFile } : {}),
       });
     },
-    verifyRun(runId, opts = {}) {
+    async verifyRun(runId, opts = {}) {
       return verifyRunStore({
         dir: paths.receiptDir,
         label: storeLabel,
         policy: verificationPolicy(verifier(), opts.allowLocalDevelopment === true),
-        state: getState(),
+        state: await getAsyncState(),
         runId,
       });
     },
@@ -430,12 +499,12 @@ export function createRuntimeCore(
         allowLocalDevelopment: opts.allowLocalDevelopment === true,
       });
     },
-    history(opts = {}) {
+    async history(opts = {}) {
       return listHistory({
         receiptDir: paths.receiptDir,
         storeLabel,
         policy: readPolicy(),
-        state: getState(),
+        state: await getAsyncState(),
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
         includeHarness: opts.includeHarness === true,
@@ -444,16 +513,15 @@ export function createRuntimeCore(
       });
     },
     harness,
-    pending() {
-      const state = getState();
-      return pendingRuns(state);
+    async pending() {
+      return pendingRuns(await getAsyncState());
     },
-    historyDetail(id) {
+    async historyDetail(id) {
       return historyDetail({
         receiptDir: paths.receiptDir,
         storeLabel,
         policy: readPolicy(),
-        state: getState(),
+        state: await getAsyncState(),
         id,
       });
     },
@@ -477,7 +545,19 @@ export function createRuntimeCore(
       const { runnerCredentialReadiness } = await import("./services/inspect-skill.js");
       return runnerCredentialReadiness(runDeps, prep.pkg, prep.runner);
     },
+    stateBackend,
+    async ready() {
+      if (stateBackend.kind === "postgres") await getPostgres();
+    },
     close() {
+      if (postgres !== undefined) {
+        const closing = postgres;
+        postgres = undefined;
+        void closing.then(
+          (pg) => pg.close(),
+          () => undefined,
+        );
+      }
       if (options.releaseStateAtExit === true) return;
       state?.close();
       state = undefined;
@@ -485,6 +565,14 @@ export function createRuntimeCore(
   };
   return {
     runtime,
-    parts: { runDeps, readPolicy, receipts: getReceipts, registryRoot: getRegistryRoot },
+    parts: {
+      runDeps,
+      readPolicy,
+      receipts: getReceipts,
+      registryRoot: getRegistryRoot,
+      stateBackend,
+      postgres: getPostgres,
+      asyncState: getAsyncState,
+    },
   };
 }

@@ -55,7 +55,7 @@ describe("gate decisions", () => {
     const { runId, gateId } = await consolePause(fx, sam);
     const approvals = fx.runtime.console.approvals;
     await approvals.decide({ runId, gateId, decision: "approve", reason: "ok" }, a);
-    ops.setDisabled("a", true);
+    await ops.setDisabled("a", true);
     const second = await approvals.decide({ runId, gateId, decision: "approve", reason: "ok" }, b);
     expect(second).toMatchObject({ approvals: 1, required: 2, releasable: false });
     await expect(approvals.release({ runId, gateId })).rejects.toMatchObject({
@@ -63,7 +63,7 @@ describe("gate decisions", () => {
       details: { reason: "quorum_not_met" },
     });
     // Enabled again before the release, the approval counts again (evaluated at release).
-    ops.setDisabled("a", false);
+    await ops.setDisabled("a", false);
     const env = await approvals.release({ runId, gateId });
     expect(env.status).toBe("sealed");
   });

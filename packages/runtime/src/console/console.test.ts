@@ -33,7 +33,7 @@ describe("console services", () => {
     const ops = fx.runtime.console.operators;
     await ops.add({ username: "alice", role: "admin", password: PASSWORD });
     await ops.add({ username: "bob", role: "admin", password: PASSWORD });
-    const rows = fx.runtime.console.operators.list();
+    const rows = await fx.runtime.console.operators.list();
     expect(rows.map((r) => r.username)).toEqual(["alice", "bob"]);
     expect(JSON.stringify(rows)).not.toContain("password");
     expect((await ops.authenticate("alice", PASSWORD)).role).toBe("admin");
@@ -51,16 +51,16 @@ describe("console services", () => {
   it("stores only the hash of an API token and resolves it to its operator", async () => {
     const ops = fx.runtime.console.operators;
     const alice = await ops.add({ username: "alice", role: "approver", password: PASSWORD });
-    const { token } = ops.createToken(alice.id, "ci");
-    expect(ops.authenticateToken(token).username).toBe("alice");
-    expect(() => ops.authenticateToken(`${token}x`)).toThrow(
-      expect.objectContaining({ code: "UNAUTHENTICATED" }),
-    );
+    const { token } = await ops.createToken(alice.id, "ci");
+    expect((await ops.authenticateToken(token)).username).toBe("alice");
+    await expect(ops.authenticateToken(`${token}x`)).rejects.toMatchObject({
+      code: "UNAUTHENTICATED",
+    });
   });
 
   it("spends the bootstrap token once, and offers none once an operator exists", async () => {
     const ops = fx.runtime.console.operators;
-    const token = ops.bootstrapToken();
+    const token = await ops.bootstrapToken();
     expect(token).toEqual(expect.any(String));
     const admin = await ops.redeemBootstrap({
       token: token!,
@@ -68,7 +68,7 @@ describe("console services", () => {
       password: PASSWORD,
     });
     expect(admin.role).toBe("admin");
-    expect(ops.bootstrapToken()).toBeNull();
+    expect(await ops.bootstrapToken()).toBeNull();
     await expect(
       ops.redeemBootstrap({ token: token!, username: "again", password: PASSWORD }),
     ).rejects.toMatchObject({ code: "UNAUTHENTICATED" });

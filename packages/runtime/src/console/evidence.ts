@@ -9,7 +9,7 @@ import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import { receiptReport } from "../receipts/report.js";
 import type { ReceiptReport } from "../receipts/report.js";
 import type { ConsoleStore } from "../store/console-store.js";
-import type { StateStore } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
 import { bundleRoot, evidenceBundleText } from "./evidence-bundle.js";
 import type { EvidenceBundle } from "./evidence-bundle.js";
 import { dagNode, dagPage, edgeDigest, loadReceipt, markDigestMismatch } from "./dag-page.js";
@@ -29,7 +29,8 @@ export const DAG_PAGE_LIMIT = 200;
 /** Evidence services. */
 export function evidenceServices(deps: {
   receiptDir: string;
-  state: () => StateStore;
+  /** Run state through the async port (SQLite or the shared PostgreSQL store). */
+  state: () => Promise<Pick<AsyncStateOperations, "getRun" | "findIndexedReceipts">>;
   store: () => ConsoleStore;
   policy: () => SignaturePolicy;
   now: () => Date;
@@ -38,7 +39,7 @@ export function evidenceServices(deps: {
 
   /** Collects the run's receipts: the root, its children (transitively) and paused predecessors. */
   async function walk(runId: string) {
-    const run = deps.state().getRun(runId);
+    const run = await (await deps.state()).getRun(runId);
     if (run.receiptId === null) {
       throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${runId} has no receipt yet`, { runId });
     }
@@ -89,9 +90,10 @@ export function evidenceServices(deps: {
     };
   }
 
-  function bundleText(runId: string): AsyncGenerator<string> {
-    const run = deps.state().getRun(runId);
-    return evidenceBundleText({
+  async function* bundleText(runId: string): AsyncGenerator<string> {
+    // The run is looked up before the first piece: an unknown run is refused before any byte.
+    const run = await (await deps.state()).getRun(runId);
+    yield* evidenceBundleText({
       receiptDir: deps.receiptDir,
       runId: run.id,
       rootId: bundleRoot(runId, run.receiptId),
@@ -107,7 +109,7 @@ export function evidenceServices(deps: {
      * breadth-first order and the edges into them, however many receipts the run has.
      */
     async page(runId: string, opts: { cursor?: string; limit?: number } = {}): Promise<DagPage> {
-      const run = deps.state().getRun(runId);
+      const run = await (await deps.state()).getRun(runId);
       if (run.receiptId === null) {
         throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${runId} has no receipt yet`, { runId });
       }
@@ -139,7 +141,7 @@ export function evidenceServices(deps: {
           receipt_id: receiptId,
         });
       }
-      const [indexed] = deps.state().findIndexedReceipts([receiptId]);
+      const [indexed] = await (await deps.state()).findIndexedReceipts([receiptId]);
       // The receipts whose journal lines list it as a child: read from the journal, not
       // from the run's receipt files, so a receipt deep in a run of any size finds them.
       const journal =

@@ -282,7 +282,7 @@ describe("the preview of other gates", () => {
 
   it("counts no available approver for a run its only approver started", async () => {
     const fx = await fixture();
-    fx.runtime.console.operators.setDisabled("grace", true);
+    await fx.runtime.console.operators.setDisabled("grace", true);
     const { pending } = await paused(fx, "skills/gated-echo", { message: "alone" });
     expect(pending.policy.forbidInitiator).toBe(true);
     expect(pending.approversAvailable).toBe(0);

@@ -9,6 +9,12 @@ import type { CatalogServices } from "../services/catalog.js";
 import { RuntimeError } from "../errors.js";
 import { consoleStoreExtension } from "../store/console-store.js";
 import type { ConsoleStore, OperatorRole } from "../store/console-store.js";
+import { asyncSqliteIdentityStore } from "../store/identity-port.js";
+import type { AsyncIdentityStore } from "../store/identity-port.js";
+import type { PgState } from "../store/pg/connect.js";
+import type { AsyncStateStore } from "../store/port.js";
+import { sqliteExclusive } from "../store/sqlite-async.js";
+import type { StateBackend } from "../store/state-backend.js";
 import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import type { AllowSpawn } from "../run/run-skill.js";
 import { approvalServices, consoleSpawnGrant } from "./approvals.js";
@@ -50,19 +56,41 @@ export function createConsoleServices(deps: {
   readPolicy: () => SignaturePolicy;
   /** The catalog: the console starts only what it lists. */
   catalog: () => CatalogServices;
+  /** The store RUNX_STATE_URL selected, and its pool when that is PostgreSQL. */
+  stateBackend: StateBackend;
+  postgres: () => Promise<PgState>;
+  /** Run state through the async port (the converted readers use it). */
+  asyncState: () => Promise<AsyncStateStore>;
 }) {
   const store = (): ConsoleStore => deps.runDeps.state().attach(consoleStoreExtension);
+  /** Operators, tokens and sessions: in the shared database, or beside the run state in SQLite. */
+  const identity = (): Promise<AsyncIdentityStore> => {
+    if (deps.stateBackend.kind === "postgres") {
+      // The pool is opened once (runtime-core.ts); the adapter over it is a few closures.
+      return Promise.all([deps.postgres(), import("../store/pg/identity-store.js")]).then(
+        ([pg, { pgIdentityStore }]) => pgIdentityStore(pg),
+      );
+    }
+    const state = deps.runDeps.state();
+    return Promise.resolve(
+      asyncSqliteIdentityStore(
+        state.attach(consoleStoreExtension),
+        state.label,
+        sqliteExclusive(state),
+      ),
+    );
+  };
   const now = (): Date => deps.runDeps.now();
   const randomHex = (n: number): string => deps.runDeps.randomHex(n);
   const base = { store, now, randomHex };
   const approvals = approvalServices({ ...base, runDeps: deps.runDeps });
   return {
-    operators: operatorServices(base),
+    operators: operatorServices({ identity, now, randomHex }),
     runs: runServices({ state: () => deps.runDeps.state(), store }),
     approvals,
     evidence: evidenceServices({
       receiptDir: deps.runDeps.paths.receiptDir,
-      state: () => deps.runDeps.state(),
+      state: deps.asyncState,
       store,
       policy: deps.readPolicy,
       now,

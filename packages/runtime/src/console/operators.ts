@@ -7,12 +7,8 @@
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 import { RuntimeError } from "../errors.js";
-import type {
-  ApiTokenRecord,
-  ConsoleStore,
-  OperatorRecord,
-  OperatorRole,
-} from "../store/console-store.js";
+import type { ApiTokenRecord, OperatorRecord, OperatorRole } from "../store/console-store.js";
+import type { AsyncIdentityStore } from "../store/identity-port.js";
 
 /** What callers see of an operator (never the hash). */
 export interface Operator {
@@ -110,6 +106,9 @@ export interface ApiTokenView {
   revokedAt: string | null;
 }
 
+/** How long a bootstrap token issued on a shared store stays redeemable (one day). */
+export const BOOTSTRAP_TTL_MS = 24 * 60 * 60 * 1000;
+
 /** A session's `last_seen_at` is written at most this often. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -130,15 +129,18 @@ let decoy:
 
 /** Operator and token services over the console store. */
 export function operatorServices(deps: {
-  store: () => ConsoleStore;
+  identity: () => Promise<AsyncIdentityStore>;
   now: () => Date;
   randomHex: (bytes: number) => string;
 }) {
+  /** The process's own bootstrap token (a store without `bootstrap` keeps none of its own). */
   let bootstrapToken: string | undefined;
 
   async function add(input: { username: string; role: OperatorRole; password: string }) {
     const hashed = await hashPassword(input.password);
-    const row = deps.store().insertOperator({
+    const row = await (
+      await deps.identity()
+    ).insertOperator({
       id: `op_${deps.randomHex(8)}`,
       username: input.username,
       role: input.role,
@@ -151,19 +153,20 @@ export function operatorServices(deps: {
 
   return {
     add,
-    list(): OperatorListing[] {
-      const store = deps.store();
-      const signIns = store.lastSignIns();
-      return store
-        .listOperators()
-        .map((row) => ({ ...operatorView(row), lastSignInAt: signIns.get(row.id) ?? null }));
+    async list(): Promise<OperatorListing[]> {
+      const store = await deps.identity();
+      const signIns = await store.lastSignIns();
+      return (await store.listOperators()).map((row) => ({
+        ...operatorView(row),
+        lastSignInAt: signIns.get(row.id) ?? null,
+      }));
     },
-    count(): number {
-      return deps.store().countOperators();
+    async count(): Promise<number> {
+      return (await deps.identity()).countOperators();
     },
     /** Verifies a username and password; UNAUTHENTICATED on any mismatch or a disabled account. */
     async authenticate(username: string, password: string): Promise<Operator> {
-      const row = deps.store().findOperatorByName(username);
+      const row = await (await deps.identity()).findOperatorByName(username);
       if (row === undefined) {
         await checkPassword(password, await (decoy ??= hashPassword("decoy-password")));
         throw unauthenticated();
@@ -175,30 +178,37 @@ export function operatorServices(deps: {
      * Disables or re-enables an operator. Disabling ends every session and API token of theirs
      * (re-enabling revives neither); LAST_ADMIN when it would leave no enabled admin.
      */
-    setDisabled(username: string, disabled: boolean): Operator {
-      const row = deps.store().findOperatorByName(username);
+    async setDisabled(username: string, disabled: boolean): Promise<Operator> {
+      const store = await deps.identity();
+      const row = await store.findOperatorByName(username);
       if (row === undefined) {
         throw operatorNotFound(username);
       }
       const at = deps.now().toISOString();
-      return operatorView(deps.store().setOperatorDisabled(row.id, disabled, at) ?? row);
+      return operatorView((await store.setOperatorDisabled(row.id, disabled, at)) ?? row);
     },
     /**
      * Changes an operator's role; LAST_ADMIN when it would leave no enabled admin. Their
      * sessions and API tokens stay open: each request reads the role from the store, so the
      * new role applies from their next request.
      */
-    setRole(username: string, role: OperatorRole): Operator {
-      const row = deps.store().findOperatorByName(username);
+    async setRole(username: string, role: OperatorRole): Promise<Operator> {
+      const store = await deps.identity();
+      const row = await store.findOperatorByName(username);
       if (row === undefined) {
         throw operatorNotFound(username);
       }
-      return operatorView(deps.store().setOperatorRole(row.id, role) ?? row);
+      return operatorView((await store.setOperatorRole(row.id, role)) ?? row);
     },
     /** Records a new session of `operatorId` lasting `ttlSeconds`; its id goes in the cookie. */
-    openSession(operatorId: string, ttlSeconds: number): { id: string; expiresAt: string } {
+    async openSession(
+      operatorId: string,
+      ttlSeconds: number,
+    ): Promise<{ id: string; expiresAt: string }> {
       const now = deps.now();
-      const row = deps.store().insertSession({
+      const row = await (
+        await deps.identity()
+      ).insertSession({
         id: `ses_${randomBytes(16).toString("hex")}`,
         operatorId,
         createdAt: now.toISOString(),
@@ -212,9 +222,9 @@ export function operatorServices(deps: {
      * The operator of a live session: UNAUTHENTICATED when the session is unknown, revoked,
      * expired, not theirs, or the operator is gone or disabled.
      */
-    sessionOperator(sessionId: string, operatorId: string): Operator {
-      const store = deps.store();
-      const session = store.getSession(sessionId);
+    async sessionOperator(sessionId: string, operatorId: string): Promise<Operator> {
+      const store = await deps.identity();
+      const session = await store.getSession(sessionId);
       const now = deps.now();
       if (
         session === undefined ||
@@ -224,65 +234,71 @@ export function operatorServices(deps: {
       ) {
         throw unauthenticated("the session has ended; sign in again");
       }
-      const row = store.getOperator(operatorId);
+      const row = await store.getOperator(operatorId);
       if (row === undefined || row.disabled) {
         throw unauthenticated("the session's operator no longer exists or is disabled");
       }
       if (now.getTime() - Date.parse(session.lastSeenAt) >= TOUCH_INTERVAL_MS) {
-        store.touchSession(sessionId, now.toISOString());
+        await store.touchSession(sessionId, now.toISOString());
       }
       return operatorView(row);
     },
     /** Ends a session (sign-out); ending an ended or unknown session does nothing. */
-    closeSession(sessionId: string): void {
-      deps.store().revokeSession(sessionId, deps.now().toISOString());
+    async closeSession(sessionId: string): Promise<void> {
+      await (await deps.identity()).revokeSession(sessionId, deps.now().toISOString());
     },
     /**
      * API tokens of `username` (default: the caller's own), revoked ones included. Only an
      * admin may list another operator's.
      */
-    listTokens(caller: Operator, username?: string): ApiTokenView[] {
-      const store = deps.store();
+    async listTokens(caller: Operator, username?: string): Promise<ApiTokenView[]> {
+      const store = await deps.identity();
       let owner: OperatorRecord | undefined;
       if (username === undefined || username === caller.username) {
-        owner = store.getOperator(caller.id);
+        owner = await store.getOperator(caller.id);
       } else {
         if (!roleAtLeast(caller.role, "admin")) {
           throw new RuntimeError("FORBIDDEN", "only an admin may list another operator's tokens", {
             path: "username",
           });
         }
-        owner = store.findOperatorByName(username);
+        owner = await store.findOperatorByName(username);
       }
       if (owner === undefined) {
         throw new RuntimeError("OPERATOR_NOT_FOUND", `no operator ${username ?? caller.username}`, {
           path: "username",
         });
       }
-      return store.listApiTokens(owner.id).map((t) => tokenView(t, owner.username));
+      const ownerName = owner.username;
+      return (await store.listApiTokens(owner.id)).map((t) => tokenView(t, ownerName));
     },
     /**
      * Revokes an API token of the caller's, or anyone's for an admin. TOKEN_NOT_FOUND for an
      * unknown id and for someone else's token (a non-admin learns nothing about it).
      */
-    revokeToken(caller: Operator, tokenId: string): ApiTokenView {
-      const store = deps.store();
-      const token = store.getApiToken(tokenId);
+    async revokeToken(caller: Operator, tokenId: string): Promise<ApiTokenView> {
+      const store = await deps.identity();
+      const token = await store.getApiToken(tokenId);
       if (
         token === undefined ||
         (token.operatorId !== caller.id && !roleAtLeast(caller.role, "admin"))
       ) {
         throw new RuntimeError("TOKEN_NOT_FOUND", `no API token ${tokenId}`, { path: "tokenId" });
       }
-      const revoked = store.revokeApiToken(tokenId, deps.now().toISOString()) ?? token;
-      const owner = store.getOperator(token.operatorId);
+      const revoked = (await store.revokeApiToken(tokenId, deps.now().toISOString())) ?? token;
+      const owner = await store.getOperator(token.operatorId);
       return tokenView(revoked, owner?.username ?? "");
     },
     /** Creates an API token for `operatorId`; the token is returned once and never stored. */
-    createToken(operatorId: string, name: string): { id: string; token: string; name: string } {
+    async createToken(
+      operatorId: string,
+      name: string,
+    ): Promise<{ id: string; token: string; name: string }> {
       const token = `runx_${randomBytes(32).toString("base64url")}`;
       const id = `tok_${deps.randomHex(8)}`;
-      deps.store().insertApiToken({
+      await (
+        await deps.identity()
+      ).insertApiToken({
         id,
         operatorId,
         name,
@@ -293,38 +309,83 @@ export function operatorServices(deps: {
       return { id, token, name };
     },
     /** The operator an API token belongs to; UNAUTHENTICATED when unknown, revoked or disabled. */
-    authenticateToken(token: string): Operator {
-      const row = deps.store().findApiToken(tokenDigest(token));
+    async authenticateToken(token: string): Promise<Operator> {
+      const store = await deps.identity();
+      const row = await store.findApiToken(tokenDigest(token));
       if (row === undefined) throw unauthenticated("invalid API token");
-      const op = deps.store().getOperator(row.operatorId);
+      const op = await store.getOperator(row.operatorId);
       if (op === undefined || op.disabled) throw unauthenticated("invalid API token");
       return operatorView(op);
     },
     /**
      * A one-time token that lets the first admin be created; null once any operator exists.
-     * It lives only in this process's memory and is spent by `redeemBootstrap`.
+     * On a store shared by several instances (`bootstrap` present) the token is issued there:
+     * only its digest is stored, it expires after BOOTSTRAP_TTL_MS, and any instance redeems
+     * it. Otherwise it lives only in this process's memory.
      */
-    bootstrapToken(): string | null {
-      if (deps.store().countOperators() > 0) return null;
-      return (bootstrapToken ??= randomBytes(24).toString("base64url"));
+    async bootstrapToken(): Promise<string | null> {
+      const store = await deps.identity();
+      if ((await store.countOperators()) > 0) return null;
+      if (store.bootstrap === undefined) {
+        return (bootstrapToken ??= randomBytes(24).toString("base64url"));
+      }
+      if (bootstrapToken !== undefined) return bootstrapToken;
+      try {
+        bootstrapToken = (await store.bootstrap.issue(BOOTSTRAP_TTL_MS)).token;
+      } catch (error) {
+        // An operator appeared between the count and the issue (another instance's admin).
+        if (error instanceof RuntimeError && error.code === "OPERATOR_EXISTS") return null;
+        throw error;
+      }
+      return bootstrapToken;
     },
-    /** Creates the first admin with the bootstrap token (refused once any operator exists). */
+    /**
+     * Creates the first admin with a bootstrap token (refused once any operator exists). On
+     * a shared store the token is spent and the admin created in one locked transaction, so
+     * exactly one first admin results however many instances are raced.
+     */
     async redeemBootstrap(input: {
       token: string;
       username: string;
       password: string;
     }): Promise<Operator> {
+      const store = await deps.identity();
+      if (store.bootstrap !== undefined) {
+        const hashed = await hashPassword(input.password);
+        const admin = {
+          id: `op_${deps.randomHex(8)}`,
+          username: input.username,
+          createdAt: deps.now().toISOString(),
+          ...hashed,
+        };
+        try {
+          await store.bootstrap.redeem(input.token, admin);
+        } catch (error) {
+          if (error instanceof RuntimeError && error.code === "OPERATOR_EXISTS") {
+            throw unauthenticated("the bootstrap token is invalid or already used");
+          }
+          throw error;
+        }
+        if (input.token === bootstrapToken) bootstrapToken = undefined;
+        const created = await store.getOperator(admin.id);
+        if (created === undefined)
+          throw unauthenticated("the bootstrap token is invalid or already used");
+        return operatorView(created);
+      }
       const expected = bootstrapToken;
       const given = Buffer.from(input.token);
       if (
         expected === undefined ||
-        deps.store().countOperators() > 0 ||
         given.length !== Buffer.byteLength(expected) ||
         !timingSafeEqual(given, Buffer.from(expected))
       ) {
         throw unauthenticated("the bootstrap token is invalid or already used");
       }
+      // Spent before the first await, so a concurrent redemption of the same token fails.
       bootstrapToken = undefined;
+      if ((await store.countOperators()) > 0) {
+        throw unauthenticated("the bootstrap token is invalid or already used");
+      }
       return add({ username: input.username, role: "admin", password: input.password });
     },
   };

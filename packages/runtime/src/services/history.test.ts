@@ -9,6 +9,7 @@ import {
 } from "../receipts/index.js";
 import type { Receipt } from "../receipts/index.js";
 import { openStateStore } from "../store/open.js";
+import { asyncSqliteStateStore } from "../store/sqlite-async.js";
 import type { StateStore } from "../store/state-store.js";
 import { runId, sampleRun, tempDir } from "../store/test-support/fixtures.js";
 import type { TempDir } from "../store/test-support/fixtures.js";
@@ -68,7 +69,7 @@ describe("listHistory", () => {
         receiptDir: join(dir.dir, "receipts"),
         storeLabel: "receipts",
         policy: localDevelopmentPolicy(),
-        state,
+        state: asyncSqliteStateStore(state),
         limit: 1000,
         includeInternal: false,
         includeHarness,
@@ -91,14 +92,14 @@ describe("listHistory", () => {
 });
 
 describe("pendingRuns", () => {
-  it("lists every paused run, more than one page of the state store per status", () => {
+  it("lists every paused run, more than one page of the state store per status", async () => {
     for (let n = 0; n < 620; n++) {
       const id = runId(n);
       state.createRun(sampleRun(id));
       state.updateRun(id, { status: n % 10 === 0 ? "needs_approval" : "needs_agent" });
     }
     state.createRun(sampleRun(runId(9999)));
-    const pending = pendingRuns(state);
+    const pending = await pendingRuns(asyncSqliteStateStore(state));
     expect(pending).toHaveLength(620);
     expect(new Set(pending.map((p) => p.id)).size).toBe(620);
     expect(pending.some((p) => p.id === runId(9999))).toBe(false);

@@ -1,6 +1,6 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
 import { ReceiptStore, receiptStatus } from "../receipts/index.js";
-import { historyRow, pendingRuns } from "../tools/receipt/history.js";
+import { historyRow, toPending } from "../tools/receipt/history.js";
 import type { HistoryRow, PendingRun } from "../tools/receipt/history.js";
 import type {
   RebuildProgress,
@@ -9,7 +9,8 @@ import type {
   SignaturePolicy,
 } from "../receipts/index.js";
 import { RuntimeError } from "../errors.js";
-import type { RunRecord, StateStore, StepRecord } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
+import type { RunRecord, StepRecord } from "../store/types.js";
 import { runEffects } from "./history-effects.js";
 import type { HistoryEffect } from "./history-effects.js";
 import { receiptView } from "./receipt-view.js";
@@ -28,10 +29,24 @@ export interface HistoryListing {
   pendingRuns: PendingRun[];
 }
 
-export { pendingRuns };
-
 function parseJson(text: string | null): unknown {
   return text === null ? null : (JSON.parse(text) as unknown);
+}
+
+/** Paused runs (needs_agent / needs_approval), newest first, with their pending requests. */
+export async function pendingRuns(
+  state: Pick<AsyncStateOperations, "listRuns">,
+): Promise<PendingRun[]> {
+  const pending: PendingRun[] = [];
+  for (const status of ["needs_agent", "needs_approval"] as const) {
+    let cursor: string | null = null;
+    do {
+      const page = await state.listRuns({ limit: 500, status, cursor });
+      pending.push(...page.runs.map(toPending));
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+  }
+  return pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
 }
 
 /** Lists receipts (children hidden unless `includeInternal`) and paused runs. */
@@ -39,7 +54,7 @@ export async function listHistory(deps: {
   receiptDir: string;
   storeLabel: string;
   policy: SignaturePolicy;
-  state: StateStore;
+  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "listRuns">;
   limit: number;
   includeInternal: boolean;
   /** Also list receipts produced by `runx harness` (hidden by default). */
@@ -67,7 +82,7 @@ export async function listHistory(deps: {
     ...(deps.progress !== undefined ? { progress: deps.progress } : {}),
     accept: async (entries) => {
       const harness = new Set<string>();
-      for (const entry of deps.state.findIndexedReceipts(entries.map((e) => e.receipt_id))) {
+      for (const entry of await deps.state.findIndexedReceipts(entries.map((e) => e.receipt_id))) {
         runByReceipt.set(entry.receiptId, entry.runId);
         if (entry.harness) harness.add(entry.receiptId);
       }
@@ -94,7 +109,7 @@ export async function listHistory(deps: {
     const { id, receipt_ref, name, ...rest } = historyRow(r, deps.policy);
     return { id, receipt_ref, name, run_id: runByReceipt.get(r.id) ?? null, ...rest };
   });
-  const pending = pendingRuns(deps.state);
+  const pending = await pendingRuns(deps.state);
   return {
     projector_id: "runx-runtime.local-history.v1",
     store_label: deps.storeLabel,
@@ -133,7 +148,7 @@ export async function historyDetail(deps: {
   receiptDir: string;
   storeLabel: string;
   policy: SignaturePolicy;
-  state: StateStore;
+  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "getRun" | "listSteps">;
   id: string;
 }): Promise<HistoryDetail> {
   const store = new ReceiptStore({
@@ -169,9 +184,9 @@ export async function historyDetail(deps: {
   if (deps.id.startsWith("sha256:")) {
     const receipt = await loadReceipt(deps.id);
     // A run's own receipt also shows that run's effects (its steps are in the state store).
-    const runId = deps.state.findIndexedReceipts([deps.id])[0]?.runId ?? null;
-    const steps = runId !== null ? deps.state.listSteps(runId) : [];
-    const ownRun = runId !== null && deps.state.getRun(runId).receiptId === deps.id;
+    const runId = (await deps.state.findIndexedReceipts([deps.id]))[0]?.runId ?? null;
+    const steps = runId !== null ? await deps.state.listSteps(runId) : [];
+    const ownRun = runId !== null && (await deps.state.getRun(runId)).receiptId === deps.id;
     return {
       kind: "receipt",
       run: null,
@@ -180,10 +195,10 @@ export async function historyDetail(deps: {
       effects: ownRun ? await runEffects(steps, find) : [],
     };
   }
-  const run = deps.state.getRun(deps.id);
+  const run = await deps.state.getRun(deps.id);
   const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
   const { resultJson, requestsJson, errorJson, ...rest } = run;
-  const steps = deps.state.listSteps(run.id);
+  const steps = await deps.state.listSteps(run.id);
   return {
     kind: "run",
     run: {

@@ -3,8 +3,8 @@
  * store and time ranges: verify-store.ts; an evidence bundle: verify-bundle.ts).
  */
 import { RuntimeError } from "../errors.js";
-import type { StateStore } from "../store/types.js";
-import { receiptFileName } from "../receipts/store-files.js";
+import type { AsyncStateOperations } from "../store/port.js";
+import { receiptFileName, receiptIdFromFileName } from "../receipts/store-files.js";
 import {
   localDevelopmentPolicy,
   productionPolicy,
@@ -81,10 +81,10 @@ export async function verifyRunStore(opts: {
   dir: string;
   label: string;
   policy: SignaturePolicy;
-  state: StateStore;
+  state: Pick<AsyncStateOperations, "getRun">;
   runId: string;
 }): Promise<StoreVerification> {
-  const run = opts.state.getRun(opts.runId);
+  const run = await opts.state.getRun(opts.runId);
   if (run.receiptId === null) {
     throw new RuntimeError("RECEIPT_NOT_FOUND", `run ${opts.runId} has no receipt yet`, {
       run_id: opts.runId,

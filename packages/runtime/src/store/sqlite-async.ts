@@ -46,31 +46,53 @@ function operations(store: StateStore, wrap: <T>(fn: () => T) => Promise<T>): As
   return ops as unknown as AsyncStateOperations;
 }
 
+/** The connection's async mutex (see `sqliteExclusive`). */
+interface SqliteMutex {
+  exclusive: <T>(fn: () => Promise<T> | T) => Promise<T>;
+  /** The transaction whose `fn` this async context runs in, if any. */
+  inside: AsyncLocalStorage<{ open: boolean }>;
+}
+
+/** One mutex per connection, shared by every async adapter over it (built once per store). */
+const mutexOf = ({ label }: StoreConnection): SqliteMutex => {
+  /** The tail of the mutex queue: resolves when the last queued holder is done. */
+  let tail: Promise<void> = Promise.resolve();
+  const inside = new AsyncLocalStorage<{ open: boolean }>();
+  return {
+    inside,
+    exclusive: <T>(fn: () => Promise<T> | T): Promise<T> => {
+      if (inside.getStore()?.open === true) {
+        return Promise.reject(
+          new RuntimeError(
+            "STORE_ERROR",
+            `${label}: inside a transaction, use its handle, not the store`,
+            { label, reason: "transaction_reentry" },
+          ),
+        );
+      }
+      const run = tail.then(fn);
+      tail = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      return run;
+    },
+  };
+};
+
+/**
+ * Queues `fn` on the async mutex of `store`'s connection: every async adapter over one
+ * SQLite connection (the state store port, the console's identity tables) shares it, so none
+ * of their statements lands inside another's open async transaction.
+ */
+export function sqliteExclusive(store: StateStore): <T>(fn: () => Promise<T> | T) => Promise<T> {
+  return store.attach(mutexOf).exclusive;
+}
+
 /** Wraps a synchronous SQLite store as the asynchronous port; closing the port closes it. */
 export function asyncSqliteStateStore(store: StateStore): AsyncStateStore {
   const { sqlite, guard, label } = store.attach(connectionOf);
-  /** The tail of the mutex queue: resolves when the last queued holder is done. */
-  let tail: Promise<void> = Promise.resolve();
-  /** The transaction whose `fn` this async context runs in, if any. */
-  const inside = new AsyncLocalStorage<{ open: boolean }>();
-
-  function exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
-    if (inside.getStore()?.open === true) {
-      return Promise.reject(
-        new RuntimeError(
-          "STORE_ERROR",
-          `${label}: inside a transaction, use its handle, not the store`,
-          { label, reason: "transaction_reentry" },
-        ),
-      );
-    }
-    const run = tail.then(fn);
-    tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
-  }
+  const { exclusive, inside } = store.attach(mutexOf);
 
   const top = operations(store, (fn) => exclusive(fn));
 

@@ -43,7 +43,7 @@ describe("opening the PostgreSQL state store", () => {
     const tables = await first.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'",
     );
-    expect(tables.rows[0]?.n).toBe(9);
+    expect(tables.rows[0]?.n).toBe(11);
     expect(first.label).toMatch(/^postgres:\/\/127\.0\.0\.1:5432\/runx_test_/);
   });
 

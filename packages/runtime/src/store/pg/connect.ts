@@ -9,6 +9,9 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { RuntimeError } from "../../errors.js";
 import { applyPgMigrations } from "./migrate.js";
+import { parseStateUrl } from "./state-url.js";
+
+export { parseStateUrl } from "./state-url.js";
 
 /** Anything that runs a query: the pool, a checked-out client, a dedicated client. */
 export type Queryable = Pick<pg.ClientBase, "query">;
@@ -35,48 +38,6 @@ export interface PgState {
   /** The pool's connection settings (for dedicated clients such as a change listener). */
   readonly config: pg.ClientConfig;
   close(): Promise<void>;
-}
-
-/** The connection settings of a state URL; refuses a password in the URL. */
-export function parseStateUrl(
-  url: string,
-  password?: string,
-): { config: pg.ClientConfig; label: string } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new RuntimeError("CONFIG_INVALID", "RUNX_STATE_URL is not a URL", {
-      field: "RUNX_STATE_URL",
-    });
-  }
-  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    throw new RuntimeError("CONFIG_INVALID", "RUNX_STATE_URL must start with postgres://", {
-      field: "RUNX_STATE_URL",
-    });
-  }
-  if (parsed.password !== "") {
-    throw new RuntimeError(
-      "CONFIG_INVALID",
-      "RUNX_STATE_URL must not contain a password; set PGPASSWORD or a password file",
-      { field: "RUNX_STATE_URL" },
-    );
-  }
-  const database = decodeURIComponent(parsed.pathname.slice(1));
-  if (database === "" || database.includes("/")) {
-    throw new RuntimeError("CONFIG_INVALID", "RUNX_STATE_URL must name one database", {
-      field: "RUNX_STATE_URL",
-    });
-  }
-  const port = Number(parsed.port || 5432);
-  const config: pg.ClientConfig = {
-    host: decodeURIComponent(parsed.hostname),
-    port,
-    database,
-    ...(parsed.username !== "" ? { user: decodeURIComponent(parsed.username) } : {}),
-    ...(password !== undefined ? { password } : {}),
-  };
-  return { config, label: `postgres://${parsed.hostname}:${port}/${database}` };
 }
 
 function readPasswordFile(path: string): string {

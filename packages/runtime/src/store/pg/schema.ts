@@ -198,6 +198,44 @@ export const operators = pgTable(
   ],
 );
 
+/** API tokens (as in SQLite): only the sha256 of a token is kept. */
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: text("created_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_tokens_token_hash_idx").on(t.tokenHash)],
+);
+
+/**
+ * Console sign-in sessions (as in SQLite). Every instance reads them, so a cookie issued by
+ * one instance (signed with the shared session secret) is honoured, and ended, on all.
+ */
+export const consoleSessions = pgTable(
+  "console_sessions",
+  {
+    id: text("id").primaryKey(),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id, { onDelete: "cascade" }),
+    createdAt: text("created_at").notNull(),
+    lastSeenAt: text("last_seen_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [
+    index("console_sessions_operator_idx").on(t.operatorId),
+    index("console_sessions_expires_at_idx").on(t.expiresAt),
+  ],
+);
+
 /**
  * One-time tokens that create the first admin. Only the sha256 of a token is kept; a token
  * is spent by the transaction that creates the admin (store/pg/bootstrap.ts).

@@ -90,7 +90,8 @@ function parseJson(text: string | null): unknown {
   return text === null ? null : (JSON.parse(text) as unknown);
 }
 
-function toPending(run: RunRecord): PendingRun {
+/** A paused run as history lists it. */
+export function toPending(run: RunRecord): PendingRun {
   return {
     id: run.id,
     name: run.skillName,
