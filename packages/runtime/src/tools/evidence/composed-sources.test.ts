@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { fsReadTool } from "../fs-read.js";
+import { fsReadTool } from "../fs/read.js";
 import { startTestServer, type TestServer } from "../http-test-server.js";
 import { createHttpTransport } from "../http-transport.js";
 import { makeLayoutContext, successOutput } from "../test-context.js";
