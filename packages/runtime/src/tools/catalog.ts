@@ -3,8 +3,8 @@
  * contract view for `runx tool inspect` (the same schemas managed agents are offered).
  */
 import { RuntimeError } from "../errors.js";
-import { artifactAdmitTool } from "./artifact-admit.js";
-import { artifactReadTool } from "./artifact-read.js";
+import { artifactAdmitTool } from "./artifact/admit.js";
+import { artifactReadTool } from "./artifact/read.js";
 import { commandExecuteTool } from "./command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data-digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
