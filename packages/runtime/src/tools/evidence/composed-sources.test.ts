@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from "../http-test-server.js";
 import { createHttpTransport } from "../http-transport.js";
 import { makeLayoutContext, successOutput } from "../test-context.js";
 import type { JsonRecord } from "../types.js";
-import { webFetchTool } from "../web-fetch.js";
+import { webFetchTool } from "../web/fetch.js";
 import { evidenceIndexSourcesTool } from "./index-sources.js";
 import { evidenceVerifyArtifactTool } from "./verify-artifact.js";
 
