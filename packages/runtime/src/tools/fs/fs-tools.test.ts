@@ -28,7 +28,7 @@ import {
   successData,
   type TestWorkspace,
   makeLayoutContext,
-} from "../test-context.js";
+} from "../../testing/tool-context.js";
 import type { ToolContext } from "../types.js";
 
 const MiB = 1024 * 1024;
