@@ -10,6 +10,8 @@ import type { DataAdapter } from "./adapter.js";
 import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
 import type { DataInput, ListHeadsInput, ReadEventsInput } from "./inputs.js";
 import { envelopeNames, parseDataInput } from "./inputs.js";
+import { envelope, pageEnvelope, stopEnvelope } from "./envelope.js";
+import type { EnvelopeBase } from "./envelope.js";
 import {
   DataStop,
   MAX_REDACTIONS,
@@ -17,23 +19,14 @@ import {
   canonicalEvent,
   canonicalRecord,
   deriveEventType,
-  envelope,
   eventRef,
   headsDigest,
-  pageEnvelope,
   projectionOf,
   recordBytes,
   scopeOf,
   secretFieldPaths,
-  stopEnvelope,
 } from "./model.js";
-import type {
-  DataOperation,
-  DataOperationResult,
-  EnvelopeBase,
-  EventRecord,
-  HeadRecord,
-} from "./model.js";
+import type { DataOperation, DataOperationResult, EventRecord, HeadRecord } from "./model.js";
 
 /** How the executor reaches storage. */
 export interface DataOperationDeps {
