@@ -1,6 +1,6 @@
 /**
  * The `dispatch-receipt.v1` document one adapter dispatch attempt writes (built in
- * `dispatch.ts`, read back by `records.ts` and the console).
+ * `dispatch-body.ts`, read back by `records.ts` and the console).
  */
 
 import type { AdapterLimits } from "./definition.js";

@@ -18,20 +18,27 @@
  * happen (the static checks run before anyone is asked).
  * A summary listed approval before the flag; the source document wins (docs/decisions/0003).
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { hashCanonical, sha256Prefixed } from "../receipts/index.js";
-import type { TaintSet } from "../redaction.js";
-import type { AdapterLimits } from "./definition.js";
-import type { DispatchReceiptBody, SpawnAuthority } from "./dispatch-receipt.js";
-import { checkContained, commandLabel, hasSymlinkComponent } from "./fs-safety.js";
+import { sha256Prefixed } from "../receipts/index.js";
+import {
+  APPROVAL_TTL_MS,
+  attemptDir,
+  bindingDigest,
+  type ApprovalBinding,
+  type DispatchOutcome,
+  type DispatchRequest,
+} from "./attempt.js";
+import { dispatchBody } from "./dispatch-body.js";
+import type { DispatchReceiptBody } from "./dispatch-receipt.js";
+import { commandLabel, hasSymlinkComponent } from "./fs-safety.js";
 import { launchAdapterProcess, processProbeRunner, scrubText, writeLogs } from "./launch.js";
-import { collectOutputs, MANIFEST_FILE } from "./manifest.js";
+import { collectOutputs } from "./manifest.js";
 import { runPathProblem } from "./records.js";
 import { buildWorkPacket, notExecutableReason, packetAuthority } from "./packet.js";
 import type { WorkPacket } from "./packet.js";
 import { checkWorkspace, probeTool } from "./preflight.js";
-import type { ProbeRecord, ProbeRunner } from "./preflight.js";
+import type { ProbeRecord } from "./preflight.js";
 import { AdapterLoadProblem, loadAdapter, readTrust } from "./trust.js";
 import type { LoadedAdapter } from "./trust.js";
 import {
@@ -42,105 +49,19 @@ import {
   WRITE_WORDS,
 } from "./vocabulary.js";
 import type { DispatchFailure, FailureCode } from "./vocabulary.js";
+import { attemptVerdict } from "./verdict.js";
+import { workspaceAfter } from "./workspace-after.js";
 import { secondsTimestamp } from "../time.js";
 
-/** The adapter block of an `adapter` runner (or graph step). */
-export interface AdapterStepConfig {
-  id: string;
-  lane: string;
-  workflow: string | null;
-  authority: string[];
-  commit_policy: string;
-  workspace: { worktree: string | null; branch: string | null; base_commit: string | null };
-}
-
-/** What an approval binds. */
-export interface ApprovalBinding {
-  packet_digest: string;
-  packet_id: string;
-  created_at: string;
-  /** The packet this one retries (a resume with answers), so the approval rebuilds it. */
-  retry_of: string | null;
-  adapter_id: string;
-  definition_digest: string;
-  /** What the step asked for (shown beside what is granted: the request plus prohibitions). */
-  authority_requested: string[];
-  authority_granted: string[];
-  workspace: WorkPacket["workspace"];
-  limits: AdapterLimits;
-  network: "none" | "required";
-  credential_refs: string[];
-  expires_at: string;
-}
-
-/** A human decision on an approval binding. */
-export interface ApprovalDecision {
-  approved: boolean;
-  binding: ApprovalBinding;
-  /** The paused receipt that asked for the decision. */
-  requestReceiptId: string;
-  approver: string;
-}
-
-/** Everything one attempt needs. */
-export interface DispatchRequest {
-  root: string;
-  runxDir: string;
-  home?: string | undefined;
-  runId: string;
-  stepId: string;
-  graphRunId: string | null;
-  attempt: number;
-  skill: { name: string; version: string | null; digest: string };
-  adapter: AdapterStepConfig;
-  /** The skill/graph policy ceiling. */
-  ceiling: readonly string[];
-  inputs: Readonly<Record<string, unknown>>;
-  baseEnv: Readonly<Record<string, string | undefined>>;
-  /** Credential values delivered to the run (ref name → value); all are in `taint`. */
-  secrets: Readonly<Record<string, string>>;
-  taint: TaintSet;
-  spawnAuthority: SpawnAuthority;
-  approval: ApprovalDecision | null;
-  /** The packet creation time to reuse (a resume rebuilding an approved packet). */
-  createdAt?: string;
-  /** The packet this attempt retries (a resume with answers to its questions). */
-  retryOf?: string;
-  /** Whether `fixture_mode` is honoured (harness or test mode, fake-local only). */
-  fixtureModes: boolean;
-  now(): Date;
-  signal: AbortSignal;
-  probe?: ProbeRunner;
-  invokedBy: string;
-  /** Called right before the process starts (tests spy on spawns). */
-  onSpawn?: () => void;
-}
-
+export type {
+  AdapterStepConfig,
+  ApprovalBinding,
+  ApprovalDecision,
+  DispatchOutcome,
+  DispatchRequest,
+} from "./attempt.js";
+export { APPROVAL_TTL_MS, attemptDir, bindingDigest } from "./attempt.js";
 export type { DispatchReceiptBody, SpawnAuthority } from "./dispatch-receipt.js";
-
-/** The result of an attempt. */
-export type DispatchOutcome =
-  | { kind: "needs_approval"; binding: ApprovalBinding; packet: WorkPacket }
-  | {
-      kind: "attempt";
-      body: DispatchReceiptBody;
-      packet: WorkPacket | null;
-      streams?: { stdoutSha256: string; stderrSha256: string };
-      questions: Array<{ question_id: string; prompt: string; answer_schema?: unknown }>;
-    };
-
-/** How long an approval stays valid. */
-export const APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** The digest an approval decision is bound to. */
-export function bindingDigest(binding: ApprovalBinding): string {
-  return hashCanonical(binding);
-}
-
-/** Relative directory of attempt `n` of a step. */
-export function attemptDir(runId: string, stepId: string, attempt: number): string {
-  return `.runx/runs/${runId}/dispatch/${stepId.replace(/[^A-Za-z0-9_-]/g, "_")}/${attempt}`;
-}
 
 /** Runs one attempt through the gate and, when every check passes, the adapter process. */
 export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOutcome> {
@@ -151,95 +72,13 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
   let loaded: LoadedAdapter | undefined;
   let packet: WorkPacket | null = null;
   let probeRecord: ProbeRecord | null = null;
-  const granted = (): string[] => (packet !== null ? packetAuthority(packet) : []);
 
   const body = (
     status: DispatchReceiptBody["status"],
     failure: DispatchFailure | null,
     extra: Partial<DispatchReceiptBody> = {},
-  ): DispatchReceiptBody => {
-    const finished = req.now();
-    const draft: Omit<DispatchReceiptBody, "receipt_id"> = {
-      schema: "dispatch-receipt.v1",
-      kind: "agent_adapter_dispatch",
-      run_id: req.runId,
-      step_id: req.stepId,
-      attempt: req.attempt,
-      graph_run_id: req.graphRunId,
-      packet_id: packet?.packet_id ?? null,
-      packet_digest: packet?.packet_digest ?? null,
-      retry_of: packet?.retry_of ?? null,
-      task_id: packet?.task_id ?? null,
-      skill: { ...req.skill },
-      adapter_id: req.adapter.id,
-      runtime_backend: loaded?.definition.id ?? null,
-      adapter: {
-        id: req.adapter.id,
-        definition_digest: loaded?.digest ?? null,
-        definition_path: loaded?.file ?? null,
-        tool_probe: probeRecord,
-      },
-      invoked_by: req.invokedBy,
-      invoked_at: secondsTimestamp(invokedAt),
-      finished_at: secondsTimestamp(finished),
-      duration_ms: Math.max(0, finished.getTime() - invokedAt.getTime()),
-      spawn_authority: { ...req.spawnAuthority },
-      approval:
-        req.approval?.approved === true
-          ? {
-              receipt_id: req.approval.requestReceiptId,
-              approver: req.approval.approver,
-              bound_digest: bindingDigest(req.approval.binding),
-              expires_at: req.approval.binding.expires_at,
-            }
-          : null,
-      authority: {
-        requested: [...req.adapter.authority].sort(),
-        granted: granted(),
-        claimed_used: [],
-        violations: [],
-        commit_policy: req.adapter.commit_policy,
-        approval_policy: approvalRequired(granted()) ? "required" : "not_required",
-        network_declared: loaded?.definition.network ?? null,
-      },
-      workspace: {
-        worktree_ref: req.adapter.workspace.worktree,
-        branch: req.adapter.workspace.branch,
-        base_commit: req.adapter.workspace.base_commit,
-        head_after: null,
-        dirty_after: null,
-        changed_files_digest: null,
-      },
-      process: {
-        spawned: false,
-        argv_redacted: loaded?.definition.command.argv.map((a) => scrub(commandLabel(a))) ?? [],
-        cwd_ref: null,
-        env_keys: [],
-        credential_refs: [],
-        stdin_digest: null,
-        exit_code: null,
-        signal: null,
-        timed_out: false,
-        kill_escalated: false,
-        cancelled: false,
-        orphans_detected: false,
-        kill_method: null,
-        process_boundary: "trusted_host_process",
-      },
-      limits: loaded?.definition.limits ?? null,
-      logs: [],
-      output_manifest: null,
-      artifacts: [],
-      undeclared_outputs: [],
-      questions: [],
-      status,
-      failure: failure === null ? null : { ...failure, message: scrub(failure.message) },
-      summary: null,
-      boundary: { proves_handoff_only: true, not_approval: true, not_correctness: true },
-      ...extra,
-    };
-    return { ...draft, receipt_id: hashCanonical(draft) };
-  };
+  ): DispatchReceiptBody =>
+    dispatchBody(req, { invokedAt, loaded, packet, probeRecord, scrub }, status, failure, extra);
   const refuse = (code: FailureCode, message: string): DispatchOutcome => ({
     kind: "attempt",
     body: body(
@@ -574,93 +413,15 @@ export async function dispatchAttempt(req: DispatchRequest): Promise<DispatchOut
     runId: req.runId,
     limits: definition.limits,
   });
-  const manifestRecord = (
-    status: string | null,
-    sha: string | null,
-  ): DispatchReceiptBody["output_manifest"] =>
-    sha === null ? null : { path: `${rel}/out/${MANIFEST_FILE}`, sha256: sha, status };
-  if (p.exitCode !== 0) {
-    return done(
-      "failed",
-      dispatchFailure(
-        "runtime_non_zero",
-        `the adapter exited with status ${p.exitCode ?? "unknown"}`,
-      ),
-      {
-        output_manifest: manifestRecord(
-          collected.manifest?.status ?? null,
-          collected.manifestSha256 ?? null,
-        ),
-        undeclared_outputs: collected.undeclared,
-      },
-    );
-  }
-  if (!collected.ok) {
-    return done("failed", dispatchFailure(collected.code, collected.message), {
-      output_manifest: manifestRecord(
-        collected.manifest?.status ?? null,
-        collected.manifestSha256 ?? null,
-      ),
-      undeclared_outputs: collected.undeclared,
-    });
-  }
-  const manifest = collected.manifest;
-  const claimed = [...(manifest.authority_used ?? [])].sort();
-  const violations = claimed.filter((w) => !authority.includes(w));
-  const extra: Partial<DispatchReceiptBody> = {
-    output_manifest: manifestRecord(manifest.status, collected.manifestSha256),
-    artifacts: collected.artifacts,
-    undeclared_outputs: collected.undeclared,
-    questions: (manifest.questions ?? []).map((q) => ({ question_id: q.question_id })),
-    summary: manifest.summary !== undefined ? scrub(manifest.summary) : null,
-    authority: {
-      ...body("failed", null).authority,
-      claimed_used: claimed.map(scrub),
-      violations: violations.map(scrub),
-    },
-  };
-  if (violations.length > 0) {
-    return done(
-      "failed",
-      dispatchFailure(
-        "authority_violation",
-        `the adapter claims authority it was not granted: ${violations.map(scrub).join(", ")}`,
-      ),
-      extra,
-    );
-  }
-  switch (manifest.status) {
-    case "completed":
-      return done("completed", null, extra);
-    case "needs_input":
-      return done(
-        "blocked",
-        null,
-        extra,
-        (manifest.questions ?? []).map((q) => ({ ...q, prompt: scrub(q.prompt) })),
-      );
-    case "blocked":
-      return done(
-        "blocked",
-        dispatchFailure(
-          "runtime_blocked",
-          manifest.blocker !== undefined
-            ? `${manifest.blocker.code}: ${manifest.blocker.message}`
-            : "the adapter reported blocked",
-        ),
-        extra,
-      );
-    default: {
-      const code = manifest.failure?.code;
-      const portable: FailureCode =
-        code === "prompt_not_accepted" || code === "verification_failed" ? code : "runtime_error";
-      return done(
-        "failed",
-        dispatchFailure(portable, manifest.failure?.message ?? "the adapter reported failure"),
-        extra,
-      );
-    }
-  }
+  const verdict = attemptVerdict({
+    exitCode: p.exitCode,
+    collected,
+    granted: authority,
+    baseAuthority: () => body("failed", null).authority,
+    rel,
+    scrub,
+  });
+  return done(verdict.status, verdict.failure, verdict.extra, verdict.questions);
 }
 
 /** `PATH` alone, with empty and relative entries removed. */
@@ -676,50 +437,4 @@ function promptText(packet: WorkPacket): string {
   const list = (title: string, items: readonly string[]): string =>
     items.length > 0 ? `\n${title}:\n${items.map((i) => `- ${i}`).join("\n")}\n` : "";
   return `${packet.objective}\n${list("Acceptance criteria", packet.acceptance_criteria)}${list("Verification", packet.verification)}${list("Constraints", packet.constraints)}${list("Non-goals", packet.non_goals)}`;
-}
-
-/** HEAD, dirty state and a digest of the changed files, recomputed with git (never the claim). */
-async function workspaceAfter(
-  worktree: string,
-  packet: WorkPacket,
-  run: ProbeRunner,
-  limits: AdapterLimits,
-): Promise<Partial<DispatchReceiptBody["workspace"]>> {
-  const head = await run(["git", "rev-parse", "HEAD"], worktree);
-  const status = await run(["git", "status", "--porcelain=v1", "--untracked-files=all"], worktree);
-  const base = packet.workspace.base_commit;
-  const diff = base !== null ? await run(["git", "diff", "--name-only", base], worktree) : null;
-  const changed = [
-    ...(diff?.stdout.split("\n") ?? []),
-    ...(status?.stdout.split("\n").map((line) => line.slice(3)) ?? []),
-  ].filter((line) => line !== "");
-  const names = [...new Set(changed)].sort();
-  return {
-    head_after: head?.exitCode === 0 ? head.stdout.trim() : null,
-    dirty_after: status?.exitCode === 0 ? status.stdout.trim() !== "" : null,
-    changed_files_digest: hashCanonical(names),
-    changed_files: names.slice(0, MAX_CHANGED_FILES).map((path) => ({
-      path,
-      sha256: worktreeFileDigest(worktree, path, limits.max_artifact_bytes),
-    })),
-  };
-}
-
-/** How many changed files a receipt lists (the digest covers them all). */
-export const MAX_CHANGED_FILES = 1000;
-
-/**
- * The sha256 of a changed file's bytes in the worktree; null when it is gone, reached through
- * a symlink, not a regular file or larger than `maxBytes`. Git names the file; nothing the
- * adapter claims is read.
- */
-function worktreeFileDigest(worktree: string, path: string, maxBytes: number): string | null {
-  if (checkContained(worktree, path, { file: true }) !== undefined) return null;
-  const abs = join(worktree, path);
-  try {
-    if (lstatSync(abs).size > maxBytes) return null;
-    return sha256Prefixed(readFileSync(abs));
-  } catch {
-    return null;
-  }
 }

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime } from "../create-runtime.js";
 import { makeWorkspace } from "../testing/cli.js";
-import { startTestServer } from "../tools/http-test-server.js";
+import { startTestServer } from "../testing/http-server.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

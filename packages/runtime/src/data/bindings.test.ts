@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DATA_APPEND_SCOPE, DATA_READ_SCOPE, callDataOperation } from "../tools/data-tools.js";
+import { DATA_APPEND_SCOPE, DATA_READ_SCOPE, callDataOperation } from "../tools/data/data-tools.js";
 import {
   isSecretLikeName,
   localSourcePath,

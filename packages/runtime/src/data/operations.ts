@@ -1,7 +1,8 @@
 /**
  * Runs one data operation against an adapter and returns its `runx.data.operation_result.v1`
- * envelope. Validation, event typing, digests, paging budgets, cursors and envelopes live
- * here, once, for every backend.
+ * envelope. Validation, event typing, digests, paging budgets and cursors are applied here,
+ * once, for every backend; the envelope is built in `envelope.ts` and every way an operation
+ * stops short in `stops.ts`.
  */
 import { hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
 import { isoTimestamp } from "../time.js";
@@ -10,30 +11,29 @@ import type { DataAdapter } from "./adapter.js";
 import { decodeHeadsCursor, encodeHeadsCursor } from "./cursor.js";
 import type { DataInput, ListHeadsInput, ReadEventsInput } from "./inputs.js";
 import { envelopeNames, parseDataInput } from "./inputs.js";
+import { envelope, pageEnvelope, stopEnvelope } from "./envelope.js";
+import type { EnvelopeBase } from "./envelope.js";
+import {
+  authorityStop,
+  failed,
+  pageRedactions,
+  redactionStop,
+  resourceStop,
+  unavailable,
+} from "./stops.js";
 import {
   DataStop,
-  MAX_REDACTIONS,
   PAGE_BUDGET_BYTES,
   canonicalEvent,
   canonicalRecord,
   deriveEventType,
-  envelope,
   eventRef,
   headsDigest,
-  pageEnvelope,
   projectionOf,
   recordBytes,
-  scopeOf,
   secretFieldPaths,
-  stopEnvelope,
 } from "./model.js";
-import type {
-  DataOperation,
-  DataOperationResult,
-  EnvelopeBase,
-  EventRecord,
-  HeadRecord,
-} from "./model.js";
+import type { DataOperation, DataOperationResult, EventRecord, HeadRecord } from "./model.js";
 
 /** How the executor reaches storage. */
 export interface DataOperationDeps {
@@ -50,33 +50,6 @@ export interface DataOperationDeps {
    * other resource stops with `needs_source`.
    */
   resourcesOf?(source: string): readonly string[] | undefined;
-}
-
-/** `needs_authority` when the caller's scopes lack the operation's scope. */
-function authorityStop(
-  operation: DataOperation,
-  scopes: readonly string[] | undefined,
-): DataStop | undefined {
-  if (scopes === undefined) return undefined;
-  const needed = scopeOf(operation);
-  if (scopes.includes(needed)) return undefined;
-  return new DataStop(
-    "needs_authority",
-    `data.${operation} requires scope ${needed}, which the caller was not granted`,
-  );
-}
-
-/** `needs_source` when the binding declares resources and not this one. */
-function resourceStop(
-  source: string,
-  resource: string,
-  declared: readonly string[] | undefined,
-): DataStop | undefined {
-  if (declared === undefined || declared.includes(resource)) return undefined;
-  return new DataStop(
-    "needs_source",
-    `resource ${resource} is not declared by the binding of data source ${source} (declared: ${declared.join(", ")})`,
-  );
 }
 
 /** H(data_source_ref) per source (the same few sources recur on every call). */
@@ -124,16 +97,6 @@ function baseFor(
     aggregateId,
     evidence,
   };
-}
-
-/** The message of an adapter failure, without stack or connection secrets. */
-function unavailable(error: unknown): DataStop {
-  if (error instanceof DataStop) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new DataStop(
-    "provider_unavailable",
-    `data source is unavailable: ${message.replace(/\/\/[^@/\s]*@/g, "//")}`,
-  );
 }
 
 /** Runs `operation` with `rawInput`; never throws for bad input or storage failures. */
@@ -243,61 +206,6 @@ function runParsed(
     case "list_stream_heads":
       return listHeads(adapter, input, base);
   }
-}
-
-/**
- * A stop or a storage failure as a stop envelope (storage failures as `provider_unavailable`,
- * without connection secrets).
- */
-function failed(base: EnvelopeBase, error: unknown): DataOperationResult {
-  const stop = unavailable(error);
-  return stopEnvelope(base, { code: stop.code, message: stop.message });
-}
-
-/** A withheld field: where it was (event and path), never what it held. */
-interface Redaction extends JsonRecord {
-  path: string;
-  reason: "secret_field";
-}
-
-/** The secret-like fields of a page's records, each naming its event. */
-function pageRedactions(records: readonly EventRecord[]): Redaction[] {
-  const out: Redaction[] = [];
-  for (const record of records) {
-    for (const path of secretFieldPaths(record.event)) {
-      out.push({ event_ref: record.event_ref, path, reason: "secret_field" });
-    }
-  }
-  return out;
-}
-
-/**
- * `redaction_required`: the operation would take in (append) or hand out (reads) fields that
- * look like secret material. The result lists where they are (at most MAX_REDACTIONS entries)
- * and carries no event content; the message names paths only, so no value is ever echoed.
- */
-function redactionStop(
-  base: EnvelopeBase,
-  redactions: Redaction[],
-  head?: { version: number; projection_digest: string },
-): DataOperationResult {
-  const listed = redactions.slice(0, MAX_REDACTIONS);
-  const named = redactions
-    .slice(0, 5)
-    .map((r) => (typeof r.event_ref === "string" ? `${r.event_ref} ${r.path}` : r.path))
-    .join(", ");
-  const rest = redactions.length > 5 ? ` and ${redactions.length - 5} more` : "";
-  const message =
-    base.operation === "append_event"
-      ? `event carries secret-like field ${named}${rest}; the data store does not store secret material (reference a credential profile instead)`
-      : `stored events carry secret-like field ${named}${rest}; the values are withheld and the ${base.operation === "list_stream_heads" ? "page" : "events"} not returned`;
-  return stopEnvelope(
-    base,
-    { code: "redaction_required", message },
-    head?.version ?? 0,
-    head?.projection_digest,
-    listed,
-  );
 }
 
 async function readProjection(

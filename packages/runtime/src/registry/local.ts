@@ -5,44 +5,32 @@
  *
  * Every refusal happens before the first write: records are verified (digests, signature,
  * trust tier, entry paths) in memory, and files are written into a temporary directory beside
- * the destination and renamed into place only once the written tree digests to the record.
+ * the destination and renamed into place only once the written tree digests to the record
+ * (`materialize.ts`). A package directory's record is built in `build-record.ts`.
  */
 import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { RuntimeError, isRuntimeError } from "../errors.js";
-import { computePackageDigest, digestPackageEntries } from "../packages/digest.js";
-import { resolveSkillRef } from "../packages/locate.js";
-import { loadSkillPackage } from "../packages/resolve.js";
-import { isJsonObject } from "../parser/json.js";
-import type { JsonObject } from "../parser/json.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
-import { displayPath, ensureStateDir } from "../workspace.js";
-import { readPackageEntries } from "./files.js";
+import { displayPath } from "../workspace.js";
 import type { PackageEntry } from "./files.js";
 import { isTrustTier, loadPublisherKey, tierAllowed, trustedKeys } from "./keys.js";
 import type { TrustTier } from "./keys.js";
-import {
-  decodeRecord,
-  recordEntries,
-  recordFile,
-  REGISTRY_RECORD_SCHEMA,
-  signRecord,
-  verifyRecord,
-} from "./record.js";
+import { decodeRecord, signRecord, verifyRecord } from "./record.js";
 import type { RegistryRecord, UnsignedRecord } from "./record.js";
-import { formatRegistryRef, isRegistrySlug, isRegistryVersion, parseRegistryRef } from "./ref.js";
+import { formatRegistryRef, isRegistrySlug, parseRegistryRef } from "./ref.js";
 import type { RegistryRef } from "./ref.js";
+import { buildUnsignedRecord } from "./build-record.js";
+import { checkExpectedDigest, materialize, safeDigest } from "./materialize.js";
 
 /** Records larger than this are refused before parsing. */
 const RECORD_MAX_BYTES = 8 * 1024 * 1024;
@@ -132,13 +120,6 @@ export interface InstallResult {
   trust_tier: TrustTier;
 }
 
-function tagsOf(frontmatter: JsonObject): string[] {
-  const runx = frontmatter.runx;
-  const raw = runx !== undefined && isJsonObject(runx) ? runx.tags : undefined;
-  const list = Array.isArray(raw) ? raw : Array.isArray(frontmatter.tags) ? frontmatter.tags : [];
-  return list.filter((t): t is string => typeof t === "string");
-}
-
 function compareRecords(a: RegistryRecord, b: RegistryRecord): number {
   if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
   return a.version < b.version ? -1 : a.version > b.version ? 1 : 0;
@@ -163,7 +144,7 @@ export class LocalRegistry {
   }
 
   /** Builds the unsigned record for a package directory. Writes nothing. */
-  async buildRecord(
+  buildRecord(
     dir: string,
     options: {
       owner?: string;
@@ -172,82 +153,7 @@ export class LocalRegistry {
       publisher?: RegistryRecord["publisher"];
     },
   ): Promise<{ record: UnsignedRecord; entries: PackageEntry[] }> {
-    const packageDir = path.resolve(this.options.workspaceRoot, dir);
-    const resolved = await resolveSkillRef(packageDir, {
-      workspaceRoot: this.options.workspaceRoot,
-    });
-    if (resolved.graphDocumentPath !== undefined) {
-      throw new RuntimeError(
-        "REGISTRY_INVALID",
-        "only skill package directories are published, not standalone graph documents",
-        { file: this.shown(packageDir) },
-      );
-    }
-    const pkg = await loadSkillPackage(resolved);
-    if (!isRegistrySlug(pkg.name)) {
-      throw new RuntimeError(
-        "REGISTRY_INVALID",
-        `skill name '${pkg.name}' cannot be a registry name (lowercase letters, digits and -)`,
-        { file: this.shown(resolved.skillMdPath), path: "name" },
-      );
-    }
-    if (options.owner !== undefined && !isRegistrySlug(options.owner)) {
-      throw new RuntimeError(
-        "USAGE",
-        `--owner '${options.owner}' is not a registry slug (lowercase letters, digits and -)`,
-      );
-    }
-    const entries = readPackageEntries(resolved.packageDir);
-    const byPath = new Map(entries.map((e) => [e.path, e]));
-    const skillMd = byPath.get("SKILL.md");
-    if (skillMd === undefined) {
-      throw new RuntimeError("REGISTRY_INVALID", "the package has no SKILL.md");
-    }
-    const profile = byPath.get("X.yaml");
-    const markdown = Buffer.from(skillMd.content).toString("utf8");
-    const profileText =
-      profile === undefined ? null : Buffer.from(profile.content).toString("utf8");
-    const declared = pkg.profile?.version;
-    const packageDigest = digestPackageEntries(entries);
-    const version =
-      options.version ?? declared ?? `sha-${packageDigest.slice("sha256:".length, 19)}`;
-    if (!isRegistryVersion(version)) {
-      throw new RuntimeError(
-        "USAGE",
-        `version '${version}' is not valid ([A-Za-z0-9._+-], at most 128 characters)`,
-      );
-    }
-    const runners = Object.values(pkg.runners);
-    const defaultRunner = runners.find((r) => r.default === true) ?? runners[0];
-    const owner = options.owner ?? "";
-    const record: UnsignedRecord = {
-      schema: REGISTRY_RECORD_SCHEMA,
-      skill_id: `${owner}/${pkg.name}`,
-      owner,
-      name: pkg.name,
-      version,
-      description: pkg.description ?? null,
-      tags: tagsOf(pkg.frontmatter),
-      digest: sha256Prefixed(skillMd.content),
-      markdown,
-      profile_document: profileText,
-      profile_digest: profile === undefined ? null : sha256Prefixed(profile.content),
-      package_files: entries
-        .filter((e) => e.path !== "SKILL.md" && e.path !== "X.yaml")
-        .map(recordFile),
-      package_digest: packageDigest,
-      runner_names: Object.keys(pkg.runners),
-      source_type: defaultRunner?.type ?? "agent",
-      required_scopes: [...new Set(runners.flatMap((r) => r.scopes))].sort(),
-      trust_tier: options.trustTier ?? "community",
-      publisher: options.publisher ?? { kind: "key", id: "", handle: owner, public_key: "" },
-      created_at: this.options.now().toISOString(),
-    };
-    // The stored text must reproduce the bytes the package digest was computed over.
-    if (Buffer.from(markdown, "utf8").length !== skillMd.content.length) {
-      throw new RuntimeError("REGISTRY_INVALID", "SKILL.md is not valid UTF-8");
-    }
-    return { record, entries };
+    return buildUnsignedRecord(this.options, dir, options);
   }
 
   /** `runx registry package`: the exact file set and digests, without writing. */
@@ -568,85 +474,4 @@ export class LocalRegistry {
     materialize(record, packageDir, label);
     return { packageDir, record };
   }
-}
-
-function safeDigest(dir: string): string | undefined {
-  try {
-    return computePackageDigest(dir);
-  } catch {
-    return undefined;
-  }
-}
-
-function checkExpectedDigest(record: RegistryRecord, label: string, expected?: string): void {
-  if (expected === undefined) return;
-  const want = expected.startsWith("sha256:")
-    ? expected.toLowerCase()
-    : `sha256:${expected.toLowerCase()}`;
-  if (want !== record.package_digest) {
-    throw new RuntimeError(
-      "REGISTRY_DIGEST_MISMATCH",
-      `Digest mismatch for ${label}: expected ${want}, received ${record.package_digest}`,
-      { ref: label, expected: want, received: record.package_digest },
-    );
-  }
-}
-
-/**
- * Writes a verified record's files to `destination` through a temporary sibling directory.
- * An existing destination with the same package digest is left alone (`unchanged`); one with
- * different content is refused.
- */
-function materialize(
-  record: RegistryRecord,
-  destination: string,
-  label: string,
-): "installed" | "unchanged" {
-  if (existsSync(destination)) {
-    if (!statSync(destination).isDirectory() || safeDigest(destination) !== record.package_digest) {
-      throw new RuntimeError(
-        "REGISTRY_CONFLICT",
-        `${label}: the destination already exists with different content; remove it first`,
-        { ref: label },
-      );
-    }
-    return "unchanged";
-  }
-  const parent = path.dirname(destination);
-  // A symlinked `.runx/registry-step-skills` is refused, not written through.
-  ensureStateDir(parent);
-  const tmp = mkdtempSync(path.join(parent, ".runx-add-"));
-  try {
-    for (const entry of recordEntries(record)) {
-      const target = path.join(tmp, ...entry.path.split("/"));
-      const rel = path.relative(tmp, target);
-      if (rel.startsWith("..") || path.isAbsolute(rel)) {
-        throw new RuntimeError("REGISTRY_INVALID", `${label}: package entry ${entry.path} escapes`);
-      }
-      mkdirSync(path.dirname(target), { recursive: true });
-      writeFileSync(target, entry.content, { flag: "wx" });
-    }
-    const written = computePackageDigest(tmp);
-    if (written !== record.package_digest) {
-      throw new RuntimeError(
-        "REGISTRY_DIGEST_MISMATCH",
-        `Digest mismatch for ${label}: expected ${record.package_digest}, received ${written}`,
-        { ref: label },
-      );
-    }
-    try {
-      renameSync(tmp, destination);
-    } catch (error) {
-      // Another process materialised the same package first: identical content is fine.
-      if (existsSync(destination) && safeDigest(destination) === record.package_digest) {
-        rmSync(tmp, { recursive: true, force: true });
-        return "unchanged";
-      }
-      throw error;
-    }
-  } catch (error) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw error;
-  }
-  return "installed";
 }

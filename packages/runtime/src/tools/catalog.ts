@@ -3,22 +3,22 @@
  * contract view for `runx tool inspect` (the same schemas managed agents are offered).
  */
 import { RuntimeError } from "../errors.js";
-import { artifactAdmitTool } from "./artifact-admit.js";
-import { artifactReadTool } from "./artifact-read.js";
+import { artifactAdmitTool } from "./artifact/admit.js";
+import { artifactReadTool } from "./artifact/read.js";
 import { commandExecuteTool } from "./command-execute.js";
-import { dataCompareTool, dataDigestTool } from "./data-digest.js";
+import { dataCompareTool, dataDigestTool } from "./data/digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
-import { dataTools } from "./data-tools.js";
+import { dataTools } from "./data/data-tools.js";
 import { evidenceTools } from "./evidence/index.js";
 import { gitTools } from "./git/git-tools.js";
 import { cliCaptureHelpTool } from "./cli/capture-help.js";
 import { commandPlanTool } from "./command/plan.js";
 import { controlCaptureHarnessContextTool } from "./control/capture-harness-context.js";
 import { sandboxPlanTool } from "./sandbox/plan.js";
-import { fsApplyBundleTool } from "./fs-apply-bundle.js";
-import { fsReadBundleTool } from "./fs-read-bundle.js";
-import { fsReadTool } from "./fs-read.js";
-import { fsWriteTool } from "./fs-write.js";
+import { fsApplyBundleTool } from "./fs/apply-bundle.js";
+import { fsReadBundleTool } from "./fs/read-bundle.js";
+import { fsReadTool } from "./fs/read.js";
+import { fsWriteTool } from "./fs/write.js";
 import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";

@@ -13,7 +13,7 @@ import {
   successData,
   type TestWorkspace,
   makeLayoutContext,
-} from "./test-context.js";
+} from "../testing/tool-context.js";
 import type { JsonRecord, ToolContext } from "./types.js";
 
 let layout: TestWorkspace;

@@ -8,7 +8,7 @@ import {
   makeToolContext,
   snapshotTree,
   type TestWorkspace,
-} from "./test-context.js";
+} from "../testing/tool-context.js";
 import type { JsonRecord, NativeTool, ToolContext } from "./types.js";
 
 let layout: TestWorkspace;

@@ -8,8 +8,8 @@ import {
   createMemoryEffectLedger,
   readEffectLedger,
 } from "./effect-ledger.js";
-import { makeTempWorkspace } from "./test-context.js";
-import type { TestWorkspace } from "./test-context.js";
+import { makeTempWorkspace } from "../testing/tool-context.js";
+import type { TestWorkspace } from "../testing/tool-context.js";
 import type { EffectLedger } from "./types.js";
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {

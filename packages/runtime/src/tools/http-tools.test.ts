@@ -7,11 +7,11 @@ import { validateToolsHttpExecuteOutput } from "../generated/validate-tools-http
 import { validateToolsHttpReadOutput } from "../generated/validate-tools-http-read.output.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
 import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
-import { scriptedTransport } from "./http-test-server.js";
-import type { ScriptedTransport } from "./http-test-server.js";
+import { scriptedTransport } from "../testing/http-server.js";
+import type { ScriptedTransport } from "../testing/http-server.js";
 import { MAX_BATCH_OUTPUT_BYTES, httpTools } from "./http-tools.js";
 import type { Resolver } from "./net-guard.js";
-import { failureCode, makeToolContext, successData } from "./test-context.js";
+import { failureCode, makeToolContext, successData } from "../testing/tool-context.js";
 import type {
   HttpRequest,
   HttpResponse,

@@ -23,7 +23,7 @@ import { runBatch } from "./http/batch.js";
 import type { HttpToolName } from "./http/batch.js";
 import { isRecord } from "./http/resolve.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
-import { webFetchTool } from "./web-fetch.js";
+import { webFetchTool } from "./web/fetch.js";
 import { withNamedOutput } from "./packet.js";
 
 export { MAX_BATCH_OUTPUT_BYTES } from "./http/batch.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runtimeToolCatalog } from "../run/tools.js";
 import { namedOutputSchema, withNamedOutput } from "./packet.js";
-import { makeToolContext } from "./test-context.js";
+import { makeToolContext } from "../testing/tool-context.js";
 import type { NativeTool, ToolResult } from "./types.js";
 
 /** Every native tool's named (or wrapped) output and the packet it carries. */

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isRuntimeError } from "../errors.js";
 import { createOutboxProvider, outboxMessageId } from "./outbox-provider.js";
-import { makeTempWorkspace } from "./test-context.js";
-import type { TestWorkspace } from "./test-context.js";
+import { makeTempWorkspace } from "../testing/tool-context.js";
+import type { TestWorkspace } from "../testing/tool-context.js";
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {

@@ -9,7 +9,7 @@ import {
   resolveWritable,
   splitRelative,
 } from "./paths.js";
-import { makeTempWorkspace, makeToolContext, type TestWorkspace } from "./test-context.js";
+import { makeTempWorkspace, makeToolContext, type TestWorkspace } from "../testing/tool-context.js";
 import type { ToolContext } from "./types.js";
 
 let layout: TestWorkspace;

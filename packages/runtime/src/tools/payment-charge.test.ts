@@ -5,7 +5,7 @@ import {
   paymentChargePriceTool,
   paymentChargeVerificationRequestTool,
 } from "./payment-charge.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeToolContext, successOutput } from "../testing/tool-context.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
 // The test clock is 2026-01-01T00:00:00Z.

@@ -7,7 +7,12 @@ import {
   type PaymentReceiptSpec,
   type TestReceiptStore,
 } from "./refund-test-receipts.js";
-import { failureCode, makeToolContext, successData, successOutput } from "./test-context.js";
+import {
+  failureCode,
+  makeToolContext,
+  successData,
+  successOutput,
+} from "../testing/tool-context.js";
 import type { Json, JsonRecord, ToolResult } from "./types.js";
 
 let stores: TestReceiptStore[] = [];

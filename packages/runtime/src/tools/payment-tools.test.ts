@@ -6,7 +6,7 @@ import {
   failureCode,
   makeToolContext,
   successOutput,
-} from "./test-context.js";
+} from "../testing/tool-context.js";
 import type { Json, JsonRecord, ToolContext } from "./types.js";
 
 // The test clock is 2026-01-01T00:00:00Z.

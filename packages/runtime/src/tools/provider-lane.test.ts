@@ -6,7 +6,7 @@ import { createMemoryEffectLedger } from "./effect-ledger.js";
 import { providerTools } from "./provider.js";
 import { createProviderLaneDrivers } from "./provider-lane.js";
 import type { ProviderLane } from "./provider-lane.js";
-import { failureCode, makeToolContext, successData } from "./test-context.js";
+import { failureCode, makeToolContext, successData } from "../testing/tool-context.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 
 const [readTool, mutateTool] = providerTools() as [NativeTool, NativeTool];

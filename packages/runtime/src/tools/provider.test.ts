@@ -7,8 +7,13 @@ import { createFileEffectLedger, readEffectLedger } from "./effect-ledger.js";
 import { createFixtureProvider } from "./fixture-provider.js";
 import type { FixtureProvider } from "./fixture-provider.js";
 import { providerGateId, providerTools } from "./provider.js";
-import { failureCode, makeTempWorkspace, makeToolContext, successData } from "./test-context.js";
-import type { TestWorkspace } from "./test-context.js";
+import {
+  failureCode,
+  makeTempWorkspace,
+  makeToolContext,
+  successData,
+} from "../testing/tool-context.js";
+import type { TestWorkspace } from "../testing/tool-context.js";
 import type {
   ApprovalDecision,
   JsonRecord,

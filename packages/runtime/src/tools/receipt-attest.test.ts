@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { hashCanonical } from "../receipts/canonical.js";
 import { createTaintSet } from "../redaction.js";
 import { receiptAttestTool } from "./receipt-attest.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { failureCode, makeToolContext, successOutput } from "../testing/tool-context.js";
 import type { JsonRecord, ToolContext } from "./types.js";
 
 const ctx = (overrides: Partial<ToolContext> = {}): ToolContext =>

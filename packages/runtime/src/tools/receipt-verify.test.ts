@@ -7,7 +7,7 @@ import { REPO_ROOT } from "../testing/cli.js";
 import { makeTestReceiptStore } from "./refund-test-receipts.js";
 import type { TestReceiptStore } from "./refund-test-receipts.js";
 import { receiptVerifyTool } from "./receipt-verify.js";
-import { makeToolContext } from "./test-context.js";
+import { makeToolContext } from "../testing/tool-context.js";
 
 /** A sealed send-as tree (root + five steps) and a refused one (root + two steps). */
 const SEEDS = join(REPO_ROOT, "skills", "audit-receipt", "fixtures", "receipts");

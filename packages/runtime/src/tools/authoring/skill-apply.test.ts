@@ -9,7 +9,7 @@ import {
   snapshotTree,
   successData,
   type TestWorkspace,
-} from "../test-context.js";
+} from "../../testing/tool-context.js";
 import { skillApplyTool } from "./skill-apply.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillInspectTool } from "./skill-inspect.js";

@@ -7,7 +7,7 @@
  *   ledger): report `unchanged` → stale base digest: refuse → stage the candidate beside the
  *   target, check budget, load, harness → candidate identical to the package: report
  *   `unchanged`, write nothing → target still at its base digest → one all-or-nothing
- *   transaction (fs-transaction.ts) → record in the effect ledger.
+ *   transaction (fs/transaction.ts) → record in the effect ledger.
  *
  * Every refusal happens before the transaction, so a refused apply leaves the workspace as it
  * was (the stage is removed in `finally`). Writes go through the shared containment and
@@ -21,8 +21,8 @@ import { isRuntimeError } from "../../errors.js";
 import { validateToolsAuthoringRunxSkillApplyInput } from "../../generated/validate-tools-authoring-runx-skill-apply.input.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
-import { applyTransaction, planTransaction } from "../fs-transaction.js";
-import type { TransactionPlan } from "../fs-transaction.js";
+import { applyTransaction, planTransaction } from "../fs/transaction.js";
+import type { TransactionPlan } from "../fs/transaction.js";
 import { withNamedOutput } from "../packet.js";
 import type { JsonRecord, NativeTool, ToolContext } from "../types.js";
 import { refuse } from "./architecture.js";

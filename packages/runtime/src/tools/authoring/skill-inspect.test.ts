@@ -11,7 +11,7 @@ import {
   snapshotTree,
   successData,
   type TestWorkspace,
-} from "../test-context.js";
+} from "../../testing/tool-context.js";
 import { skillInspectTool } from "./skill-inspect.js";
 import { skillValidateTool } from "./skill-validate.js";
 import { notePackage } from "./test-decisions.js";

@@ -6,7 +6,7 @@ import { canonicalJson } from "../../receipts/canonical.js";
 import { makeWorkspace, runx } from "../../testing/cli.js";
 import type { Workspace } from "../../testing/cli.js";
 import type { JsonRecord } from "../types.js";
-import { failureCode, makeToolContext, successOutput } from "../test-context.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillPlanTool } from "./skill-plan.js";
 import { BASE, decision, draft, noSkillDecision } from "./test-decisions.js";

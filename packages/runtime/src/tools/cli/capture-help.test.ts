@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { validateToolsCliHelpOutput } from "../../generated/validate-tools-cli-help.output.js";
 import { createTaintSet } from "../../redaction.js";
-import { failureCode, makeLayoutContext, successData } from "../test-context.js";
-import type { TestWorkspace } from "../test-context.js";
+import { failureCode, makeLayoutContext, successData } from "../../testing/tool-context.js";
+import type { TestWorkspace } from "../../testing/tool-context.js";
 import type { ToolContext } from "../types.js";
 import { cliCaptureHelpTool } from "./capture-help.js";
 

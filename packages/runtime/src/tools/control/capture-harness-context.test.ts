@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateToolsControlCaptureHarnessContextOutput } from "../../generated/validate-tools-control-capture-harness-context.output.js";
-import { failureCode, makeToolContext, successOutput } from "../test-context.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
 import { controlCaptureHarnessContextTool } from "./capture-harness-context.js";
 
 const ctx = makeToolContext({ scopes: ["runx:control:read"] });

@@ -6,12 +6,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { fsReadTool } from "../fs-read.js";
-import { startTestServer, type TestServer } from "../http-test-server.js";
+import { fsReadTool } from "../fs/read.js";
+import { startTestServer, type TestServer } from "../../testing/http-server.js";
 import { createHttpTransport } from "../http-transport.js";
-import { makeLayoutContext, successOutput } from "../test-context.js";
+import { makeLayoutContext, successOutput } from "../../testing/tool-context.js";
 import type { JsonRecord } from "../types.js";
-import { webFetchTool } from "../web-fetch.js";
+import { webFetchTool } from "../web/fetch.js";
 import { evidenceIndexSourcesTool } from "./index-sources.js";
 import { evidenceVerifyArtifactTool } from "./verify-artifact.js";
 

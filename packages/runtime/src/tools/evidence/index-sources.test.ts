@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { validateToolsEvidenceIndexSourcesOutput } from "../../generated/validate-tools-evidence-index-sources.output.js";
 import { hashCanonical } from "../../receipts/canonical.js";
-import { failureCode, makeToolContext, successOutput } from "../test-context.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
 import type { JsonRecord } from "../types.js";
 import { evidenceIndexSourcesTool } from "./index-sources.js";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { validateToolsEvidenceVerifyArtifactOutput } from "../../generated/validate-tools-evidence-verify-artifact.output.js";
-import { failureCode, makeToolContext, successOutput } from "../test-context.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
 import type { JsonRecord } from "../types.js";
 import { evidenceVerifyArtifactTool } from "./verify-artifact.js";
 

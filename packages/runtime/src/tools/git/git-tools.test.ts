@@ -6,8 +6,13 @@ import { validateToolsGitBranchOutput } from "../../generated/validate-tools-git
 import { validateToolsGitDiffOutput } from "../../generated/validate-tools-git-diff.output.js";
 import { validateToolsGitStatusOutput } from "../../generated/validate-tools-git-status.output.js";
 import { createTaintSet } from "../../redaction.js";
-import { failureCode, makeLayoutContext, successData, successOutput } from "../test-context.js";
-import type { TestWorkspace } from "../test-context.js";
+import {
+  failureCode,
+  makeLayoutContext,
+  successData,
+  successOutput,
+} from "../../testing/tool-context.js";
+import type { TestWorkspace } from "../../testing/tool-context.js";
 import type { ToolContext } from "../types.js";
 import {
   gitBlobDigestTool,

@@ -6,7 +6,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx, type Workspace } from "../../testing/cli.js";
-import { startTestServer, type ReceivedRequest, type TestServer } from "../http-test-server.js";
+import {
+  startTestServer,
+  type ReceivedRequest,
+  type TestServer,
+} from "../../testing/http-server.js";
 
 interface Envelope {
   status: string;

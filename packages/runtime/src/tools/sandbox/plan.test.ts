@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateToolsSandboxPlanOutput } from "../../generated/validate-tools-sandbox-plan.output.js";
-import { failureCode, makeToolContext, successData } from "../test-context.js";
+import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
 import type { JsonRecord } from "../types.js";
 import { admitSandbox, isReservedRunxSandboxEnvName } from "./admission.js";
 import { sandboxPlanTool } from "./plan.js";

@@ -12,24 +12,24 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { validateToolsFsApplyBundleOutput } from "../generated/validate-tools-fs-apply-bundle.output.js";
-import { validateToolsFsReadBundleOutput } from "../generated/validate-tools-fs-read-bundle.output.js";
-import { validateToolsFsReadOutput } from "../generated/validate-tools-fs-read.output.js";
-import { validateToolsFsWriteOutput } from "../generated/validate-tools-fs-write.output.js";
-import { fsApplyBundleTool } from "./fs-apply-bundle.js";
-import { fsReadBundleTool } from "./fs-read-bundle.js";
-import { fsReadTool } from "./fs-read.js";
-import { applyTransaction, planTransaction } from "./fs-transaction.js";
-import { fsWriteTool } from "./fs-write.js";
-import { resolveRoot } from "./paths.js";
+import { validateToolsFsApplyBundleOutput } from "../../generated/validate-tools-fs-apply-bundle.output.js";
+import { validateToolsFsReadBundleOutput } from "../../generated/validate-tools-fs-read-bundle.output.js";
+import { validateToolsFsReadOutput } from "../../generated/validate-tools-fs-read.output.js";
+import { validateToolsFsWriteOutput } from "../../generated/validate-tools-fs-write.output.js";
+import { fsApplyBundleTool } from "./apply-bundle.js";
+import { fsReadBundleTool } from "./read-bundle.js";
+import { fsReadTool } from "./read.js";
+import { applyTransaction, planTransaction } from "./transaction.js";
+import { fsWriteTool } from "./write.js";
+import { resolveRoot } from "../paths.js";
 import {
   failureCode,
   snapshotTree,
   successData,
   type TestWorkspace,
   makeLayoutContext,
-} from "./test-context.js";
-import type { ToolContext } from "./types.js";
+} from "../../testing/tool-context.js";
+import type { ToolContext } from "../types.js";
 
 const MiB = 1024 * 1024;
 let layout: TestWorkspace;

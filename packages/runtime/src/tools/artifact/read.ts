@@ -1,15 +1,15 @@
 /** `artifact.read`: one page of an artifact admitted in this run. */
-import inputSchema from "../../schemas/tools/artifact-read.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/artifact-read.output.schema.json" with { type: "json" };
-import { RuntimeError } from "../errors.js";
-import { validateToolsArtifactReadInput } from "../generated/validate-tools-artifact-read.input.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { frameJsonArray, frameUtf8, type JsonArrayPosition } from "./artifact-framing.js";
-import { lookupArtifact } from "./artifact-store.js";
-import { defineTool } from "./define-tool.js";
-import { openForRead, readAt } from "./file-io.js";
-import type { NativeTool } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/artifact-read.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/artifact-read.output.schema.json" with { type: "json" };
+import { RuntimeError } from "../../errors.js";
+import { validateToolsArtifactReadInput } from "../../generated/validate-tools-artifact-read.input.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { frameJsonArray, frameUtf8, type JsonArrayPosition } from "./framing.js";
+import { lookupArtifact } from "./store.js";
+import { defineTool } from "../define-tool.js";
+import { openForRead, readAt } from "../file-io.js";
+import type { NativeTool } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** Default and maximum page size. */
 export const ARTIFACT_PAGE_DEFAULT_BYTES = 1024 * 1024;

@@ -1,12 +1,12 @@
 /** `artifact.admit`: snapshot one contained file and return an opaque run-scoped reference. */
-import inputSchema from "../../schemas/tools/artifact-admit.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/artifact-admit.output.schema.json" with { type: "json" };
-import { validateToolsArtifactAdmitInput } from "../generated/validate-tools-artifact-admit.input.js";
-import { admitArtifact } from "./artifact-store.js";
-import { defineTool } from "./define-tool.js";
-import { resolveReadable, resolveRoot, type PathScope } from "./paths.js";
-import type { NativeTool } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/artifact-admit.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/artifact-admit.output.schema.json" with { type: "json" };
+import { validateToolsArtifactAdmitInput } from "../../generated/validate-tools-artifact-admit.input.js";
+import { admitArtifact } from "./store.js";
+import { defineTool } from "../define-tool.js";
+import { resolveReadable, resolveRoot, type PathScope } from "../paths.js";
+import type { NativeTool } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** `artifact.admit` input after schema validation. */
 export interface ArtifactAdmitInput {

@@ -11,14 +11,14 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { copyFile, link, mkdir, open, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { RuntimeError } from "../errors.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
+import { RuntimeError } from "../../errors.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
 import {
   assertParentUnchanged,
   resolveWritable,
   type ToolRoot,
   type WritablePath,
-} from "./paths.js";
+} from "../paths.js";
 
 /** Total bytes one transaction may write (the same bound as a read bundle). */
 export const FS_TRANSACTION_MAX_BYTES = 32 * 1024 * 1024;

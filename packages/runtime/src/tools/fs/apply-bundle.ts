@@ -1,18 +1,18 @@
 /** `fs.apply_bundle`: several writes and deletes inside the workspace, all or nothing. */
-import inputSchema from "../../schemas/tools/fs-apply-bundle.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/fs-apply-bundle.output.schema.json" with { type: "json" };
-import { RuntimeError } from "../errors.js";
-import { validateToolsFsApplyBundleInput } from "../generated/validate-tools-fs-apply-bundle.input.js";
-import { defineTool } from "./define-tool.js";
+import inputSchema from "../../../schemas/tools/fs-apply-bundle.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/fs-apply-bundle.output.schema.json" with { type: "json" };
+import { RuntimeError } from "../../errors.js";
+import { validateToolsFsApplyBundleInput } from "../../generated/validate-tools-fs-apply-bundle.input.js";
+import { defineTool } from "../define-tool.js";
 import {
   applyTransaction,
   planTransaction,
   type TransactionReport,
   type WriteRequest,
-} from "./fs-transaction.js";
-import { resolveRoot } from "./paths.js";
-import type { NativeTool } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+} from "./transaction.js";
+import { resolveRoot } from "../paths.js";
+import type { NativeTool } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** `fs.apply_bundle` input after schema validation. */
 export interface FsApplyBundleInput {

@@ -1,12 +1,12 @@
 /** `fs.write`: one atomic UTF-8 file write inside the workspace. */
-import inputSchema from "../../schemas/tools/fs-write.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/fs-write.output.schema.json" with { type: "json" };
-import { validateToolsFsWriteInput } from "../generated/validate-tools-fs-write.input.js";
-import { defineTool } from "./define-tool.js";
-import { applyTransaction, planTransaction } from "./fs-transaction.js";
-import { resolveRoot } from "./paths.js";
-import type { NativeTool } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/fs-write.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/fs-write.output.schema.json" with { type: "json" };
+import { validateToolsFsWriteInput } from "../../generated/validate-tools-fs-write.input.js";
+import { defineTool } from "../define-tool.js";
+import { applyTransaction, planTransaction } from "./transaction.js";
+import { resolveRoot } from "../paths.js";
+import type { NativeTool } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** `fs.write` input after schema validation. */
 export interface FsWriteInput {

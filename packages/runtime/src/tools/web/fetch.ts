@@ -8,11 +8,11 @@
  * allowlist or not public; nothing is sent to it) or `needs_agent` (a URL admission cannot
  * parse). Refusals carry no page: empty extract, status 0, the blocker named.
  */
-import { validateToolsWebFetchInput } from "../generated/validate-tools-web-fetch.input.js";
-import inputSchema from "../../schemas/tools/web-fetch.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/web-fetch.output.schema.json" with { type: "json" };
-import { inputValidator, validatedExecute } from "./ajv-input.js";
-import { isRuntimeError } from "../errors.js";
+import { validateToolsWebFetchInput } from "../../generated/validate-tools-web-fetch.input.js";
+import inputSchema from "../../../schemas/tools/web-fetch.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/web-fetch.output.schema.json" with { type: "json" };
+import { inputValidator, validatedExecute } from "../ajv-input.js";
+import { isRuntimeError } from "../../errors.js";
 import {
   DEFAULT_TIMEOUT_MS,
   MAX_TIMEOUT_MS,
@@ -20,12 +20,12 @@ import {
   failureOf,
   performExchange,
   projectBody,
-} from "./http-exchange.js";
-import type { BodyProjection, ExchangeSpec, NetToolOptions } from "./http-exchange.js";
-import { matchesHostPattern } from "./net-guard.js";
-import type { Json, JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
-import { extractLinks, extractMetadata, htmlToText } from "./web-extract.js";
-import { withNamedOutput } from "./packet.js";
+} from "../http-exchange.js";
+import type { BodyProjection, ExchangeSpec, NetToolOptions } from "../http-exchange.js";
+import { matchesHostPattern } from "../net-guard.js";
+import type { Json, JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
+import { extractLinks, extractMetadata, htmlToText } from "./extract.js";
+import { withNamedOutput } from "../packet.js";
 
 /** Default and maximum `max_bytes` of web.fetch. */
 export const WEB_FETCH_DEFAULT_BYTES = 1_000_000;

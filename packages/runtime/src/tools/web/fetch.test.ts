@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { validateToolsWebFetchOutput } from "../generated/validate-tools-web-fetch.output.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
-import { startTestServer } from "./http-test-server.js";
-import type { TestHandler, TestServer } from "./http-test-server.js";
-import { createHttpTransport } from "./http-transport.js";
-import { failureCode, makeToolContext, successData } from "./test-context.js";
-import type { ToolContext } from "./types.js";
-import { webFetchTool } from "./web-fetch.js";
-import { decodeEntities, extractLinks, extractMetadata, htmlToText } from "./web-extract.js";
+import { validateToolsWebFetchOutput } from "../../generated/validate-tools-web-fetch.output.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { REDACTION_MARKER, createTaintSet } from "../../redaction.js";
+import { startTestServer } from "../../testing/http-server.js";
+import type { TestHandler, TestServer } from "../../testing/http-server.js";
+import { createHttpTransport } from "../http-transport.js";
+import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
+import type { ToolContext } from "../types.js";
+import { webFetchTool } from "./fetch.js";
+import { decodeEntities, extractLinks, extractMetadata, htmlToText } from "./extract.js";
 
 const PAGE = `<!doctype html><html lang="en"><head><title>HTTP &amp; Semantics</title>
 <meta content="Fixture RFC evidence" name="description">

@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { validateToolsArtifactAdmitOutput } from "../generated/validate-tools-artifact-admit.output.js";
-import { validateToolsArtifactReadOutput } from "../generated/validate-tools-artifact-read.output.js";
-import { artifactAdmitTool, type LocalArtifact } from "./artifact-admit.js";
-import { artifactReadTool } from "./artifact-read.js";
-import { admitArtifact } from "./artifact-store.js";
-import { resolveReadable, resolveRoot } from "./paths.js";
+import { validateToolsArtifactAdmitOutput } from "../../generated/validate-tools-artifact-admit.output.js";
+import { validateToolsArtifactReadOutput } from "../../generated/validate-tools-artifact-read.output.js";
+import { artifactAdmitTool, type LocalArtifact } from "./admit.js";
+import { artifactReadTool } from "./read.js";
+import { admitArtifact } from "./store.js";
+import { resolveReadable, resolveRoot } from "../paths.js";
 import {
   failureCode,
   makeTempWorkspace,
@@ -15,8 +15,8 @@ import {
   successData,
   type TestWorkspace,
   makeLayoutContext,
-} from "./test-context.js";
-import type { JsonRecord, ToolContext } from "./types.js";
+} from "../../testing/tool-context.js";
+import type { JsonRecord, ToolContext } from "../types.js";
 
 let layout: TestWorkspace;
 let ctx: ToolContext;

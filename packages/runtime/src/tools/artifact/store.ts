@@ -17,11 +17,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { lstat, open, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { RuntimeError } from "../errors.js";
-import { isSha256Digest } from "../receipts/canonical.js";
-import { ensureStateDir } from "../workspace.js";
-import { openForRead } from "./file-io.js";
-import type { ContainedPath } from "./paths.js";
+import { RuntimeError } from "../../errors.js";
+import { isSha256Digest } from "../../receipts/canonical.js";
+import { ensureStateDir } from "../../workspace.js";
+import { openForRead } from "../file-io.js";
+import type { ContainedPath } from "../paths.js";
 
 /** The prefix of every local artifact reference. */
 export const ARTIFACT_REF_PREFIX = "runx:local-artifact:sha256:";

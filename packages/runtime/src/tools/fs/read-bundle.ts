@@ -1,13 +1,13 @@
 /** `fs.read_bundle`: up to 16 bounded UTF-8 reads in one call, 32 MiB in total. */
-import inputSchema from "../../schemas/tools/fs-read-bundle.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/fs-read-bundle.output.schema.json" with { type: "json" };
-import { RuntimeError, isRuntimeError } from "../errors.js";
-import { validateToolsFsReadBundleInput } from "../generated/validate-tools-fs-read-bundle.input.js";
-import { defineTool } from "./define-tool.js";
-import { FS_READ_MAX_BYTES, readTextFile, type FileRead } from "./fs-read.js";
-import { resolveReadable, resolveRoot, splitRelative, type PathScope } from "./paths.js";
-import type { NativeTool } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/fs-read-bundle.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/fs-read-bundle.output.schema.json" with { type: "json" };
+import { RuntimeError, isRuntimeError } from "../../errors.js";
+import { validateToolsFsReadBundleInput } from "../../generated/validate-tools-fs-read-bundle.input.js";
+import { defineTool } from "../define-tool.js";
+import { FS_READ_MAX_BYTES, readTextFile, type FileRead } from "./read.js";
+import { resolveReadable, resolveRoot, splitRelative, type PathScope } from "../paths.js";
+import type { NativeTool } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** Files per bundle and bytes per bundle. */
 export const FS_READ_BUNDLE_MAX_FILES = 16;

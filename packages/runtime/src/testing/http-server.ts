@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { HttpRequest, HttpResponse, HttpTransport } from "./types.js";
+import type { HttpRequest, HttpResponse, HttpTransport } from "../tools/types.js";
 
 /** One request the test server received. */
 export interface ReceivedRequest {

@@ -1,13 +1,13 @@
 /** `fs.read`: one bounded UTF-8 text read inside the workspace or the skill package. */
-import inputSchema from "../../schemas/tools/fs-read.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/fs-read.output.schema.json" with { type: "json" };
-import { validateToolsFsReadInput } from "../generated/validate-tools-fs-read.input.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { defineTool } from "./define-tool.js";
-import { decodeUtf8, openForRead, readAt, utf8BoundaryAtOrBefore } from "./file-io.js";
-import { resolveReadable, resolveRoot, type ContainedPath, type PathScope } from "./paths.js";
-import type { NativeTool } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/fs-read.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/fs-read.output.schema.json" with { type: "json" };
+import { validateToolsFsReadInput } from "../../generated/validate-tools-fs-read.input.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { defineTool } from "../define-tool.js";
+import { decodeUtf8, openForRead, readAt, utf8BoundaryAtOrBefore } from "../file-io.js";
+import { resolveReadable, resolveRoot, type ContainedPath, type PathScope } from "../paths.js";
+import type { NativeTool } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** Default and maximum `max_bytes` of one file read. */
 export const FS_READ_DEFAULT_BYTES = 1024 * 1024;

@@ -17,8 +17,14 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { createTaintSet } from "../redaction.js";
-import { createMemoryEffectLedger as createMemoryEffectLedgerImpl } from "./effect-ledger.js";
-import type { HttpTransport, JsonRecord, ReceiptLookup, ToolContext, ToolResult } from "./types.js";
+import { createMemoryEffectLedger as createMemoryEffectLedgerImpl } from "../tools/effect-ledger.js";
+import type {
+  HttpTransport,
+  JsonRecord,
+  ReceiptLookup,
+  ToolContext,
+  ToolResult,
+} from "../tools/types.js";
 
 /** PATH for child processes in tests (tests never read the host environment). */
 export const TEST_PATH = "/usr/local/bin:/usr/bin:/bin";
@@ -53,7 +59,7 @@ export function makeTempWorkspace(prefix = "runx-tools-"): TestWorkspace {
   };
 }
 
-export { createMemoryEffectLedger } from "./effect-ledger.js";
+export { createMemoryEffectLedger } from "../tools/effect-ledger.js";
 
 /** A temp workspace layout and a tool context rooted in it (the usual per-test set-up). */
 export function makeLayoutContext(overrides: Partial<ToolContext> = {}): {

@@ -10,22 +10,22 @@
  * than a generic policy denial; `redaction_required` fails with REDACTION_REQUIRED (the step
  * seals `failed`, its receipt listing the withheld paths and no value).
  */
-import appendSchema from "../../schemas/tools/data-append-event.input.schema.json" with { type: "json" };
-import headsSchema from "../../schemas/tools/data-list-stream-heads.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/data-operation-result.output.schema.json" with { type: "json" };
-import readSchema from "../../schemas/tools/data-read-events.input.schema.json" with { type: "json" };
-import projectionSchema from "../../schemas/tools/data-read-projection.input.schema.json" with { type: "json" };
-import { openBinding, resolveBinding } from "../data/bindings.js";
-import { artifactEnvelope } from "../graph/artifacts.js";
-import { DATA_APPEND_SCOPE, DATA_READ_SCOPE } from "../data/model.js";
-import type { DataOperation, DataOperationResult } from "../data/model.js";
-import { runDataOperation } from "../data/operations.js";
-import { validateToolsDataAppendEventInput } from "../generated/validate-tools-data-append-event.input.js";
-import { validateToolsDataListStreamHeadsInput } from "../generated/validate-tools-data-list-stream-heads.input.js";
-import { validateToolsDataReadEventsInput } from "../generated/validate-tools-data-read-events.input.js";
-import { validateToolsDataReadProjectionInput } from "../generated/validate-tools-data-read-projection.input.js";
-import { inputValidator, validatedExecute } from "./ajv-input.js";
-import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
+import appendSchema from "../../../schemas/tools/data-append-event.input.schema.json" with { type: "json" };
+import headsSchema from "../../../schemas/tools/data-list-stream-heads.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/data-operation-result.output.schema.json" with { type: "json" };
+import readSchema from "../../../schemas/tools/data-read-events.input.schema.json" with { type: "json" };
+import projectionSchema from "../../../schemas/tools/data-read-projection.input.schema.json" with { type: "json" };
+import { openBinding, resolveBinding } from "../../data/bindings.js";
+import { artifactEnvelope } from "../../graph/artifacts.js";
+import { DATA_APPEND_SCOPE, DATA_READ_SCOPE } from "../../data/model.js";
+import type { DataOperation, DataOperationResult } from "../../data/model.js";
+import { runDataOperation } from "../../data/operations.js";
+import { validateToolsDataAppendEventInput } from "../../generated/validate-tools-data-append-event.input.js";
+import { validateToolsDataListStreamHeadsInput } from "../../generated/validate-tools-data-list-stream-heads.input.js";
+import { validateToolsDataReadEventsInput } from "../../generated/validate-tools-data-read-events.input.js";
+import { validateToolsDataReadProjectionInput } from "../../generated/validate-tools-data-read-projection.input.js";
+import { inputValidator, validatedExecute } from "../ajv-input.js";
+import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 
 export { DATA_APPEND_SCOPE, DATA_READ_SCOPE };
 

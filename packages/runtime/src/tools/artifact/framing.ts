@@ -9,8 +9,8 @@
  *   pages start from a previous `next_offset`, whose preceding byte (`,` or `]`) tells the
  *   framer where in the array it is, so paging needs no state beyond the offset.
  */
-import { RuntimeError } from "../errors.js";
-import { decodeUtf8, isContinuationByte, utf8BoundaryAtOrBefore } from "./file-io.js";
+import { RuntimeError } from "../../errors.js";
+import { decodeUtf8, isContinuationByte, utf8BoundaryAtOrBefore } from "../file-io.js";
 
 /** Longest assignment prefix (`window.data = [`) the first json_array page may skip. */
 export const JSON_ARRAY_MAX_PREFIX = 64 * 1024;

@@ -4,16 +4,16 @@
  * canonical JSON (the receipts' canonicaliser) and return one named packet envelope, read in
  * graphs as `<step>.digest_result.data.digest` and `<step>.comparison.data.equal`.
  */
-import compareInputSchema from "../../schemas/tools/data-compare.input.schema.json" with { type: "json" };
-import compareOutputSchema from "../../schemas/tools/data-compare.output.schema.json" with { type: "json" };
-import digestInputSchema from "../../schemas/tools/data-digest.input.schema.json" with { type: "json" };
-import digestOutputSchema from "../../schemas/tools/data-digest.output.schema.json" with { type: "json" };
-import { RuntimeError } from "../errors.js";
-import { validateToolsDataCompareInput } from "../generated/validate-tools-data-compare.input.js";
-import { validateToolsDataDigestInput } from "../generated/validate-tools-data-digest.input.js";
-import { hasLoneSurrogate, hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
-import { defineTool } from "./define-tool.js";
-import type { Json, NativeTool } from "./types.js";
+import compareInputSchema from "../../../schemas/tools/data-compare.input.schema.json" with { type: "json" };
+import compareOutputSchema from "../../../schemas/tools/data-compare.output.schema.json" with { type: "json" };
+import digestInputSchema from "../../../schemas/tools/data-digest.input.schema.json" with { type: "json" };
+import digestOutputSchema from "../../../schemas/tools/data-digest.output.schema.json" with { type: "json" };
+import { RuntimeError } from "../../errors.js";
+import { validateToolsDataCompareInput } from "../../generated/validate-tools-data-compare.input.js";
+import { validateToolsDataDigestInput } from "../../generated/validate-tools-data-digest.input.js";
+import { hasLoneSurrogate, hashCanonical, sha256Prefixed } from "../../receipts/canonical.js";
+import { defineTool } from "../define-tool.js";
+import type { Json, NativeTool } from "../types.js";
 
 /** How `data.digest` turns its value into bytes. */
 export type DigestEncoding = "canonical_json" | "utf8_text";

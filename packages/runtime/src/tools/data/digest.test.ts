@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { validateToolsDataCompareOutput } from "../generated/validate-tools-data-compare.output.js";
-import { validateToolsDataDigestOutput } from "../generated/validate-tools-data-digest.output.js";
-import { dataCompareTool, dataDigestTool } from "./data-digest.js";
-import { failureCode, makeToolContext, successOutput } from "./test-context.js";
+import { validateToolsDataCompareOutput } from "../../generated/validate-tools-data-compare.output.js";
+import { validateToolsDataDigestOutput } from "../../generated/validate-tools-data-digest.output.js";
+import { dataCompareTool, dataDigestTool } from "./digest.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
 
 const sha = (text: string): string =>
   `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
