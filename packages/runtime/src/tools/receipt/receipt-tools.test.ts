@@ -8,7 +8,7 @@ import type { StateStore } from "../../store/types.js";
 import { REPO_ROOT } from "../../testing/cli.js";
 import { makeTestReceiptStore } from "../refund-test-receipts.js";
 import type { TestReceiptStore } from "../refund-test-receipts.js";
-import { makeToolContext, successData } from "../test-context.js";
+import { makeToolContext, successData } from "../../testing/tool-context.js";
 import type { JsonRecord, ToolResult } from "../types.js";
 import { storeHistory } from "./history.js";
 import { receiptProveTool, receiptQueryTool } from "./index.js";
