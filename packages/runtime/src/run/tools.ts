@@ -119,6 +119,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     receipts: verifiedReceiptLookup(() => deps.receipts()),
     now: () => deps.now(),
     policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },
+    ...(deps.config().payees !== undefined ? { payees: deps.config().payees } : {}),
   };
 }
 
