@@ -2,7 +2,7 @@
  * The e2e harness (vitest globalSetup of the `e2e` project), once per run:
  * Chromium present (else fail, saying how to install it) → runtime, API and console built
  * (the console only when its sources changed) → a scratch workspace with the bundled `echo`,
- * `send-as`, `weather-forecast` and `audit-receipt`
+ * `send-as`, `weather-forecast`, `audit-receipt` and `spend`
  * and the `gated`, `xss` and `dispatch` test skills → the API and `next start` on free loopback ports →
  * the first admin created through the printed bootstrap URL in the browser → an approver and
  * a viewer added through the API. Service logs go to e2e/artifacts/logs/.
@@ -17,7 +17,9 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,9 +66,19 @@ function makeWorkspace(): string {
   mkdirSync(join(root, "skills"));
   mkdirSync(join(root, "home"));
   // The bundled skills the journeys drive (the governed catalog's among them).
-  for (const bundled of ["echo", "send-as", "weather-forecast", "audit-receipt"]) {
+  for (const bundled of ["echo", "send-as", "weather-forecast", "audit-receipt", "spend"]) {
     cpSync(join(ROOT, "skills", bundled), join(root, "skills", bundled), { recursive: true });
   }
+  // The bundled spend pays public resources only; the journeys' copy pays the loopback
+  // endpoint a journey starts.
+  const spend = join(root, "skills", "spend", "X.yaml");
+  writeFileSync(
+    spend,
+    readFileSync(spend, "utf8").replace(
+      "    type: graph\n",
+      "    type: graph\n    allow_private_network: true\n",
+    ),
+  );
   // Every journey's fixture skill, so a new journey adds a folder and nothing here.
   const fixtures = join(ROOT, "e2e", "fixtures", "skills");
   for (const skill of readdirSync(fixtures)) {

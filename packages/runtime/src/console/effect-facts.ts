@@ -157,7 +157,8 @@ const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? 
 
 /**
  * The evidence of a sealed `provider.mutate` effect from its `runx.provider.operation.v1`
- * output, or null when the value is not a mutation's output. A declined gate has no
+ * output, or of an x402 payment from its `runx.payment.x402_payment.v1` record, or null when
+ * the value is neither. A declined gate has no
  * operation output (nothing ran), so it is never an effect here.
  */
 export function sealedEffectFacts(
@@ -165,8 +166,12 @@ export function sealedEffectFacts(
   /** Approvers the step receipt's signed authority terms name (they win over the output's). */
   signedApprovers: readonly string[] = [],
 ): EffectFacts | null {
-  if (!isRecord(operation) || operation.schema !== "runx.provider.operation.v1") return null;
-  if (operation.access !== "mutate") return null;
+  if (!isRecord(operation)) return null;
+  // An x402 payment record (`payment.x402_pay`) carries the same evidence fields as a
+  // provider mutation's operation output; a declined or refused payment has no record.
+  const payment = operation.schema === "runx.payment.x402_payment.v1";
+  if (!payment && operation.schema !== "runx.provider.operation.v1") return null;
+  if (!payment && operation.access !== "mutate") return null;
   const provider = str(operation.provider);
   const op = str(operation.operation);
   const target = str(operation.target);

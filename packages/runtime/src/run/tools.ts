@@ -145,6 +145,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     ),
     now: () => deps.now(),
     policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },
+    ...(deps.config().payees !== undefined ? { payees: deps.config().payees } : {}),
   };
 }
 

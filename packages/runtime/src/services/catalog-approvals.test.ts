@@ -1,5 +1,6 @@
 /** The catalog lists the approvals a bundled payment skill pauses on, before any run. */
 import { afterEach, describe, expect, it } from "vitest";
+import { EFFECT_FACT_LABELS } from "../console/effect-facts.js";
 import { createRuntime } from "../create-runtime.js";
 import { makeWorkspace } from "../testing/cli.js";
 
@@ -9,10 +10,11 @@ afterEach(() => {
 });
 
 describe("catalog approvals", () => {
-  it("shows the payment gates of the spend and charge skills", async () => {
+  it("shows the payment gates of the spend, charge and refund skills", async () => {
     const ws = makeWorkspace("runx-catalog-approvals-");
     ws.addBundledSkill("spend");
     ws.addBundledSkill("charge");
+    ws.addBundledSkill("refund");
     ws.addBundledSkill("echo");
     const runtime = createRuntime({ workspaceRoot: ws.root, runxHome: ws.home, env: {} });
     cleanups.push(() => {
@@ -35,6 +37,22 @@ describe("catalog approvals", () => {
       { step_id: "settle", kind: "provider_effect", gate_type: expect.any(String) },
     ]);
     expect(approvals("charge")?.[0]?.headline).toContain("payment.charge.mock");
+    expect(approvals("refund")).toEqual([
+      {
+        step_id: "refund",
+        kind: "provider_effect",
+        headline: "payment.refund.mock on a value from step admit at fixture",
+        gate_type: "payment_refund",
+        shows: [
+          ...EFFECT_FACT_LABELS,
+          "Payload: Plan digest",
+          "Payload: Original receipt ref",
+          "Payload: Refundable after minor",
+          "Payload: Settlement family",
+          "Payload: Money moved",
+        ],
+      },
+    ]);
     expect(approvals("echo")).toEqual([]);
   });
 });

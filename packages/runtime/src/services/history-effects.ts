@@ -42,7 +42,7 @@ export async function runEffects(
   for (const step of steps) {
     const output = stepOutput(step);
     const named = output?.provider_operation;
-    const operation = isRecord(named) ? named.data : undefined;
+    const operation = isRecord(named) ? named.data : output?.x402_payment;
     if (output === null || sealedEffectFacts(operation) === null) continue;
     let evidence: HistoryEffect["evidence"] = "receipt_missing";
     let approvers: string[] = [];

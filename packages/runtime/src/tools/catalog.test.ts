@@ -36,6 +36,7 @@ describe("the native tool catalog", () => {
       "payment.charge_verification_request",
       "payment.invoice_plan",
       "payment.quote",
+      "payment.refund_admit",
       "payment.refund_plan",
       "payment.reserve",
       "payment.x402_challenge",

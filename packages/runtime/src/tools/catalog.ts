@@ -23,6 +23,7 @@ import { paymentTools } from "./payment-tools.js";
 import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { x402Tools } from "./payment/x402.js";
+import { paymentRefundAdmitTool } from "./payment/refund-admit.js";
 import { receiptAttestTool } from "./receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
 import { receiptVerifyTool } from "./receipt-verify.js";
@@ -72,6 +73,7 @@ export function builtinTools(): NativeTool[] {
     ...paymentTools(),
     ...paymentChargeTools(),
     paymentRefundPlanTool,
+    paymentRefundAdmitTool,
     ...x402Tools(),
     ...dataTools(),
     ...evidenceTools(),

@@ -1,23 +1,26 @@
 /**
- * A durable `EffectLedger` in one JSON file (the runtime places it at
+ * A durable `EffectLedger` named by one path (the runtime uses
  * `.runx/receipts/provider-effects.json`). Entries are append-only: a key is written once;
  * recording the same key with the same request digest again is a no-op, with another digest
- * it is refused (IDEMPOTENCY_CONFLICT). Every write replaces the file atomically (write a
- * synced temporary file, rename it over the old one), so a crash leaves the old or the new
- * ledger, never a torn one. Writes through one ledger instance are serialized; the file is
- * re-read before each write so separate instances in turn see each other's entries.
+ * it is refused (IDEMPOTENCY_CONFLICT). Each key is one file in `<ledger>.entries/`, named by
+ * the key's sha256, written and synced under a temporary name and published with `link()`,
+ * which fails if the name exists. So there is no read-modify-write of a shared file: writers
+ * of different keys (other processes, other instances) cannot lose each other's entries, a
+ * crash leaves an entry whole or absent, and of two writers of one key exactly one wins. A
+ * ledger file at the path itself (the single-document form earlier runtimes wrote) is still
+ * read, never rewritten.
  *
  * Claims (`claim`) are one file per key in `<ledger>.claims/`, created exclusively (`wx`):
  * the file system decides which of two processes racing on one key runs the effect.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { link, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { RuntimeError } from "../errors.js";
 import { ensureStateDir } from "../workspace.js";
 import type { EffectLedger, JsonRecord } from "./types.js";
 
-/** Schema tag of the ledger file. */
+/** Schema tag of the single-document ledger file earlier runtimes wrote. */
 export const EFFECT_LEDGER_SCHEMA = "runx.provider_effects.v1";
 
 /** One recorded effect. */
@@ -25,11 +28,6 @@ export interface EffectLedgerEntry {
   key: string;
   request_digest: string;
   output: JsonRecord;
-}
-
-interface LedgerDocument {
-  schema: typeof EFFECT_LEDGER_SCHEMA;
-  entries: EffectLedgerEntry[];
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -44,8 +42,8 @@ function isEntry(value: unknown): value is EffectLedgerEntry {
   );
 }
 
-/** Reads the ledger; a missing file is an empty ledger, a malformed one is STORE_ERROR. */
-export async function readEffectLedger(file: string): Promise<EffectLedgerEntry[]> {
+/** Reads the single-file ledger; a missing file is empty, a malformed one is STORE_ERROR. */
+async function readLegacyLedger(file: string): Promise<EffectLedgerEntry[]> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -105,39 +103,136 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
   }
 }
 
-/** Creates a file-backed, append-only effect ledger. */
+/** The directory holding one entry file per key, beside the legacy single-file ledger. */
+const entriesDir = (file: string): string => `${file}.entries`;
+const keyName = (key: string): string => createHash("sha256").update(key).digest("hex");
+
+const recordedConflict = (): RuntimeError =>
+  new RuntimeError(
+    "IDEMPOTENCY_CONFLICT",
+    "the idempotency key is already recorded for a different request",
+    { reason: "ledger" },
+  );
+
+/** Parses one entry file; a torn or foreign one is STORE_ERROR. */
+function parseEntry(text: string, key?: string): EffectLedgerEntry {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new RuntimeError("STORE_ERROR", "an effect ledger entry is not valid JSON", {
+      reason: "parse",
+    });
+  }
+  if (!isEntry(parsed) || (key !== undefined && parsed.key !== key)) {
+    throw new RuntimeError("STORE_ERROR", "an effect ledger entry is malformed", {
+      reason: "shape",
+    });
+  }
+  return parsed;
+}
+
+/** The entry file of `key`, or undefined when the key has none. */
+async function readEntryFile(file: string, key: string): Promise<EffectLedgerEntry | undefined> {
+  let text: string;
+  try {
+    text = await readFile(`${entriesDir(file)}/${keyName(key)}.json`, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new RuntimeError("STORE_ERROR", "cannot read the effect ledger", { reason: "read" });
+  }
+  return parseEntry(text, key);
+}
+
+/**
+ * Every recorded entry: the single-file ledger older runtimes wrote, then one file per key,
+ * ordered by key. A malformed file of either kind is STORE_ERROR.
+ */
+export async function readEffectLedger(file: string): Promise<EffectLedgerEntry[]> {
+  const legacy = await readLegacyLedger(file);
+  let names: string[];
+  try {
+    names = await readdir(entriesDir(file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return legacy;
+    throw new RuntimeError("STORE_ERROR", "cannot read the effect ledger", { reason: "read" });
+  }
+  const entries: EffectLedgerEntry[] = [];
+  for (const name of names.filter((n) => /^[0-9a-f]{64}\.json$/.test(n)).sort()) {
+    entries.push(parseEntry(await readFile(`${entriesDir(file)}/${name}`, "utf8")));
+  }
+  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return [...legacy, ...entries];
+}
+
+/** Writes `key`'s entry file exclusively; false when another writer created it first. */
+async function createEntryFile(file: string, entry: EffectLedgerEntry): Promise<boolean> {
+  const dir = entriesDir(file);
+  ensureStateDir(dirname(file));
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const final = `${dir}/${keyName(entry.key)}.json`;
+  const temp = `${dir}/.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    const handle = await open(temp, "wx", 0o600);
+    try {
+      await handle.writeFile(`${JSON.stringify(entry, null, 2)}\n`, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // link() publishes the complete, synced file under its name or fails with EEXIST: a
+    // reader never sees a torn entry and two writers of one key cannot both win.
+    await link(temp, final);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new RuntimeError("STORE_ERROR", "cannot write the effect ledger", {
+      reason: (error as NodeJS.ErrnoException).code ?? "write",
+    });
+  } finally {
+    await rm(temp, { force: true });
+  }
+  try {
+    const handle = await open(dir, "r");
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Directory fsync is best effort (not supported on every platform).
+  }
+  return true;
+}
+
+/**
+ * Creates a file-backed, append-only effect ledger. Each key is its own file, created
+ * exclusively, so concurrent writers in separate processes (or separate instances) of
+ * different keys never overwrite each other, and of one key exactly one wins.
+ */
 export function createFileEffectLedger(file: string): EffectLedger {
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(task: () => Promise<T>): Promise<T> => {
-    const next = queue.then(task, task);
-    queue = next.catch(() => undefined);
-    return next;
-  };
+  const find = async (key: string): Promise<EffectLedgerEntry | undefined> =>
+    (await readEntryFile(file, key)) ??
+    (await readLegacyLedger(file)).find((entry) => entry.key === key);
   return {
-    lookup(key) {
-      return serialized(async () => {
-        const found = (await readEffectLedger(file)).find((entry) => entry.key === key);
-        return found === undefined
-          ? undefined
-          : { request_digest: found.request_digest, output: found.output };
-      });
+    async lookup(key) {
+      const found = await find(key);
+      return found === undefined
+        ? undefined
+        : { request_digest: found.request_digest, output: found.output };
     },
-    record(key, entry) {
-      return serialized(async () => {
-        const entries = await readEffectLedger(file);
-        const existing = entries.find((candidate) => candidate.key === key);
-        if (existing !== undefined) {
-          if (existing.request_digest === entry.request_digest) return;
-          throw new RuntimeError(
-            "IDEMPOTENCY_CONFLICT",
-            "the idempotency key is already recorded for a different request",
-            { reason: "ledger" },
-          );
-        }
-        entries.push({ key, request_digest: entry.request_digest, output: entry.output });
-        const document: LedgerDocument = { schema: EFFECT_LEDGER_SCHEMA, entries };
-        await writeFileAtomic(file, `${JSON.stringify(document, null, 2)}\n`);
-      });
+    async record(key, entry) {
+      const existing =
+        (await find(key)) ??
+        ((await createEntryFile(file, {
+          key,
+          request_digest: entry.request_digest,
+          output: entry.output,
+        }))
+          ? undefined
+          : await readEntryFile(file, key));
+      if (existing !== undefined && existing.request_digest !== entry.request_digest) {
+        throw recordedConflict();
+      }
     },
     claim: (key, requestDigest) => claimFile(file, key, requestDigest),
   };

@@ -325,6 +325,57 @@ describe("payment.invoice_plan", () => {
   const findingCodes = (data: JsonRecord): string[] =>
     (data.findings as JsonRecord[]).map((f) => f.code as string);
 
+  describe("against the workspace's registered payees", () => {
+    const registered = [
+      { party_ref: "merchant:acme", name: "Acme", settlement_ref: "payee-account:acme" },
+      { party_ref: "merchant:other", name: "Other", settlement_digest: `sha256:${"d".repeat(64)}` },
+    ];
+    async function planWith(input: JsonRecord): Promise<JsonRecord> {
+      const result = await paymentInvoicePlanTool.execute(input, ctx({ payees: registered }));
+      return (successOutput(result).settlement_plan as JsonRecord).data as JsonRecord;
+    }
+
+    it("plans a payee that resolves to its registration", async () => {
+      const data = await planWith(invoice());
+      expect(data.decision).toBe("ready_for_spend");
+      expect(data.findings).toEqual([]);
+    });
+
+    it.each([
+      [
+        "a party nobody registered",
+        { name: "Acme", party_ref: "merchant:unknown", settlement_ref: "payee-account:acme" },
+        "payee.unregistered",
+      ],
+      [
+        "a registered party at another settlement account",
+        { name: "Acme", party_ref: "merchant:acme", settlement_ref: "payee-account:attacker" },
+        "payee.registration_mismatch",
+      ],
+      [
+        "a registered party under another name",
+        { name: "Acme Ltd", party_ref: "merchant:acme", settlement_ref: "payee-account:acme" },
+        "payee.registration_mismatch",
+      ],
+      [
+        "a registered party by digest when it is registered by reference",
+        { name: "Acme", party_ref: "merchant:acme", settlement_digest: `sha256:${"d".repeat(64)}` },
+        "payee.registration_mismatch",
+      ],
+    ])("blocks %s", async (_label, payee, code) => {
+      const data = await planWith(invoice({ payee }));
+      expect(data.decision).toBe("blocked");
+      expect(data.downstream).toBeNull();
+      expect(findingCodes(data)).toContain(code);
+    });
+
+    it("blocks every payee when the registry is empty", async () => {
+      const result = await paymentInvoicePlanTool.execute(invoice(), ctx({ payees: [] }));
+      const data = (successOutput(result).settlement_plan as JsonRecord).data as JsonRecord;
+      expect(findingCodes(data)).toEqual(["payee.unregistered"]);
+    });
+  });
+
   it("hands a valid invoice to spend with the exact inputs", async () => {
     const data = await plan(invoice({ payment_admission: { payment_admission_id: "adm-1" } }));
     expect(data.decision).toBe("ready_for_spend");

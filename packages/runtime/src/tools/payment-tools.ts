@@ -40,7 +40,7 @@ import {
   type QuotedPayment,
   type Reference,
 } from "./payment-authority.js";
-import type { Json, JsonRecord, NativeTool } from "./types.js";
+import type { Json, JsonRecord, NativeTool, RegisteredPayee } from "./types.js";
 
 export const QUOTE_PACKET = "runx.payment.quote.v1";
 export const RESERVATION_PACKET = "runx.payment.reservation.v1";
@@ -412,10 +412,49 @@ function admitPayee(payee: JsonRecord, findings: Finding[]): JsonRecord {
   return admitted;
 }
 
-/** Builds the invoice settlement plan. */
-export function invoicePlan(input: InvoiceInput, now: Date): JsonRecord {
+/**
+ * Resolves an admitted payee against the workspace's registered payees: its `party_ref` must
+ * name one, and its name and settlement reference must be that registration's. A payee the
+ * invoice describes differently from its registration (another account for the same party)
+ * is refused as firmly as an unknown one.
+ */
+function resolvePayee(
+  payee: JsonRecord,
+  registered: readonly RegisteredPayee[],
+  findings: Finding[],
+): void {
+  if (typeof payee.party_ref !== "string") return;
+  const registration = registered.find((candidate) => candidate.party_ref === payee.party_ref);
+  if (registration === undefined) {
+    findings.push({
+      code: "payee.unregistered",
+      message: `payee ${payee.party_ref} is not a registered payee of this workspace (.runx/config.json payments.payees)`,
+    });
+    return;
+  }
+  const differs = (["name", "settlement_ref", "settlement_digest"] as const).filter(
+    (key) => (payee[key] ?? null) !== (registration[key] ?? null),
+  );
+  if (differs.length > 0) {
+    findings.push({
+      code: "payee.registration_mismatch",
+      message: `payee ${payee.party_ref} differs from its registration in ${differs.join(", ")}`,
+    });
+  }
+}
+
+/**
+ * Builds the invoice settlement plan. With `registered` (the workspace's payee registry) the
+ * payee must also resolve to a registered payee; without one only its shape is checked.
+ */
+export function invoicePlan(
+  input: InvoiceInput,
+  now: Date,
+  registered?: readonly RegisteredPayee[],
+): JsonRecord {
   const findings: Finding[] = [];
   const payee = admitPayee(input.payee, findings);
+  if (registered !== undefined) resolvePayee(payee, registered, findings);
   const runner = SPEND_RAILS.includes(input.rail) ? input.rail : null;
   if (runner === null) {
     findings.push({
@@ -556,7 +595,7 @@ export const paymentInvoicePlanTool: NativeTool = defineTool<InvoiceInput, JsonR
   validate: validateToolsPaymentInvoicePlanInput,
   run(input, ctx) {
     if (!isRecord(input.payee)) throw authorityDenied("payee must be an object", "payee");
-    const plan = invoicePlan(input, ctx.now());
+    const plan = invoicePlan(input, ctx.now(), ctx.payees);
     return Promise.resolve({
       output: { settlement_plan: artifactEnvelope(plan) },
       summary: `invoice ${input.invoice_ref}: ${plan.decision as string}`,

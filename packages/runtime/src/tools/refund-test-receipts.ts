@@ -36,6 +36,8 @@ export interface PaymentReceiptSpec {
   /** The charge receipt a refund links (`runx:receipt:<id>` verification ref). */
   links?: string;
   disposition?: ClosureDisposition;
+  /** The receipt's `idempotency.intent_key` (a refund's, from `refundIntentKey`). */
+  intentKey?: string;
 }
 
 /** A sealed payment receipt (local development signature unless `signer` is given). */
@@ -50,6 +52,15 @@ export function paymentReceipt(
     disposition: spec.disposition ?? "closed",
     reasonCode: "process_closed",
     grantRefs: [{ type: "grant", uri: `runx:grant:payment:${spec.step}` }],
+    ...(spec.intentKey !== undefined
+      ? {
+          idempotency: {
+            intent_key: spec.intentKey,
+            trigger_fingerprint: `sha256:refund-test-${spec.step}-trigger`,
+            content_hash: `sha256:refund-test-${spec.step}-content`,
+          },
+        }
+      : {}),
   });
   const rail = spec.rail ?? "mock";
   unsealed.authority.terms = [

@@ -119,6 +119,14 @@ export interface ProviderDriver {
   ): Promise<JsonRecord>;
 }
 
+/** One payee the workspace registered: its party and the one settlement reference it is paid at. */
+export interface RegisteredPayee {
+  party_ref: string;
+  name: string;
+  settlement_ref?: string;
+  settlement_digest?: string;
+}
+
 /** Everything a tool may use. Created per invocation by the runtime. */
 export interface ToolContext {
   workspaceRoot: string;
@@ -162,6 +170,11 @@ export interface ToolContext {
   /** The run's receipt history (receipt.query, receipt.prove); absent where a host has none. */
   history?: ReceiptHistory;
   now(): Date;
+  /**
+   * The payees the workspace registered (`.runx/config.json` `payments.payees`); undefined when
+   * it registers none. `payment.invoice_plan` resolves an invoice's payee against them.
+   */
+  payees?: readonly RegisteredPayee[];
   /** Project policy; `strictInlineCode` makes command.execute refuse inline-code argv. */
   policy?: { strictInlineCode: boolean };
 }

@@ -20,6 +20,16 @@ const CASES: Record<string, string[]> = {
     "refuses-expired-price",
     "refuses-raw-credential",
   ],
+  refund: [
+    "declined-refunds-nothing",
+    "refunds-remainder-once-after-approval",
+    "refuses-another-payer",
+    "refuses-currency-mismatch",
+    "refuses-duplicate-idempotency-seed",
+    "refuses-over-refundable-remainder",
+    "refuses-refund-receipt-as-charge",
+    "refuses-unknown-charge-receipt",
+  ],
   spend: [
     "declined-moves-no-money",
     "pays-once-after-approval",

@@ -16,7 +16,14 @@ export type PaymentRefusal =
   | "quote_drift"
   | "rail_without_proof"
   | "ledger_refused"
-  | "binding_mismatch";
+  | "binding_mismatch"
+  | "refund_over_remaining"
+  | "currency_mismatch"
+  | "counterparty_mismatch"
+  | "rail_mismatch"
+  | "refund_request_invalid"
+  | "duplicate_refund"
+  | "plan_drift";
 
 /** A POLICY_DENIED refusal naming its rule and the offending field. */
 export function paymentRefused(

@@ -212,6 +212,20 @@ describe("x402 rail against a live loopback endpoint", () => {
         money_moved: true,
       }),
     ]);
+    // history --detail shows the payment's evidence from the same function as the card.
+    const detail = (await runx(ws, ["history", "--detail", paused.run_id, "--json"])).json<{
+      effects: Array<{
+        step_id: string;
+        facts: { fields: Array<{ label: string; value: string }> };
+      }>;
+    }>();
+    const pay = detail.effects.find((e) => e.step_id === "pay");
+    const lines = new Map(pay?.facts.fields.map((f) => [f.label, f.value]));
+    expect(lines.get("Provider")).toBe("x402");
+    expect(lines.get("Operation")).toBe("search.paid");
+    expect(lines.get("Target")).toBe("merchant:demo");
+    expect(lines.get("Idempotency key")).toMatch(/^payment:[0-9a-f]{64}$/);
+    expect(lines.get("Releasing approval")).toContain(gate);
     // A third resume after sealing replays nothing to the endpoint either.
     await resume(paused.run_id, gate, true);
     expect(endpoint.paid).toHaveLength(1);
