@@ -13,7 +13,7 @@ import {
   paymentReceipt,
   type TestReceiptStore,
 } from "../refund-test-receipts.js";
-import { failureCode, makeToolContext, successData } from "../test-context.js";
+import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
 import type { JsonRecord, ToolResult } from "../types.js";
 import { paymentRefundAdmitTool, refundIntentKey } from "./refund-admit.js";
 
