@@ -4,7 +4,7 @@
  */
 import { RuntimeError } from "../errors.js";
 import type { AsyncStateOperations } from "../store/port.js";
-import { receiptFileName, receiptIdFromFileName } from "../receipts/store-files.js";
+import { receiptFileName } from "../receipts/store-files.js";
 import {
   localDevelopmentPolicy,
   productionPolicy,
