@@ -66,6 +66,7 @@ interface EffectCase {
 }
 
 interface EffectFacts {
+  amount: { text: string } | null;
   fields: Array<{ path: string; label: string; value: string }>;
 }
 interface PendingWithPreview {
@@ -140,16 +141,29 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
         /^sha256:[0-9a-f]{64}$/,
       );
     }
-    // The card shows every evidence line the runtime built, in full.
+    // Every evidence line the runtime built is on the card once: in the evidence list in full,
+    // or named in the "shown above" note with its value in the payload or the amount line.
+    const aboveNote = card.getByTestId("effect-facts-above");
+    const above = (await aboveNote.count()) > 0 ? (await aboveNote.innerText()).toLowerCase() : "";
+    const previewText = await card.getByTestId("effect-preview").innerText();
     for (const field of facts!.fields) {
-      expect(await card.locator(`dd[data-path="effect.${field.path}"]`).innerText()).toBe(
-        field.value,
-      );
+      const row = card.locator(`dd[data-path="effect.${field.path}"]`);
+      if ((await row.count()) === 1) {
+        expect(await row.innerText()).toBe(field.value);
+        expect(above, `${field.label} is listed and also named as shown above`).not.toContain(
+          field.label.toLowerCase(),
+        );
+      } else {
+        expect(above, `${field.label} is neither listed nor named`).toContain(
+          field.label.toLowerCase(),
+        );
+        expect(previewText).toContain(field.path === "amount" ? facts!.amount!.text : field.value);
+      }
     }
     const evidenceText = await card.getByTestId("effect-facts").innerText();
     for (const [label, value] of Object.entries(c.evidence)) {
-      expect(evidenceText).toContain(label);
-      expect(evidenceText).toContain(value);
+      expect(`${evidenceText}\n${above}`.toLowerCase()).toContain(label.toLowerCase());
+      expect(previewText).toContain(value);
     }
     expect(evidenceText).toContain(pending.gateId.replace("provider-effect:", ""));
     // Each evidence line appears once: the gate facts below do not repeat it.

@@ -1,4 +1,6 @@
 import type { PendingApproval } from "@/lib/api-types";
+import { evidenceToShow } from "@/lib/effect-evidence";
+import type { EvidenceLine } from "@/lib/effect-evidence";
 
 /**
  * What a gate releases, as the runtime previewed it: every field in full, the amount in its
@@ -49,19 +51,11 @@ export function EffectPreview({ gate, headingId }: { gate: PendingApproval; head
         </dl>
       )}
       {preview.effect !== null && (
-        <>
-          <h4 className="effect-subhead">Provider evidence</h4>
-          <dl className="effect-fields" data-testid="effect-facts">
-            {preview.effect.fields.map((field) => (
-              <PreviewRow
-                key={field.path}
-                label={field.label}
-                path={`effect.${field.path}`}
-                value={field.value}
-              />
-            ))}
-          </dl>
-        </>
+        <ProviderEvidence
+          evidence={preview.effect.fields}
+          payload={preview.fields}
+          amountShown={preview.amount !== null}
+        />
       )}
       {preview.fields.length === 0 && preview.kind === "provider_effect" && (
         <p className="muted">The payload is empty.</p>
@@ -86,6 +80,39 @@ function PreviewRow({ label, path, value }: { label: string; path: string; value
       <dd className="preview-value" data-path={path}>
         {value}
       </dd>
+    </>
+  );
+}
+
+/** What the receipt records of the effect, each line once (lib/effect-evidence.ts). */
+function ProviderEvidence({
+  evidence,
+  payload,
+  amountShown,
+}: {
+  evidence: readonly EvidenceLine[];
+  payload: readonly { value: string }[];
+  amountShown: boolean;
+}) {
+  const { lines, shownAbove } = evidenceToShow(evidence, payload, amountShown);
+  return (
+    <>
+      <h4 className="effect-subhead">Provider evidence</h4>
+      <dl className="effect-fields" data-testid="effect-facts">
+        {lines.map((field) => (
+          <PreviewRow
+            key={field.path}
+            label={field.label}
+            path={`effect.${field.path}`}
+            value={field.value}
+          />
+        ))}
+      </dl>
+      {shownAbove.length > 0 && (
+        <p className="hint" data-testid="effect-facts-above">
+          Also recorded as shown above: {shownAbove.map((l) => l.label.toLowerCase()).join(", ")}.
+        </p>
+      )}
     </>
   );
 }
