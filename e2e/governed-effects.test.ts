@@ -10,11 +10,13 @@
  * the payments it receives) is one case of it.
  */
 import { spawnSync } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  paymentAuthority,
+  startX402Endpoint,
+} from "../packages/runtime/src/testing/x402-endpoint.js";
 import { ROOT } from "../scripts/console-services.mjs";
 import { checkLayouts } from "./harness/a11y.js";
 import { decideWithConfirmation, inboxCard, denyPendingOf } from "./harness/approvals.js";
@@ -254,85 +256,15 @@ it("approves a send-as message from the console after reading its audience, chan
   });
 });
 
-/** A paid endpoint on loopback: 402 with an x402 challenge, or 200 with a settlement proof. */
-async function paidEndpoint(): Promise<{ server: Server; origin: string; paid: string[] }> {
-  const paid: string[] = [];
-  const server = createServer((req, res) => {
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const payment = req.headers["x-payment"];
-    if (typeof payment !== "string") {
-      res.writeHead(402, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          x402Version: 1,
-          accepts: [
-            {
-              scheme: "exact",
-              network: "runx-local",
-              maxAmountRequired: "125",
-              asset: "USD",
-              payTo: "merchant:demo",
-              resource: `${origin}${req.url ?? "/"}`,
-              extra: { operation: "search.paid", settlement_proof: "x-payment-response" },
-            },
-          ],
-        }),
-      );
-      return;
-    }
-    paid.push(payment);
-    const decoded = JSON.parse(Buffer.from(payment, "base64").toString("utf8")) as {
-      payload: { payment_ref: string };
-    };
-    const proof = Buffer.from(
-      JSON.stringify({ success: true, transaction: `tx-${paid.length}`, ...decoded.payload }),
-    ).toString("base64");
-    res.writeHead(200, { "content-type": "application/json", "x-payment-response": proof });
-    res.end(JSON.stringify({ results: ["runx"] }));
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { server, origin, paid };
-}
-
 it("approves an x402 spend from the console after reading its amount, payee and key, and pays once", async () => {
-  const endpoint = await paidEndpoint();
+  const endpoint = await startX402Endpoint();
   try {
-    const authority = {
-      term_id: "authority-term:payment:e2e",
-      principal_ref: { type: "host", uri: "principal:operator:test" },
-      resource_ref: { type: "surface", uri: "merchant:demo" },
-      resource_family: "effect",
-      verbs: ["prepare", "commit"],
-      bounds: {
-        effect_limits: [
-          {
-            family: "payment",
-            unit: "USD",
-            max_per_call_units: 125,
-            max_per_run_units: 125,
-            channels: ["x402"],
-            realm: "test",
-            peer: "merchant:demo",
-            operation: "search.paid",
-            idempotency_required: true,
-            recovery_required: true,
-            receipt_before_success: true,
-            single_use_capability: true,
-            authorization_form: "single_use_capability",
-          },
-        ],
-      },
-      conditions: [],
-      approvals: [],
-      capabilities: ["effect_single_use_capability"],
-      issued_by_ref: { type: "host", uri: "authority:payment:test" },
-    };
+    const authority = paymentAuthority(125, "authority-term:payment:e2e");
     await approveGovernedEffect({
       name: "spend-approve",
       skill: "spend",
       inputs: {
-        resource_url: `${endpoint.origin}/search`,
+        resource_url: `${endpoint.server.origin}/search`,
         parent_payment_authority: JSON.stringify(authority),
         idempotency_seed: `e2e-spend-${Date.now()}`,
         realm: "test",
@@ -367,6 +299,6 @@ it("approves an x402 spend from the console after reading its amount, payee and 
     // The approved payment reached the endpoint exactly once.
     expect(endpoint.paid).toHaveLength(1);
   } finally {
-    await new Promise((done) => endpoint.server.close(done));
+    await endpoint.server.close();
   }
 });

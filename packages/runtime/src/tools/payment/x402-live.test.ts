@@ -6,11 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx, type Workspace } from "../../testing/cli.js";
-import {
-  startTestServer,
-  type ReceivedRequest,
-  type TestServer,
-} from "../../testing/http-server.js";
+import { paymentAuthority as authority, startX402Endpoint } from "../../testing/x402-endpoint.js";
+import type { X402Endpoint as Endpoint } from "../../testing/x402-endpoint.js";
 
 interface Envelope {
   status: string;
@@ -18,94 +15,6 @@ interface Envelope {
   result: Record<string, unknown> | null;
   requests: Array<{ id: string; kind: string; gate?: { summary?: Record<string, unknown> } }>;
   closure: { disposition: string; reason_code?: string; summary?: string } | null;
-}
-
-interface Endpoint {
-  server: TestServer;
-  /** The price the next challenge names (minor units, as x402 sends it: a string). */
-  price: string;
-  /** Whether challenges promise a settlement proof. */
-  proof: boolean;
-  paid: ReceivedRequest[];
-}
-
-function authority(cap: number): Record<string, unknown> {
-  return {
-    term_id: "authority-term:payment:live-demo",
-    principal_ref: { type: "host", uri: "principal:operator:test" },
-    resource_ref: { type: "surface", uri: "merchant:demo" },
-    resource_family: "effect",
-    verbs: ["prepare", "commit"],
-    bounds: {
-      effect_limits: [
-        {
-          family: "payment",
-          unit: "USD",
-          max_per_call_units: cap,
-          max_per_run_units: cap,
-          channels: ["x402"],
-          realm: "test",
-          peer: "merchant:demo",
-          operation: "search.paid",
-          idempotency_required: true,
-          recovery_required: true,
-          receipt_before_success: true,
-          single_use_capability: true,
-          authorization_form: "single_use_capability",
-        },
-      ],
-    },
-    conditions: [],
-    approvals: [],
-    capabilities: ["effect_single_use_capability"],
-    issued_by_ref: { type: "host", uri: "authority:payment:test" },
-  };
-}
-
-async function startEndpoint(): Promise<Endpoint> {
-  const endpoint = { price: "125", proof: true, paid: [] as ReceivedRequest[] } as Endpoint;
-  endpoint.server = await startTestServer((req, res) => {
-    const payment = req.headers["x-payment"];
-    if (typeof payment !== "string") {
-      const extra: Record<string, string> = { operation: "search.paid" };
-      if (endpoint.proof) extra.settlement_proof = "x-payment-response";
-      res.writeHead(402, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          x402Version: 1,
-          accepts: [
-            {
-              scheme: "exact",
-              network: "runx-local",
-              maxAmountRequired: endpoint.price,
-              asset: "USD",
-              payTo: "merchant:demo",
-              resource: `${endpoint.server.origin}${req.url}`,
-              extra,
-            },
-          ],
-        }),
-      );
-      return;
-    }
-    endpoint.paid.push(req);
-    const decoded = JSON.parse(Buffer.from(payment, "base64").toString("utf8")) as {
-      payload: { payment_ref: string };
-    };
-    const proof = Buffer.from(
-      JSON.stringify({
-        success: true,
-        transaction: `tx-${endpoint.paid.length}`,
-        payment_ref: decoded.payload.payment_ref,
-      }),
-    ).toString("base64");
-    // Answer slowly, so that two concurrent resumes overlap while the payment is in flight.
-    setTimeout(() => {
-      res.writeHead(200, { "content-type": "application/json", "x-payment-response": proof });
-      res.end(JSON.stringify({ results: ["runx"] }));
-    }, 400);
-  });
-  return endpoint;
 }
 
 let ws: Workspace;
@@ -119,7 +28,8 @@ beforeEach(async () => {
     "skills/spend/X.yaml",
     manifest.replace("    type: graph\n", "    type: graph\n    allow_private_network: true\n"),
   );
-  endpoint = await startEndpoint();
+  // Answers slowly, so that two concurrent resumes overlap while the payment is in flight.
+  endpoint = await startX402Endpoint({ answerDelayMs: 400 });
 });
 afterEach(async () => {
   await endpoint.server.close();
