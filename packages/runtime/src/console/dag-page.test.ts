@@ -1,36 +1,17 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSkillReceipt } from "../receipts/build.js";
 import type { Receipt } from "../receipts/model.js";
-import { sealReceipt } from "../receipts/seal.js";
-import { localDevelopmentSigner } from "../receipts/signer.js";
 import { ReceiptStore } from "../receipts/store.js";
 import { localDevelopmentPolicy } from "../receipts/verifier.js";
 import { openStateStore } from "../store/open.js";
 import { consoleFixture } from "../testing/console-fixture.js";
+import { PER_STEP, STEPS, TOTAL, sealedAt } from "../testing/wide-run.js";
 import type { ConsoleFixture } from "../testing/console-fixture.js";
 
-// A run of 20,001 receipts: its root seals 20 steps, each the parent of 999 receipts (the
-// tree checks allow 1,024 children a receipt).
-const STEPS = 20;
-const PER_STEP = 999;
-const TOTAL = 1 + STEPS + STEPS * PER_STEP;
-const signer = localDevelopmentSigner();
-
+/** A receipt of this file's run (testing/wide-run.ts), dated from 2026-04-01. */
 function sealed(name: string, i: number, children: Receipt[] = []): Receipt {
-  const at = new Date(Date.parse("2026-04-01T00:00:00Z") + i * 1000);
-  return sealReceipt(
-    buildSkillReceipt({
-      name,
-      step: "default",
-      createdAt: at.toISOString().replace(/\.\d+Z$/, "Z"),
-      disposition: "closed",
-      reasonCode: "process_closed",
-      children,
-    }),
-    signer,
-  );
+  return sealedAt("2026-04-01T00:00:00Z", name, i, children);
 }
 
 let fx: ConsoleFixture;
