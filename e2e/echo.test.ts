@@ -30,6 +30,8 @@ it("runs echo from the skill page and shows it sealed with its output", async ()
     await waitForRunStatus(page, "sealed");
     const output = await page.getByTestId("run-output").innerText();
     expect(output).toContain(message);
+    // echo cannot hand work to an adapter, so the page reports no spawn authority for it.
+    expect(await page.getByTestId("spawn-authority").count()).toBe(0);
     await j.shot(page, "sealed");
 
     // The page shows what the API recorded, not something of its own.

@@ -43,6 +43,13 @@ export default async function RunPage({ params }: { params: Params }) {
   const dispatch = extras.ok ? extras.value.dispatch : null;
   const logs = extras.ok ? extras.value.logs : null;
   const canCancel = extras.ok && extras.value.me.role !== "viewer";
+  // Whether this run's runner can hand work to an adapter at all (the catalog's answer); a
+  // run that cannot dispatch has no spawn authority to report. Unknown (the skill left the
+  // catalog) keeps the row, since the run may still have dispatched.
+  const catalog = await load((api) => api.skills.get.query({ skill: loaded.value.run.skill }));
+  const mayDispatch = catalog.ok
+    ? (catalog.value.runners.find((r) => r.name === loaded.value.run.runner)?.dispatches ?? true)
+    : true;
   const hasDispatches =
     dispatch !== null && (dispatch.attempts.length > 0 || dispatch.running.length > 0);
   const {
@@ -103,7 +110,7 @@ export default async function RunPage({ params }: { params: Params }) {
         <dd>{run.runner}</dd>
         <dt>Initiator</dt>
         <dd>{run.initiator ?? "— (CLI or unknown)"}</dd>
-        {run.initiator !== null && (
+        {run.initiator !== null && mayDispatch && (
           <>
             <dt>Spawn authority</dt>
             <dd data-testid="spawn-authority">
