@@ -101,12 +101,21 @@ runners:
     graph:
       name: shell
       steps:
+        - id: allow-ls
+          run: { type: approval }
+          inputs:
+            gate_id: shell.ls
+            reason: list one directory
         - id: ls
           tool: command.execute
+          mutation: true
           scopes: [process.exec]
           inputs:
             command: /bin/ls
             cwd: $input.dir
+      policy:
+        guards:
+          - { step: ls, field: allow-ls.approval_decision.data.approved, equals: true }
 `;
 
 /** A cli-tool runner whose declared cwd is runx's own state. */
@@ -367,8 +376,17 @@ describe("a skill cannot write or work in runx's own state", () => {
   it.each([".runx", "state-dir", RECEIPTS_REL, `${HOME_REL}/keys`])(
     "command.execute with cwd %s is refused",
     async (dir) => {
-      const out = await runx(ws, ["skill", "skills/shell", "--dir", dir, "--json"], { env: env() });
+      // command.execute needs policy approval, so the graph pauses at its gate first; the
+      // approved resume reaches the tool, and containment refuses the cwd there.
+      const paused = await runx(ws, ["skill", "skills/shell", "--dir", dir, "--json"], {
+        env: env(),
+      });
+      expect(paused.code, paused.stdout).toBe(2);
+      const runId = (JSON.parse(paused.stdout) as { run_id: string }).run_id;
+      ws.write("approve-ls.json", JSON.stringify({ approvals: { "shell.ls": true } }));
+      const out = await runx(ws, ["resume", runId, "approve-ls.json", "--json"], { env: env() });
       expect(refusal(out.stdout)).toContain("POLICY_DENIED");
+      expect(refusal(out.stdout)).toContain("runx's own state");
       expect(out.stdout).not.toContain("state.sqlite");
       expect(out.stdout).not.toContain("registry-publisher");
     },

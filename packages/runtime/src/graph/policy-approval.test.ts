@@ -105,3 +105,44 @@ describe("policy approval of http.execute steps", () => {
     expect(seen).toEqual([["approve"]]);
   });
 });
+
+describe("policy approval of command.execute steps", () => {
+  const exec = {
+    id: "post",
+    tool: "command.execute",
+    mutation: true,
+    scopes: ["process.exec"],
+    inputs: { command: "/bin/true" },
+  };
+
+  it("refuses an arbitrary command without an approved gate", () => {
+    const result = run({ name: "g", steps: [exec] });
+    expect(result.executed).not.toContain("post#1");
+    expect(result.stop).toMatchObject({
+      kind: "fail",
+      code: "POLICY_APPROVAL_REQUIRED",
+      stepId: "post",
+    });
+  });
+
+  it("refuses one not declared mutating, even behind an approved gate", () => {
+    const { mutation: _, ...readOnly } = exec;
+    const result = run(
+      { name: "g", steps: [approve, readOnly], policy: { guards: [guard] } },
+      true,
+    );
+    expect(result.stop).toMatchObject({ kind: "fail", code: "POLICY_APPROVAL_REQUIRED" });
+  });
+
+  it("runs it behind an approved run: approval guard", () => {
+    const result = run({ name: "g", steps: [approve, exec], policy: { guards: [guard] } }, true);
+    expect(result.executed).toContain("post#1");
+    expect(result.stop.kind).toBe("complete");
+  });
+
+  it("leaves fs.write to workspace containment (no policy approval)", () => {
+    const write = { id: "post", tool: "fs.write", inputs: { path: "a.txt", contents: "a" } };
+    const result = run({ name: "g", steps: [write] });
+    expect(result.executed).toContain("post#1");
+  });
+});

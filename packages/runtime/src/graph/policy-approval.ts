@@ -1,6 +1,7 @@
 /**
  * Policy approval of graph steps, as upstream runx admits tools whose capability declares
- * `approval: Policy` (of ours, `http.execute`): the step must be declared `mutation: true`,
+ * `approval: Policy` (of ours, `http.execute` and `command.execute`): the step must be declared
+ * `mutation: true`,
  * and the graph must carry a guard on it of exactly `<gate>.approval_decision.data.approved`
  * `equals: true`, where `<gate>` is a `run: {type: approval}` step that succeeded with that
  * value. Without such evidence the step is refused before its tool is called. Pure.
@@ -11,8 +12,16 @@ import { evaluateCondition } from "./references.js";
 import { scopeOf, stepState } from "./state.js";
 import type { GraphState } from "./state.js";
 
-/** Native tools whose calls need policy approval evidence. */
-export const POLICY_APPROVAL_TOOLS: ReadonlySet<string> = new Set(["http.execute"]);
+/**
+ * Native tools whose calls need policy approval evidence: the ones upstream's capability
+ * catalog marks `approval: Policy` (an arbitrary request or command whose effect the runtime
+ * cannot bound by itself). `fs.write` and `fs.apply_bundle` are bounded by workspace
+ * containment and are not in the set, as upstream has them.
+ */
+export const POLICY_APPROVAL_TOOLS: ReadonlySet<string> = new Set([
+  "http.execute",
+  "command.execute",
+]);
 
 const APPROVED_FIELD = ".approval_decision.data.approved";
 
