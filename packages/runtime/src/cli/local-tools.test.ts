@@ -6,7 +6,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx } from "../testing/cli.js";
@@ -109,6 +109,85 @@ interface Envelope {
   closure: { disposition: string; summary?: string } | null;
   error?: { reason: string; message: string };
 }
+
+/** A graph package at `<base>/skills/flow` whose steps call `demo.greet`, then `demo.upper`. */
+function packagedFlow(base: string): void {
+  ws.write(`${base}/skills/flow/SKILL.md`, "---\nname: flow\n---\nGreet, then shout.\n");
+  ws.write(
+    `${base}/skills/flow/X.yaml`,
+    [
+      "runners:",
+      "  default:",
+      "    type: graph",
+      "    graph:",
+      "      name: flow",
+      "      result_from: [upper]",
+      "      steps:",
+      ...GREET_THEN_UPPER.map((l) => `        ${l}`),
+      "harness:",
+      "  cases:",
+      "    - name: greets-then-shouts",
+      "      expect:",
+      "        status: sealed",
+      "        steps: [greet, upper]",
+      "",
+    ].join("\n"),
+  );
+  // One tool beside the skills/ folder, one inside the package: both are the package's own.
+  writeTool(`${base}/tools/demo/greet`, manifest(), GREET_SCRIPT);
+  writeTool(
+    `${base}/skills/flow/tools/demo/upper`,
+    manifest({
+      name: "demo.upper",
+      description: "Upper-cases a text.",
+      inputs: { text: { type: "string", required: true } },
+      scopes: ["demo.upper"],
+      artifacts: { wrap_as: "shout" },
+    }),
+    UPPER_SCRIPT,
+  );
+}
+
+describe("a package's own local tools", () => {
+  it("finds the tools beside the package, not only the workspace's tools/", async () => {
+    packagedFlow("vendor/pack");
+    const r = await runx(ws, ["skill", "vendor/pack/skills/flow", "--json"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const env = r.json<Envelope>();
+    expect(env.status).toBe("sealed");
+    expect(env.result.shout).toEqual({ data: { text: "HELLO WORLD" } });
+  });
+
+  it("runs them from the original package when the harness runs a scratch copy", async () => {
+    packagedFlow("vendor/pack");
+    const r = await runx(ws, ["harness", "vendor/pack/skills/flow", "--json"]);
+    expect(r.stdout).toContain('"case_names":["greets-then-shouts"]');
+    expect(r.json<{ status: string; assertion_errors: string[] }>()).toMatchObject({
+      status: "passed",
+      assertion_errors: [],
+    });
+    expect(r.code).toBe(0);
+  });
+
+  it("refuses a tools/ beside the skills folder that is a link out of its project", async () => {
+    packagedFlow("vendor/pack");
+    const outside = join(ws.home, "elsewhere-tools");
+    mkdirSync(join(outside, "demo", "greet"), { recursive: true });
+    writeFileSync(join(outside, "demo", "greet", "manifest.json"), JSON.stringify(manifest()));
+    writeFileSync(
+      join(outside, "demo", "greet", "run.mjs"),
+      `import { writeFileSync } from "node:fs";\nwriteFileSync("ran.txt", "x");\n${GREET_SCRIPT}`,
+    );
+    const sibling = join(ws.root, "vendor/pack/tools");
+    rmSync(sibling, { recursive: true });
+    symlinkSync(outside, sibling);
+    const r = await runx(ws, ["skill", "vendor/pack/skills/flow", "--json"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain("PATH_ESCAPE");
+    expect(() => readFileSync(join(outside, "demo", "greet", "ran.txt"))).toThrow();
+  });
+});
 
 describe("local tools in graph steps", () => {
   it("runs a local tool, passes its output to the next step and seals receipts", async () => {

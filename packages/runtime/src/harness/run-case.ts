@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, relative } from "node:path";
+import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
 import { createRuntime } from "../create-runtime.js";
 import { FAILURE_CATEGORY, isRuntimeError, RuntimeError } from "../errors.js";
 import {
@@ -24,6 +24,7 @@ import { createFixtureHttpTransport, fixtureResolver } from "../tools/fixture-ht
 import type { FixtureHttpTransport } from "../tools/fixture-http.js";
 import { createProviderLaneDrivers } from "../tools/provider-lane.js";
 import { readSeedReceipts } from "./seed.js";
+import { packageToolRoots } from "../tool-catalogs/local-tools.js";
 import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import { assertCase, formatMismatch } from "./assert.js";
@@ -209,6 +210,13 @@ export async function runCase(
     return fail(`${spec.unsupported.join(", ")}: not supported yet (the case is not run)`);
   }
   const caseEnv = scrubbedEnv(ctx.env, spec.env);
+  // The case runs a copy of the package, but its local tools are found beside the original,
+  // where its author put them (tool-catalogs/local-tools.ts `skillDir`).
+  if (target !== undefined) {
+    const roots = [caseEnv.RUNX_TOOL_ROOTS, ...packageToolRoots(target.packageDir)];
+    const joined = roots.filter((r) => r !== undefined && r !== "").join(delimiter);
+    if (joined !== "") caseEnv.RUNX_TOOL_ROOTS = joined;
+  }
   // The fixture's signature policy: local development, plus real signatures under the
   // verifier keys the case environment names. Seeds and the case's receipts verify under it.
   let policy: SignaturePolicy;

@@ -63,11 +63,17 @@ export function runtimeToolCatalog(local?: LocalToolRoots): ToolCatalog {
   };
 }
 
-/** The local tool roots of a run: its workspace and the invoking RUNX_TOOL_ROOTS. */
-export function runToolRoots(scope: Pick<RunScope, "deps">): LocalToolRoots {
+/**
+ * The local tool roots of a run: its workspace, the invoking RUNX_TOOL_ROOTS and the running
+ * package's own (tool-catalogs/local-tools.ts `skillDir`).
+ */
+export function runToolRoots(
+  scope: Pick<RunScope, "deps"> & { prep?: Pick<RunScope["prep"], "pkg"> },
+): LocalToolRoots {
   return {
     workspaceRoot: scope.deps.paths.root,
     toolRoots: parseToolRoots(scope.deps.env.RUNX_TOOL_ROOTS, delimiter),
+    ...(scope.prep !== undefined ? { skillDir: scope.prep.pkg.packageDir } : {}),
   };
 }
 

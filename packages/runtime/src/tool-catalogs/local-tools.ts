@@ -15,7 +15,7 @@
  * names the manifest file and the field.
  */
 import { readdirSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Ajv } from "ajv";
 import { RuntimeError } from "../errors.js";
 import { packageArtifacts } from "../graph/artifacts.js";
@@ -37,6 +37,13 @@ import type { CatalogSource, CatalogTool } from "./sources.js";
 export interface LocalToolRoots {
   workspaceRoot: string;
   toolRoots: readonly string[];
+  /**
+   * The package directory of the skill being run, when there is one. Its tools are found
+   * beside it as upstream runx infers them: the package's own `tools/`, and, for a package in
+   * a `skills/` folder, that folder's sibling `tools/` — so a package keeps its tools when it
+   * runs outside the workspace it was written in (a harness scratch copy, an install).
+   */
+  skillDir?: string;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
@@ -53,12 +60,48 @@ const INPUT_TYPES: ReadonlySet<string> = new Set<InputType>([
 /** The source id local tools carry in `runx tool search`. */
 export const LOCAL_SOURCE = "local";
 
-/** The roots searched, in order: each RUNX_TOOL_ROOTS entry, then the workspace's `tools/`. */
+/**
+ * The roots searched, in order: each RUNX_TOOL_ROOTS entry, the running package's inferred
+ * roots (`inferredToolRoots`), then the workspace's `tools/`; each root once.
+ */
 export function localToolRootDirs(roots: LocalToolRoots): string[] {
-  return [
+  const all = [
     ...roots.toolRoots.map((r) => resolve(roots.workspaceRoot, r)),
+    ...(roots.skillDir === undefined ? [] : inferredToolRoots(roots.skillDir).map((r) => r.root)),
     join(roots.workspaceRoot, "tools"),
   ];
+  return [...new Set(all)];
+}
+
+/** The inferred tool roots of a package directory that exist (absolute paths). */
+export function packageToolRoots(skillDir: string): string[] {
+  return inferredToolRoots(skillDir)
+    .map((r) => r.root)
+    .filter((root) => {
+      try {
+        return statSync(root).isDirectory();
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** A tool root inferred from a package directory and the directory it must stay inside. */
+interface InferredRoot {
+  root: string;
+  base: string;
+}
+
+/** `<package>/tools`, and `<dir>/tools` for a package at `<dir>/skills/<name>`. */
+function inferredToolRoots(skillDir: string): InferredRoot[] {
+  const dir = resolve(skillDir);
+  const out: InferredRoot[] = [{ root: join(dir, "tools"), base: dir }];
+  const parent = dirname(dir);
+  if (basename(parent) === "skills") {
+    const base = dirname(parent);
+    out.push({ root: join(base, "tools"), base });
+  }
+  return out;
 }
 
 /** RUNX_TOOL_ROOTS as a list (the platform's path delimiter separates entries). */
@@ -119,12 +162,17 @@ function containedDir(found: LocatedTool, roots: LocalToolRoots): string {
   const rootReal = realpathSync(found.root);
   const dirReal = realpathSync(found.dir);
   const manifestReal = realpathSync(found.manifestPath);
-  const workspaceReal = realpathSync(roots.workspaceRoot);
-  const isWorkspaceTools = found.root === join(roots.workspaceRoot, "tools");
+  // A root the runtime found by itself (the workspace's or a package's `tools/`) must not be a
+  // link out of the directory it was found in; RUNX_TOOL_ROOTS entries are the invoker's.
+  const bases = [
+    { root: join(roots.workspaceRoot, "tools"), base: roots.workspaceRoot },
+    ...(roots.skillDir === undefined ? [] : inferredToolRoots(roots.skillDir)),
+  ];
+  const foundBase = bases.find((b) => b.root === found.root);
   const escapes =
     !isInside(dirReal, rootReal) ||
     !isInside(manifestReal, dirReal) ||
-    (isWorkspaceTools && !isInside(rootReal, workspaceReal));
+    (foundBase !== undefined && !isInside(rootReal, realpathSync(foundBase.base)));
   if (escapes) {
     throw new RuntimeError(
       "PATH_ESCAPE",
