@@ -141,7 +141,17 @@ describe("graph runs", () => {
     const { runId, gate, env } = await toApproval();
     expect(gate).toMatch(/^provider-effect:sha256:[0-9a-f]{64}$/);
     expect(Object.keys(env.requests[0]!.gate!.summary!).sort()).toEqual(
-      ["operation", "payload_digest", "plan_digest", "provider", "scopes", "target"].sort(),
+      [
+        "grant_ref",
+        "operation",
+        "payload_digest",
+        "plan_digest",
+        "principal_ref",
+        "provider",
+        "required_scopes",
+        "scopes",
+        "target",
+      ].sort(),
     );
     const done = await runx(ws, ["resume", runId, "-", "--json"], {
       stdin: JSON.stringify({ approvals: { [gate]: { approved: true, reason: "verified" } } }),

@@ -125,7 +125,17 @@ export function providerPreview(gate: { id: string; summary?: unknown }, input: 
       `the payload recovered from the paused run has digest ${payloadDigest}, not the gate's ${bound}`,
     );
   }
-  const plan = mutationPlan(input, { provider, scopes, payloadDigest });
+  const grantRef = str(summary.grant_ref);
+  const principalRef = str(summary.principal_ref);
+  if (grantRef === null || principalRef === null || !grantRef.startsWith("runx:grant:")) {
+    return unavailable("the gate's summary does not name the grant and principal it runs under");
+  }
+  const plan = mutationPlan(input, {
+    provider,
+    scopes,
+    payloadDigest,
+    authority: { grant_id: grantRef.slice("runx:grant:".length), principal_ref: principalRef },
+  });
   if (providerGateId(plan.digest) !== gate.id || plan.digest !== summary.plan_digest) {
     return unavailable(
       `the plan recovered from the paused run (${plan.digest}) is not the plan the gate binds`,

@@ -1,6 +1,6 @@
 /**
  * The approvals a skill asks for, read from its X.yaml before any run, for the console's
- * catalog: each `provider.mutate` step that requests an approval, each x402 payment step
+ * catalog: each `provider.mutate` step (every provider mutation pauses), each x402 payment step
  * (`payment.x402_pay` always pauses for the spend) and each graph `approval` step, with what
  * the approver will be shown. The labels are the ones the approval card
  * renders (console/effect-facts.ts), so the catalog previews the card itself. Pure.
@@ -39,14 +39,18 @@ export function approvalsOf(runner: SkillPackage["runners"][string]): CatalogApp
   for (const step of runner.graph.steps) {
     const id = typeof step.id === "string" ? step.id : "?";
     const inputs = isJsonObject(step.inputs) ? step.inputs : {};
-    if (step.tool === "provider.mutate" && isJsonObject(inputs.approval)) {
+    // Every provider mutation pauses for its exact plan (tools/provider.ts), worded or not.
+    if (step.tool === "provider.mutate") {
       const payload = isJsonObject(inputs.input) ? Object.keys(inputs.input) : [];
       const operation = declared(inputs.operation);
       out.push({
         step_id: id,
         kind: "provider_effect",
         headline: `${operation} on ${declared(inputs.target)} at ${declared(inputs.expected_provider)}`,
-        gate_type: typeof inputs.approval.type === "string" ? inputs.approval.type : null,
+        gate_type:
+          isJsonObject(inputs.approval) && typeof inputs.approval.type === "string"
+            ? inputs.approval.type
+            : "provider_effect",
         shows: [
           ...EFFECT_FACT_LABELS,
           ...(operation.startsWith("message.")

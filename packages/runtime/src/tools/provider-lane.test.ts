@@ -7,7 +7,7 @@ import { providerTools } from "./provider.js";
 import { createProviderLaneDrivers } from "./provider-lane.js";
 import type { ProviderLane } from "./provider-lane.js";
 import { failureCode, makeToolContext, successData } from "../testing/tool-context.js";
-import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
+import type { ApprovalDecision, JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
 
 const [readTool, mutateTool] = providerTools() as [NativeTool, NativeTool];
 
@@ -42,12 +42,18 @@ const LANE: ProviderLane = {
   ],
 };
 
+/** Every provider effect gate decided yes by a human (the lane, not the gate, is under test). */
+const APPROVE_EVERY_GATE = {
+  get: (id: string) => (id.startsWith("provider-effect:") ? { approved: true } : undefined),
+} as unknown as ReadonlyMap<string, ApprovalDecision>;
+
 function context(scopes: string[], lane: ProviderLane = LANE): ToolContext {
   return makeToolContext({
     workspaceRoot: "/nonexistent-workspace",
     scopes,
     providers: createProviderLaneDrivers(lane),
     effects: createMemoryEffectLedger(),
+    approvals: APPROVE_EVERY_GATE,
   });
 }
 

@@ -96,14 +96,10 @@ export function createProviderLaneDrivers(lane: ProviderLane): Map<string, Provi
   const used = new Set<number>();
   let previous: AnsweredCall | undefined;
 
-  const answer = (
+  const selectGrant = (
     provider: string,
-    access: "read" | "mutate",
-    operation: string,
-    target: string,
-    idempotencyKey: string | null,
     call: ProviderCallFacts | undefined,
-  ): JsonRecord => {
+  ): ProviderLaneGrant => {
     const scopes = call?.scopes ?? [];
     const grants = lane.grants.filter(
       (grant) =>
@@ -118,7 +114,18 @@ export function createProviderLaneDrivers(lane: ProviderLane): Map<string, Provi
         { provider, scopes: [...scopes] },
       );
     }
-    const grant = grants[0] as ProviderLaneGrant;
+    return grants[0] as ProviderLaneGrant;
+  };
+
+  const answer = (
+    provider: string,
+    access: "read" | "mutate",
+    operation: string,
+    target: string,
+    idempotencyKey: string | null,
+    call: ProviderCallFacts | undefined,
+  ): JsonRecord => {
+    const grant = selectGrant(provider, call);
     const candidates = lane.operations.flatMap((op, index) =>
       op.grant_id === grant.grant_id && op.operation === operation && op.target === target
         ? [{ op, index }]
@@ -159,6 +166,10 @@ export function createProviderLaneDrivers(lane: ProviderLane): Map<string, Provi
         Promise.resolve().then(() => answer(provider, "read", operation, target, null, call)),
       mutate: (operation, target, _payload, key, call) =>
         Promise.resolve().then(() => answer(provider, "mutate", operation, target, key, call)),
+      authority: (call) => ({
+        grant_id: selectGrant(provider, call).grant_id,
+        principal_ref: `runx:principal:${lane.principal_id}`,
+      }),
     });
   }
   return drivers;

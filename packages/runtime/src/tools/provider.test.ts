@@ -7,6 +7,7 @@ import { createFileEffectLedger, readEffectLedger } from "./effect-ledger.js";
 import { createFixtureProvider } from "./fixture-provider.js";
 import type { FixtureProvider } from "./fixture-provider.js";
 import { providerGateId, providerTools } from "./provider.js";
+import { createProviderLaneDrivers } from "./provider-lane.js";
 import {
   failureCode,
   makeTempWorkspace,
@@ -63,11 +64,17 @@ function mutation(extra: JsonRecord = {}): JsonRecord {
 const effectCount = async (): Promise<number> =>
   Object.keys((await provider.snapshot()).effects).length;
 
-async function pendingGate(input: JsonRecord): Promise<string> {
-  const result = await mutateTool.execute(input, ctx());
+async function pendingGate(input: JsonRecord, driver: ProviderDriver = provider): Promise<string> {
+  const result = await mutateTool.execute(input, ctx({}, driver));
   if (result.status !== "needs_approval")
     throw new Error(`expected needs_approval, got ${result.status}`);
   return result.approval.gate_id;
+}
+
+/** A context in which a human approved exactly this input's plan. */
+async function approvedCtx(input: JsonRecord, driver: ProviderDriver = provider) {
+  const gate = await pendingGate(input, driver);
+  return ctx({ [gate]: { approved: true, actor: "local-operator" } }, driver);
 }
 
 describe("provider.mutate", () => {
@@ -81,10 +88,13 @@ describe("provider.mutate", () => {
     expect(Object.keys(approval.summary).sort()).toEqual(
       [
         "amount",
+        "grant_ref",
         "operation",
         "payload_digest",
         "plan_digest",
+        "principal_ref",
         "provider",
+        "required_scopes",
         "scopes",
         "target",
       ].sort(),
@@ -94,6 +104,9 @@ describe("provider.mutate", () => {
       operation: "record.create",
       target: "contacts",
       scopes: ["crm.read", "crm.write"],
+      required_scopes: ["crm.read", "crm.write"],
+      grant_ref: "runx:grant:crm",
+      principal_ref: "runx:principal:local_runtime",
       payload_digest: payloadDigest,
       amount: { units: 1250, unit: "usd_cents" },
     });
@@ -134,8 +147,9 @@ describe("provider.mutate", () => {
   it("refuses the same key with a different payload", async () => {
     const first = mutation();
     delete first.approval;
-    successData(await mutateTool.execute(first, ctx()));
+    successData(await mutateTool.execute(first, await approvedCtx(first)));
     const changed = { ...first, input: { id: "ada", name: "Ada Lovelace" } };
+    // The key's recorded plan is checked before any gate: nobody is asked to approve it.
     expect(failureCode(await mutateTool.execute(changed, ctx()))).toBe("IDEMPOTENCY_CONFLICT");
     expect(await effectCount()).toBe(1);
   });
@@ -170,12 +184,65 @@ describe("provider.mutate", () => {
     expect(await effectCount()).toBe(0);
   });
 
-  it("applies directly when no approval is requested", async () => {
+  it("asks a human even when the step words no approval, and applies only after it", async () => {
     const input = mutation();
     delete input.approval;
-    const output = successData(await mutateTool.execute(input, ctx()));
+    const result = await mutateTool.execute(input, ctx());
+    if (result.status !== "needs_approval") throw new Error(result.status);
+    expect(result.approval.gate_type).toBe("provider_effect");
+    expect(result.approval.reason).toBe("Approve record.create on crm for contacts.");
+    expect(await effectCount()).toBe(0);
+    const output = successData(await mutateTool.execute(input, await approvedCtx(input)));
     expect(output).toMatchObject({ status: "success", idempotency_key: "create-ada" });
-    expect(output.approval).toBeUndefined();
+    expect(output.approval).toMatchObject({ approved: true, gate_type: "provider_effect" });
+    expect(await effectCount()).toBe(1);
+  });
+
+  it("names the gate after upstream runx's provider effect plan digest", async () => {
+    // The plan of upstream's zapier-handoff delivery case; its fixture approves this exact id.
+    const [zapier] = createProviderLaneDrivers({
+      principal_id: "zapier-fixture",
+      grants: [
+        {
+          grant_id: "zapier-fixture",
+          provider: "zapier",
+          scopes: ["orchestrator.zapier.workflow.invoke"],
+        },
+      ],
+      operations: [],
+    }).values() as unknown as [ProviderDriver];
+    const context = makeToolContext({
+      workspaceRoot: layout.workspace,
+      runDir: layout.runDir,
+      scopes: ["orchestrator.zapier.workflow.invoke"],
+      providers: new Map([["zapier", zapier]]),
+      effects: createFileEffectLedger(ledgerFile),
+      approvals: new Map(),
+    });
+    const result = await mutateTool.execute(
+      {
+        operation: "hook.invoke",
+        target: "12345678",
+        expected_provider: "zapier",
+        idempotency_key: "evt_zapier_demo_001",
+        input: { hook_id: "abcDEF123" },
+      },
+      context,
+    );
+    if (result.status !== "needs_approval") throw new Error(result.status);
+    expect(result.approval.gate_id).toBe(
+      "provider-effect:sha256:458eede53654e480274fa370c0b98d8d8c8696286b62429cf27e225f38c5b1f8",
+    );
+    expect(result.approval.summary).toMatchObject({
+      grant_ref: "runx:grant:zapier-fixture",
+      principal_ref: "runx:principal:zapier-fixture",
+    });
+  });
+
+  it("binds the gate to the idempotency key, so another key needs another decision", async () => {
+    const first = await pendingGate(mutation());
+    const second = await pendingGate(mutation({ idempotency_key: "create-ada-again" }));
+    expect(first).not.toBe(second);
   });
 
   it("refuses a provider the step has no driver for", async () => {
@@ -201,8 +268,9 @@ describe("provider.mutate", () => {
     };
     const input = mutation();
     delete input.approval;
-    expect(failureCode(await mutateTool.execute(input, ctx({}, flaky)))).toBe("PROVIDER_FAILED");
-    expect(failureCode(await mutateTool.execute(input, ctx({}, flaky)))).toBe("PROVIDER_FAILED");
+    const approved = await approvedCtx(input, flaky);
+    expect(failureCode(await mutateTool.execute(input, approved))).toBe("PROVIDER_FAILED");
+    expect(failureCode(await mutateTool.execute(input, approved))).toBe("PROVIDER_FAILED");
     expect(calls).toBe(1);
   });
 
@@ -221,7 +289,7 @@ describe("provider.read", () => {
   it("returns stored records, projected and checked against expected_result", async () => {
     const create = mutation();
     delete create.approval;
-    successData(await mutateTool.execute(create, ctx()));
+    successData(await mutateTool.execute(create, await approvedCtx(create)));
     const input = {
       operation: "record.get",
       target: "contacts",

@@ -1,12 +1,13 @@
 /**
  * `provider.read` and `provider.mutate` over the configured `ProviderDriver`s.
  *
- * A mutation is bound to a plan: provider, operation, target, the step's scopes, the
- * payload digest, and (when present) the typed amount and the approval request. The plan
- * digest names the approval gate (`provider-effect:sha256:<64 hex>`, the form upstream's
- * resume files and harness fixtures carry), so a human decides on that
- * exact act; the summary the approver sees is built only from those admitted fields, never
- * from package free text. The typed amount lives in the plan and the summary, never in the
+ * A mutation is bound to upstream runx's provider effect plan (`mutationPlan`): provider,
+ * the grant and principal it runs under, operation, target, the step's scopes, the payload
+ * digest, the idempotency key's digest and (when present) the typed amount. Every mutation
+ * waits for one human decision on that plan: the plan digest names the approval gate
+ * (`provider-effect:sha256:<64 hex>`, the ids upstream's resume files and harness fixtures
+ * carry), so a human decides on that exact act; the summary the approver sees is built only
+ * from those admitted fields, never from package free text. The typed amount lives in the plan and the summary, never in the
  * provider payload. Effects are keyed: without `idempotency_key` nothing happens; the same
  * key and plan replay the recorded outcome from `ctx.effects` (no second effect); the same
  * key with another plan is refused. An effect whose outcome is unknown (the driver failed)
@@ -27,6 +28,7 @@ import type {
   Json,
   JsonRecord,
   NativeTool,
+  ProviderAuthority,
   ProviderDriver,
   ToolContext,
   ToolResult,
@@ -70,18 +72,33 @@ export interface MutationPlan {
   /** `hashCanonical(plan)`: the approval gate is named after it (`providerGateId`). */
   digest: string;
   amount?: { units: number; unit: string };
+  /** The step's own wording of the approval it asks for (display only; not in the plan). */
   approval?: { reason: string; type?: string };
 }
 
+/** The authority of a driver without grants of its own: the local runtime. */
+export const LOCAL_PROVIDER_AUTHORITY = {
+  principal_ref: "runx:principal:local_runtime",
+} as const;
+
+/** The facts a mutation plan binds besides the tool input. */
+export interface MutationFacts {
+  provider: string;
+  scopes: readonly string[];
+  payloadDigest: string;
+  authority: ProviderAuthority;
+}
+
 /**
- * The plan of a mutation: provider, operation, target, the step's scopes, the payload digest,
- * and (when present) the typed amount and the approval request. The console checks a paused
- * gate's payload with this same function, so what an approver sees is what the gate binds.
+ * The plan of a mutation, as upstream runx's provider effect plan
+ * (`runx.provider.effect_plan.v1`): class, provider, the grant and principal it runs under,
+ * operation, target, the payload digest, the step's scopes (sorted, each once) and the digest
+ * of the idempotency key, so one approval releases exactly one act. `amount` is upstream's
+ * `null` unless the step declares a typed amount, which the plan then binds too. The console
+ * checks a paused gate's payload with this same function, so what an approver sees is what
+ * the gate binds.
  */
-export function mutationPlan(
-  input: JsonRecord,
-  call: { provider: string; scopes: readonly string[]; payloadDigest: string },
-): MutationPlan {
+export function mutationPlan(input: JsonRecord, call: MutationFacts): MutationPlan {
   const amount = isRecord(input.amount)
     ? { units: Number(input.amount.units), unit: text(input.amount.unit) }
     : undefined;
@@ -90,15 +107,20 @@ export function mutationPlan(
     approval = { reason: text(input.approval.reason) };
     if (text(input.approval.type) !== "") approval.type = text(input.approval.type);
   }
+  const key = typeof input.idempotency_key === "string" ? input.idempotency_key.trim() : "";
   const plan: JsonRecord = {
+    schema: "runx.provider.effect_plan.v1",
+    class: "mutation",
     provider: call.provider,
-    operation: text(input.operation),
-    target: text(input.target),
-    scopes: [...call.scopes],
+    grant_id: call.authority.grant_id,
+    principal_ref: call.authority.principal_ref,
+    operation: text(input.operation).trim(),
+    target: text(input.target).trim(),
     payload_digest: call.payloadDigest,
+    required_scopes: [...new Set(call.scopes)].sort(),
+    amount: amount ?? null,
+    request_key_digest: key === "" ? null : sha256Prefixed(key),
   };
-  if (amount !== undefined) plan.amount = amount;
-  if (approval !== undefined) plan.approval = { ...approval };
   return {
     plan,
     digest: hashCanonical(plan),
@@ -298,14 +320,20 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
       );
     }
     const call = admitCall(input, ctx);
+    const authority = call.driver.authority?.({ scopes: call.scopes }) ?? {
+      grant_id: call.driver.name,
+      ...LOCAL_PROVIDER_AUTHORITY,
+    };
     const {
       digest: planDigest,
+      plan,
       amount,
       approval,
     } = mutationPlan(input, {
       provider: call.driver.name,
       scopes: call.scopes,
       payloadDigest: call.payloadDigest,
+      authority,
     });
 
     const ledgerKey = `provider.mutate:${call.driver.name}:${key}`;
@@ -325,9 +353,11 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
 
     let output = baseOutput(call, "mutate", planDigest, key);
     if (amount !== undefined) output.amount = amount;
-    if (approval !== undefined) {
+    // Every provider mutation waits for one exact human decision on its plan, as upstream
+    // runx's provider permission effect requires; the step's `approval` only words the ask.
+    {
       const gateId = providerGateId(planDigest);
-      const gateType = approval.type ?? "provider_effect";
+      const gateType = approval?.type ?? "provider_effect";
       const decision = ctx.approvals.get(gateId);
       if (decision === undefined) {
         const summary: ApprovalSummary = {
@@ -337,11 +367,17 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
           scopes: call.scopes,
           payload_digest: call.payloadDigest,
           plan_digest: planDigest,
+          grant_ref: `runx:grant:${authority.grant_id}`,
+          principal_ref: authority.principal_ref,
+          required_scopes: plan.required_scopes as string[],
         };
         if (amount !== undefined) summary.amount = amount;
         const message = messageFacts(call);
         if (message !== undefined) summary.message = message;
-        const reason = ctx.taint.redactText(approval.reason);
+        const reason = ctx.taint.redactText(
+          approval?.reason ??
+            `Approve ${call.operation} on ${call.driver.name} for ${call.target}.`,
+        );
         return {
           status: "needs_approval",
           approval: { gate_id: gateId, gate_type: gateType, reason, summary },
@@ -415,7 +451,7 @@ export function providerTools(): NativeTool[] {
       {
         name: "provider.mutate",
         description:
-          "Apply one keyed, plan-bound provider effect, optionally after one human approval.",
+          "Apply one keyed, plan-bound provider effect after one exact human approval of its plan.",
         mutating: true,
         scopes: [],
         inputSchema: mutateInputSchema,

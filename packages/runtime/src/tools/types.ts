@@ -64,6 +64,12 @@ export interface ApprovalSummary {
   scopes: string[];
   payload_digest: string;
   plan_digest: string;
+  /** `runx:grant:<grant id>` of the grant the effect runs under (provider mutations). */
+  grant_ref?: string;
+  /** The principal holding that grant (provider mutations). */
+  principal_ref?: string;
+  /** The step's scopes as the plan binds them: sorted, each once (provider mutations). */
+  required_scopes?: string[];
   amount?: { units: number; unit: string };
   /**
    * For a `message.*` operation: who it goes to, on which channel, what content (by digest)
@@ -101,6 +107,17 @@ export interface ProviderCallFacts {
   scopes: readonly string[];
 }
 
+/**
+ * Who a provider effect runs as: the grant a driver selects for the calling step and the
+ * principal that holds it (upstream runx's provider effect authority). Both are bound into
+ * the effect plan an approver decides on.
+ */
+export interface ProviderAuthority {
+  grant_id: string;
+  /** `runx:principal:<id>`. */
+  principal_ref: string;
+}
+
 /** A provider driver (local fixture provider, harness response lane; hosted drivers later). */
 export interface ProviderDriver {
   readonly name: string;
@@ -117,6 +134,12 @@ export interface ProviderDriver {
     idempotencyKey: string,
     call?: ProviderCallFacts,
   ): Promise<JsonRecord>;
+  /**
+   * The grant and principal a call with these facts would run under; refuses (throws) when
+   * no grant, or more than one, selects it. A driver without grants of its own omits it and
+   * runs as the local runtime (`LOCAL_PROVIDER_AUTHORITY` in tools/provider.ts).
+   */
+  authority?(call: ProviderCallFacts): ProviderAuthority;
 }
 
 /** One payee the workspace registered: its party and the one settlement reference it is paid at. */
