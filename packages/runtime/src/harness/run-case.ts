@@ -20,8 +20,8 @@ import {
 } from "../receipts/index.js";
 import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import type { ToolLanes } from "../run/context.js";
-import { createFixtureHttpTransport, fixtureResolver } from "../tools/fixture-http.js";
-import type { FixtureHttpTransport } from "../tools/fixture-http.js";
+import { createFixtureHttpTransport, fixtureResolver } from "../tools/http/fixture-http.js";
+import type { FixtureHttpTransport } from "../tools/http/fixture-http.js";
 import { createProviderLaneDrivers } from "../tools/provider-lane.js";
 import { readSeedReceipts } from "./seed.js";
 import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";

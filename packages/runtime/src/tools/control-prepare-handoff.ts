@@ -15,7 +15,7 @@ import outputSchema from "../../schemas/tools/control-prepare-handoff.output.sch
 import { validateToolsControlPrepareHandoffInput } from "../generated/validate-tools-control-prepare-handoff.input.js";
 import { RuntimeError } from "../errors.js";
 import { defineTool } from "./define-tool.js";
-import { classifyAddress } from "./net-guard.js";
+import { classifyAddress } from "./http/net-guard.js";
 import { artifactEnvelope } from "../graph/artifacts.js";
 import { eachString, isRecord } from "./packet.js";
 import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";

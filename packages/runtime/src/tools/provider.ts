@@ -21,7 +21,7 @@ import mutateOutputSchema from "../../schemas/tools/provider-mutate.output.schem
 import readInputSchema from "../../schemas/tools/provider-read.input.schema.json" with { type: "json" };
 import readOutputSchema from "../../schemas/tools/provider-read.output.schema.json" with { type: "json" };
 import { inputValidator, validatedExecute } from "./ajv-input.js";
-import { failureOf } from "./http-exchange.js";
+import { failureOf } from "./http/http-exchange.js";
 import type {
   ApprovalSummary,
   Json,

@@ -28,7 +28,7 @@ import { RuntimeError, isRuntimeError } from "../../errors.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import { inputValidator, validatedExecute } from "../ajv-input.js";
 import { failureResult } from "../define-tool.js";
-import { headerValue } from "../http-exchange.js";
+import { headerValue } from "../http/http-exchange.js";
 import { digestHex } from "../payment-authority.js";
 import { providerGateId } from "../provider.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";

@@ -13,11 +13,11 @@
  * request. Then the exact-URL response lane, which answers GET reads and semantically
  * read-only POST queries (never a mutation) as often as they are asked.
  */
-import { RuntimeError } from "../errors.js";
-import { canonicalJson } from "../receipts/canonical.js";
-import type { Json } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import { canonicalJson } from "../../receipts/canonical.js";
+import type { Json } from "../types.js";
 import type { ResolvedAddress, Resolver } from "./net-guard.js";
-import type { HttpRequest, HttpResponse, HttpTransport } from "./types.js";
+import type { HttpRequest, HttpResponse, HttpTransport } from "../types.js";
 
 /** One canned response (body already encoded). */
 export interface FixtureHttpResponse {

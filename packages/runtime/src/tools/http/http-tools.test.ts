@@ -3,15 +3,15 @@
  * exchange still admits every URL: scheme, host, address class) and HTTPS URLs.
  */
 import { describe, expect, it } from "vitest";
-import { validateToolsHttpExecuteOutput } from "../generated/validate-tools-http-execute.output.js";
-import { validateToolsHttpReadOutput } from "../generated/validate-tools-http-read.output.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { REDACTION_MARKER, createTaintSet } from "../redaction.js";
-import { scriptedTransport } from "../testing/http-server.js";
-import type { ScriptedTransport } from "../testing/http-server.js";
+import { validateToolsHttpExecuteOutput } from "../../generated/validate-tools-http-execute.output.js";
+import { validateToolsHttpReadOutput } from "../../generated/validate-tools-http-read.output.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { REDACTION_MARKER, createTaintSet } from "../../redaction.js";
+import { scriptedTransport } from "../../testing/http-server.js";
+import type { ScriptedTransport } from "../../testing/http-server.js";
 import { MAX_BATCH_OUTPUT_BYTES, httpTools } from "./http-tools.js";
 import type { Resolver } from "./net-guard.js";
-import { failureCode, makeToolContext, successData } from "../testing/tool-context.js";
+import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
 import type {
   HttpRequest,
   HttpResponse,
@@ -19,7 +19,7 @@ import type {
   JsonRecord,
   NativeTool,
   ToolContext,
-} from "./types.js";
+} from "../types.js";
 
 const resolver: Resolver = (hostname) => {
   const table: Record<string, string> = {

@@ -8,25 +8,25 @@
  * may only reach it through an approved `run: approval` guard (graph/policy-approval.ts);
  * it sends each request once. Every batch answers a `runx.http.execution.v1` packet.
  */
-import { validateToolsHttpExecuteInput } from "../generated/validate-tools-http-execute.input.js";
-import { validateToolsHttpQueryInput } from "../generated/validate-tools-http-query.input.js";
-import { validateToolsHttpReadInput } from "../generated/validate-tools-http-read.input.js";
-import executeInputSchema from "../../schemas/tools/http-execute.input.schema.json" with { type: "json" };
-import executeOutputSchema from "../../schemas/tools/http-execute.output.schema.json" with { type: "json" };
-import queryInputSchema from "../../schemas/tools/http-query.input.schema.json" with { type: "json" };
-import queryOutputSchema from "../../schemas/tools/http-query.output.schema.json" with { type: "json" };
-import readInputSchema from "../../schemas/tools/http-read.input.schema.json" with { type: "json" };
-import readOutputSchema from "../../schemas/tools/http-read.output.schema.json" with { type: "json" };
-import { inputValidator, validatedExecute } from "./ajv-input.js";
+import { validateToolsHttpExecuteInput } from "../../generated/validate-tools-http-execute.input.js";
+import { validateToolsHttpQueryInput } from "../../generated/validate-tools-http-query.input.js";
+import { validateToolsHttpReadInput } from "../../generated/validate-tools-http-read.input.js";
+import executeInputSchema from "../../../schemas/tools/http-execute.input.schema.json" with { type: "json" };
+import executeOutputSchema from "../../../schemas/tools/http-execute.output.schema.json" with { type: "json" };
+import queryInputSchema from "../../../schemas/tools/http-query.input.schema.json" with { type: "json" };
+import queryOutputSchema from "../../../schemas/tools/http-query.output.schema.json" with { type: "json" };
+import readInputSchema from "../../../schemas/tools/http-read.input.schema.json" with { type: "json" };
+import readOutputSchema from "../../../schemas/tools/http-read.output.schema.json" with { type: "json" };
+import { inputValidator, validatedExecute } from "../ajv-input.js";
 import type { NetToolOptions } from "./http-exchange.js";
-import { runBatch } from "./http/batch.js";
-import type { HttpToolName } from "./http/batch.js";
-import { isRecord } from "./http/resolve.js";
-import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
-import { webFetchTool } from "./web/fetch.js";
-import { withNamedOutput } from "./packet.js";
+import { runBatch } from "./batch.js";
+import type { HttpToolName } from "./batch.js";
+import { isRecord } from "./resolve.js";
+import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
+import { webFetchTool } from "../web/fetch.js";
+import { withNamedOutput } from "../packet.js";
 
-export { MAX_BATCH_OUTPUT_BYTES } from "./http/batch.js";
+export { MAX_BATCH_OUTPUT_BYTES } from "./batch.js";
 
 function resultOf(output: JsonRecord): ToolResult {
   const failure = output.failure;

@@ -12,11 +12,11 @@ import { request as httpRequest } from "node:http";
 import type { IncomingMessage, RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
-import { RuntimeError, isRuntimeError } from "../errors.js";
-import { sendWithSafeReadRetries } from "./http/safe-read-retry.js";
+import { RuntimeError, isRuntimeError } from "../../errors.js";
+import { sendWithSafeReadRetries } from "./safe-read-retry.js";
 import { admitUrl } from "./net-guard.js";
 import type { ResolvedAddress, Resolver } from "./net-guard.js";
-import type { HttpRequest, HttpResponse, HttpTransport } from "./types.js";
+import type { HttpRequest, HttpResponse, HttpTransport } from "../types.js";
 
 /** An HTTP request that already passed admission, with the address to connect to. */
 export interface PinnedHttpRequest extends HttpRequest {

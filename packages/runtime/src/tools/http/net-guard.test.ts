@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRuntimeError } from "../errors.js";
+import { isRuntimeError } from "../../errors.js";
 import { admitUrl, classifyAddress, matchesHostPattern } from "./net-guard.js";
 import type { AddressClass, Resolver } from "./net-guard.js";
 

@@ -7,7 +7,7 @@
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { RuntimeError } from "../errors.js";
+import { RuntimeError } from "../../errors.js";
 
 /** One resolved address of a host name. */
 export interface ResolvedAddress {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isRuntimeError } from "../errors.js";
-import { startTestServer } from "../testing/http-server.js";
-import type { TestHandler, TestServer } from "../testing/http-server.js";
+import { isRuntimeError } from "../../errors.js";
+import { startTestServer } from "../../testing/http-server.js";
+import type { TestHandler, TestServer } from "../../testing/http-server.js";
 import { createHttpTransport } from "./http-transport.js";
 import type { PinnedHttpRequest } from "./http-transport.js";
 

@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { validateToolsHttpExecuteOutput } from "../generated/validate-tools-http-execute.output.js";
-import { validateToolsHttpReadOutput } from "../generated/validate-tools-http-read.output.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { createTaintSet, REDACTION_MARKER } from "../redaction.js";
+import { validateToolsHttpExecuteOutput } from "../../generated/validate-tools-http-execute.output.js";
+import { validateToolsHttpReadOutput } from "../../generated/validate-tools-http-read.output.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { createTaintSet, REDACTION_MARKER } from "../../redaction.js";
 import { createFixtureHttpTransport, fixtureResolver } from "./fixture-http.js";
 import type { FixtureHttpExchange, FixtureHttpResponse } from "./fixture-http.js";
-import { startTestServer } from "../testing/http-server.js";
-import type { TestServer } from "../testing/http-server.js";
+import { startTestServer } from "../../testing/http-server.js";
+import type { TestServer } from "../../testing/http-server.js";
 import { httpTools } from "./http-tools.js";
 import type { Resolver } from "./net-guard.js";
-import { failureCode, makeToolContext, successData } from "../testing/tool-context.js";
-import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
+import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
+import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 
 let server: TestServer | undefined;
 afterEach(async () => {

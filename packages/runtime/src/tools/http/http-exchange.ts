@@ -7,14 +7,14 @@
  * credential header values.
  */
 import { performance } from "node:perf_hooks";
-import { RuntimeError, isRuntimeError } from "../errors.js";
-import { REDACTION_MARKER } from "../redaction.js";
-import type { TaintSet } from "../redaction.js";
-import { hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
+import { RuntimeError, isRuntimeError } from "../../errors.js";
+import { REDACTION_MARKER } from "../../redaction.js";
+import type { TaintSet } from "../../redaction.js";
+import { hashCanonical, sha256Prefixed } from "../../receipts/canonical.js";
 import type { PinnedHttpRequest } from "./http-transport.js";
 import { admitUrl } from "./net-guard.js";
 import type { Resolver } from "./net-guard.js";
-import type { HttpResponse, Json, JsonRecord, ToolContext, ToolResult } from "./types.js";
+import type { HttpResponse, Json, JsonRecord, ToolContext, ToolResult } from "../types.js";
 
 /** Redirects followed before the exchange fails. */
 export const MAX_REDIRECTS = 5;
