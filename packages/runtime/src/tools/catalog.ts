@@ -5,7 +5,7 @@
 import { RuntimeError } from "../errors.js";
 import { artifactAdmitTool } from "./artifact/admit.js";
 import { artifactReadTool } from "./artifact/read.js";
-import { commandExecuteTool } from "./command-execute.js";
+import { commandExecuteTool } from "./command/command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data/digest.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
 import { dataTools } from "./data/data-tools.js";

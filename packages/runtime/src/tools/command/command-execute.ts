@@ -7,19 +7,19 @@
  * command means. Admission failures (containment, policy, digest drift) and an interrupted
  * run fail the call.
  */
-import inputSchema from "../../schemas/tools/command-execute.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/command-execute.output.schema.json" with { type: "json" };
-import { RuntimeError } from "../errors.js";
-import { validateToolsCommandExecuteInput } from "../generated/validate-tools-command-execute.input.js";
-import { assertNoInlineCode } from "../policy/inline-code.js";
-import { buildChildEnvironment, isRunxSecretName } from "../process/environment.js";
-import { superviseProcess, type SupervisedProcessResult } from "../process/supervise.js";
-import { stateRootsOf } from "./runx-state.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import { defineTool } from "./define-tool.js";
-import { resolveDirectory, resolveRoot } from "./paths.js";
-import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/command-execute.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/command-execute.output.schema.json" with { type: "json" };
+import { RuntimeError } from "../../errors.js";
+import { validateToolsCommandExecuteInput } from "../../generated/validate-tools-command-execute.input.js";
+import { assertNoInlineCode } from "../../policy/inline-code.js";
+import { buildChildEnvironment, isRunxSecretName } from "../../process/environment.js";
+import { superviseProcess, type SupervisedProcessResult } from "../../process/supervise.js";
+import { stateRootsOf } from "../runx-state.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import { defineTool } from "../define-tool.js";
+import { resolveDirectory, resolveRoot } from "../paths.js";
+import type { Json, JsonRecord, NativeTool, ToolContext } from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** Bounds of `command.execute`. */
 export const COMMAND_MAX_ARGS = 128;

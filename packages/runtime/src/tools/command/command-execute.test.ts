@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { validateToolsCommandExecuteOutput } from "../generated/validate-tools-command-execute.output.js";
-import { pidsWithArgv, waitFor } from "../process/test-support.js";
-import { createTaintSet } from "../redaction.js";
+import { validateToolsCommandExecuteOutput } from "../../generated/validate-tools-command-execute.output.js";
+import { pidsWithArgv, waitFor } from "../../process/test-support.js";
+import { createTaintSet } from "../../redaction.js";
 import { commandExecuteTool } from "./command-execute.js";
 import {
   TEST_PATH,
@@ -13,8 +13,8 @@ import {
   successData,
   type TestWorkspace,
   makeLayoutContext,
-} from "../testing/tool-context.js";
-import type { JsonRecord, ToolContext } from "./types.js";
+} from "../../testing/tool-context.js";
+import type { JsonRecord, ToolContext } from "../types.js";
 
 let layout: TestWorkspace;
 let ctx: ToolContext;
