@@ -7,7 +7,7 @@ import { artifactAdmitTool } from "./artifact/admit.js";
 import { artifactReadTool } from "./artifact/read.js";
 import { commandExecuteTool } from "./command/command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data/digest.js";
-import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
+import { controlPrepareHandoffTool } from "./control/control-prepare-handoff.js";
 import { dataTools } from "./data/data-tools.js";
 import { evidenceTools } from "./evidence/index.js";
 import { gitTools } from "./git/git-tools.js";

@@ -10,15 +10,15 @@
  * from. Credential values Runx delivered in this run (the taint set) are refused anywhere in
  * the material — keys and values of the payload, context, receiver and request alike.
  */
-import inputSchema from "../../schemas/tools/control-prepare-handoff.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/control-prepare-handoff.output.schema.json" with { type: "json" };
-import { validateToolsControlPrepareHandoffInput } from "../generated/validate-tools-control-prepare-handoff.input.js";
-import { RuntimeError } from "../errors.js";
-import { defineTool } from "./define-tool.js";
-import { classifyAddress } from "./http/net-guard.js";
-import { artifactEnvelope } from "../graph/artifacts.js";
-import { eachString, isRecord } from "./packet.js";
-import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
+import inputSchema from "../../../schemas/tools/control-prepare-handoff.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/control-prepare-handoff.output.schema.json" with { type: "json" };
+import { validateToolsControlPrepareHandoffInput } from "../../generated/validate-tools-control-prepare-handoff.input.js";
+import { RuntimeError } from "../../errors.js";
+import { defineTool } from "../define-tool.js";
+import { classifyAddress } from "../http/net-guard.js";
+import { artifactEnvelope } from "../../graph/artifacts.js";
+import { eachString, isRecord } from "../packet.js";
+import type { Json, JsonRecord, NativeTool, ToolContext } from "../types.js";
 
 export const HANDOFF_CONTEXT_PACKET = "runx.orchestrator.handoff_context.v1";
 const TOOL = "control.prepare_handoff";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createTaintSet } from "../redaction.js";
+import { createTaintSet } from "../../redaction.js";
 import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
-import { failureCode, makeToolContext, successOutput } from "../testing/tool-context.js";
-import type { JsonRecord, ToolContext } from "./types.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
+import type { JsonRecord, ToolContext } from "../types.js";
 
 const ctx = (overrides: Partial<ToolContext> = {}): ToolContext =>
   makeToolContext({ workspaceRoot: "/nonexistent-workspace", ...overrides });
