@@ -22,7 +22,7 @@ import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import type { ToolLanes } from "../run/context.js";
 import { createFixtureHttpTransport, fixtureResolver } from "../tools/http/fixture-http.js";
 import type { FixtureHttpTransport } from "../tools/http/fixture-http.js";
-import { createProviderLaneDrivers } from "../tools/provider-lane.js";
+import { createProviderLaneDrivers } from "../tools/provider/provider-lane.js";
 import { readSeedReceipts } from "./seed.js";
 import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";

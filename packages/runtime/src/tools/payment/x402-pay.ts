@@ -30,7 +30,7 @@ import { inputValidator, validatedExecute } from "../ajv-input.js";
 import { failureResult } from "../define-tool.js";
 import { headerValue } from "../http/http-exchange.js";
 import { digestHex } from "../payment-authority.js";
-import { providerGateId } from "../provider.js";
+import { providerGateId } from "../provider/provider.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 import { paymentRefused, toPolicyRefusal } from "./policy.js";
 import type { X402Challenge } from "./x402-challenge.js";

@@ -13,8 +13,8 @@
  * (fields: idempotency_key, operation, target), replaced by the current or the previous
  * answered call's value; the idempotency key is the one the provider receives.
  */
-import { RuntimeError } from "../errors.js";
-import type { Json, JsonRecord, ProviderCallFacts, ProviderDriver } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import type { Json, JsonRecord, ProviderCallFacts, ProviderDriver } from "../types.js";
 
 /** One declared grant. */
 export interface ProviderLaneGrant {

@@ -7,9 +7,9 @@
  * operations in the same order always produce the same state and results.
  */
 import { readFile } from "node:fs/promises";
-import { RuntimeError } from "../errors.js";
-import { writeFileAtomic } from "./effect-ledger.js";
-import type { JsonRecord, ProviderDriver } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import { writeFileAtomic } from "../effect-ledger.js";
+import type { JsonRecord, ProviderDriver } from "../types.js";
 
 /** Schema tag of the fixture provider's state file. */
 export const FIXTURE_PROVIDER_SCHEMA = "runx.fixture_provider.v1";

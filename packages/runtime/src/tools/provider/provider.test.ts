@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { validateToolsProviderMutateOutput } from "../generated/validate-tools-provider-mutate.output.js";
-import { validateToolsProviderReadOutput } from "../generated/validate-tools-provider-read.output.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import { createFileEffectLedger, readEffectLedger } from "./effect-ledger.js";
+import { validateToolsProviderMutateOutput } from "../../generated/validate-tools-provider-mutate.output.js";
+import { validateToolsProviderReadOutput } from "../../generated/validate-tools-provider-read.output.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import { createFileEffectLedger, readEffectLedger } from "../effect-ledger.js";
 import { createFixtureProvider } from "./fixture-provider.js";
 import type { FixtureProvider } from "./fixture-provider.js";
 import { providerGateId, providerTools } from "./provider.js";
@@ -12,15 +12,15 @@ import {
   makeTempWorkspace,
   makeToolContext,
   successData,
-} from "../testing/tool-context.js";
-import type { TestWorkspace } from "../testing/tool-context.js";
+} from "../../testing/tool-context.js";
+import type { TestWorkspace } from "../../testing/tool-context.js";
 import type {
   ApprovalDecision,
   JsonRecord,
   NativeTool,
   ProviderDriver,
   ToolContext,
-} from "./types.js";
+} from "../types.js";
 
 const [readTool, mutateTool] = providerTools() as [NativeTool, NativeTool];
 

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, readdirSync, symlinkSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isRuntimeError } from "../errors.js";
+import { isRuntimeError } from "../../errors.js";
 import { createOutboxProvider, outboxMessageId } from "./outbox-provider.js";
-import { makeTempWorkspace } from "../testing/tool-context.js";
-import type { TestWorkspace } from "../testing/tool-context.js";
+import { makeTempWorkspace } from "../../testing/tool-context.js";
+import type { TestWorkspace } from "../../testing/tool-context.js";
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { validateToolsProviderMutateOutput } from "../generated/validate-tools-provider-mutate.output.js";
-import { validateToolsProviderReadOutput } from "../generated/validate-tools-provider-read.output.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { createMemoryEffectLedger } from "./effect-ledger.js";
+import { validateToolsProviderMutateOutput } from "../../generated/validate-tools-provider-mutate.output.js";
+import { validateToolsProviderReadOutput } from "../../generated/validate-tools-provider-read.output.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { createMemoryEffectLedger } from "../effect-ledger.js";
 import { providerTools } from "./provider.js";
 import { createProviderLaneDrivers } from "./provider-lane.js";
 import type { ProviderLane } from "./provider-lane.js";
-import { failureCode, makeToolContext, successData } from "../testing/tool-context.js";
-import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "./types.js";
+import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
+import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 
 const [readTool, mutateTool] = providerTools() as [NativeTool, NativeTool];
 

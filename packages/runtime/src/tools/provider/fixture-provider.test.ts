@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isRuntimeError } from "../errors.js";
+import { isRuntimeError } from "../../errors.js";
 import { createFixtureProvider } from "./fixture-provider.js";
 import type { FixtureProvider } from "./fixture-provider.js";
-import { makeTempWorkspace } from "../testing/tool-context.js";
-import type { TestWorkspace } from "../testing/tool-context.js";
+import { makeTempWorkspace } from "../../testing/tool-context.js";
+import type { TestWorkspace } from "../../testing/tool-context.js";
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   try {

@@ -12,16 +12,16 @@
  * key with another plan is refused. An effect whose outcome is unknown (the driver failed)
  * is recorded as a failure and replayed as one — it is reconciled, never retried blindly.
  */
-import { validateToolsProviderMutateInput } from "../generated/validate-tools-provider-mutate.input.js";
-import { validateToolsProviderReadInput } from "../generated/validate-tools-provider-read.input.js";
-import { RuntimeError, isRuntimeError } from "../errors.js";
-import { canonicalJson, hashCanonical, sha256Prefixed } from "../receipts/canonical.js";
-import mutateInputSchema from "../../schemas/tools/provider-mutate.input.schema.json" with { type: "json" };
-import mutateOutputSchema from "../../schemas/tools/provider-mutate.output.schema.json" with { type: "json" };
-import readInputSchema from "../../schemas/tools/provider-read.input.schema.json" with { type: "json" };
-import readOutputSchema from "../../schemas/tools/provider-read.output.schema.json" with { type: "json" };
-import { inputValidator, validatedExecute } from "./ajv-input.js";
-import { failureOf } from "./http/http-exchange.js";
+import { validateToolsProviderMutateInput } from "../../generated/validate-tools-provider-mutate.input.js";
+import { validateToolsProviderReadInput } from "../../generated/validate-tools-provider-read.input.js";
+import { RuntimeError, isRuntimeError } from "../../errors.js";
+import { canonicalJson, hashCanonical, sha256Prefixed } from "../../receipts/canonical.js";
+import mutateInputSchema from "../../../schemas/tools/provider-mutate.input.schema.json" with { type: "json" };
+import mutateOutputSchema from "../../../schemas/tools/provider-mutate.output.schema.json" with { type: "json" };
+import readInputSchema from "../../../schemas/tools/provider-read.input.schema.json" with { type: "json" };
+import readOutputSchema from "../../../schemas/tools/provider-read.output.schema.json" with { type: "json" };
+import { inputValidator, validatedExecute } from "../ajv-input.js";
+import { failureOf } from "../http/http-exchange.js";
 import type {
   ApprovalSummary,
   Json,
@@ -30,8 +30,8 @@ import type {
   ProviderDriver,
   ToolContext,
   ToolResult,
-} from "./types.js";
-import { withNamedOutput } from "./packet.js";
+} from "../types.js";
+import { withNamedOutput } from "../packet.js";
 
 /** Key names a provider result may not carry into persisted state. */
 export const SECRET_FIELD_NAMES: ReadonlySet<string> = new Set([

@@ -11,10 +11,10 @@
  */
 import { lstat, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { RuntimeError } from "../errors.js";
-import { sha256Prefixed } from "../receipts/canonical.js";
-import { writeFileAtomic } from "./effect-ledger.js";
-import type { Json, JsonRecord, ProviderDriver } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import { sha256Prefixed } from "../../receipts/canonical.js";
+import { writeFileAtomic } from "../effect-ledger.js";
+import type { Json, JsonRecord, ProviderDriver } from "../types.js";
 
 /** Schema tag of one outbox message file. */
 export const OUTBOX_MESSAGE_SCHEMA = "runx.outbox.message.v1";
