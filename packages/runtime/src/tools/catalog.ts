@@ -24,9 +24,9 @@ import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { x402Tools } from "./payment/x402.js";
 import { paymentRefundAdmitTool } from "./payment/refund-admit.js";
-import { receiptAttestTool } from "./receipt-attest.js";
+import { receiptAttestTool } from "./receipt/receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
-import { receiptVerifyTool } from "./receipt-verify.js";
+import { receiptVerifyTool } from "./receipt/receipt-verify.js";
 import { receiptTools } from "./receipt/index.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 

@@ -1,13 +1,13 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { decodeReceipt } from "../receipts/index.js";
-import type { Receipt } from "../receipts/index.js";
-import { REPO_ROOT } from "../testing/cli.js";
-import { makeTestReceiptStore } from "./refund-test-receipts.js";
-import type { TestReceiptStore } from "./refund-test-receipts.js";
+import { decodeReceipt } from "../../receipts/index.js";
+import type { Receipt } from "../../receipts/index.js";
+import { REPO_ROOT } from "../../testing/cli.js";
+import { makeTestReceiptStore } from "../refund-test-receipts.js";
+import type { TestReceiptStore } from "../refund-test-receipts.js";
 import { receiptVerifyTool } from "./receipt-verify.js";
-import { makeToolContext } from "../testing/tool-context.js";
+import { makeToolContext } from "../../testing/tool-context.js";
 
 /** A sealed send-as tree (root + five steps) and a refused one (root + two steps). */
 const SEEDS = join(REPO_ROOT, "skills", "audit-receipt", "fixtures", "receipts");

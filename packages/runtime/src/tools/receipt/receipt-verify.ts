@@ -6,13 +6,13 @@
  * does not verify is an answer (`valid: false`), not a failure; only an id the store does not
  * hold fails (RECEIPT_NOT_FOUND). Read-only: it writes nothing.
  */
-import inputSchema from "../../schemas/tools/receipt-verify.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/receipt-verify.output.schema.json" with { type: "json" };
-import { validateToolsReceiptVerifyInput } from "../generated/validate-tools-receipt-verify.input.js";
-import { artifactEnvelope } from "../graph/artifacts.js";
-import type { ReceiptTreeMember } from "../receipts/lookup.js";
-import { defineTool } from "./define-tool.js";
-import type { JsonRecord, NativeTool } from "./types.js";
+import inputSchema from "../../../schemas/tools/receipt-verify.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/receipt-verify.output.schema.json" with { type: "json" };
+import { validateToolsReceiptVerifyInput } from "../../generated/validate-tools-receipt-verify.input.js";
+import { artifactEnvelope } from "../../graph/artifacts.js";
+import type { ReceiptTreeMember } from "../../receipts/lookup.js";
+import { defineTool } from "../define-tool.js";
+import type { JsonRecord, NativeTool } from "../types.js";
 
 /** The packet `receipt.verify` emits. */
 export const RECEIPT_TREE_VERIFICATION = "runx.receipt_tree.verification.v1";

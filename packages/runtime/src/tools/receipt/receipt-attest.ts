@@ -9,15 +9,15 @@
  * subject text is refused (INPUT_INVALID), and so is any credential value Runx delivered in
  * this run — an attestation must never carry one into a receipt.
  */
-import inputSchema from "../../schemas/tools/receipt-attest.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/receipt-attest.output.schema.json" with { type: "json" };
-import { validateToolsReceiptAttestInput } from "../generated/validate-tools-receipt-attest.input.js";
-import { RuntimeError } from "../errors.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import { defineTool } from "./define-tool.js";
-import { artifactEnvelope } from "../graph/artifacts.js";
-import { eachString, isRecord } from "./packet.js";
-import type { Json, JsonRecord, NativeTool, ToolContext } from "./types.js";
+import inputSchema from "../../../schemas/tools/receipt-attest.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/receipt-attest.output.schema.json" with { type: "json" };
+import { validateToolsReceiptAttestInput } from "../../generated/validate-tools-receipt-attest.input.js";
+import { RuntimeError } from "../../errors.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import { defineTool } from "../define-tool.js";
+import { artifactEnvelope } from "../../graph/artifacts.js";
+import { eachString, isRecord } from "../packet.js";
+import type { Json, JsonRecord, NativeTool, ToolContext } from "../types.js";
 
 export const ATTESTATION_PACKET = "runx.attestation.v1";
 const TOOL = "receipt.attest";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { hashCanonical } from "../receipts/canonical.js";
-import { createTaintSet } from "../redaction.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import { createTaintSet } from "../../redaction.js";
 import { receiptAttestTool } from "./receipt-attest.js";
-import { failureCode, makeToolContext, successOutput } from "../testing/tool-context.js";
-import type { JsonRecord, ToolContext } from "./types.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
+import type { JsonRecord, ToolContext } from "../types.js";
 
 const ctx = (overrides: Partial<ToolContext> = {}): ToolContext =>
   makeToolContext({ workspaceRoot: "/nonexistent-workspace", ...overrides });
