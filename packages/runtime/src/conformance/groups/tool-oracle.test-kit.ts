@@ -18,7 +18,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { makeWorkspace, runx } from "../../testing/cli.js";
-import { buildTree, UPSTREAM, type CaseRow, type Verdict } from "../corpus.js";
+import { buildTree, UPSTREAM, type CaseRow, type Verdict } from "../corpus.test-kit.js";
 
 interface CatalogCase {
   name: string;

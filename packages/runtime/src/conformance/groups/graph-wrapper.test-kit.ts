@@ -12,7 +12,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
-import { replayEachInScratch, type CaseRow, type Verdict } from "../corpus.js";
+import { replayEachInScratch, type CaseRow, type Verdict } from "../corpus.test-kit.js";
 import { runx } from "../../testing/cli.js";
 
 interface Seal {

@@ -1,12 +1,12 @@
 /** Which replayer handles which `replay` kind of the corpus table. */
-import type { Replayer } from "../corpus.js";
-import { replayFlows } from "./flows.js";
-import { replayGraphWrapper } from "./graph-wrapper.js";
-import { replayHarness } from "./harness.js";
-import { replayKernelEval } from "./kernel-eval.js";
-import { replayParserEval } from "./parser-eval.js";
-import { replayReceipts } from "./receipts.js";
-import { replayToolOracle } from "./tool-oracle.js";
+import type { Replayer } from "../corpus.test-kit.js";
+import { replayFlows } from "./flows.test-kit.js";
+import { replayGraphWrapper } from "./graph-wrapper.test-kit.js";
+import { replayHarness } from "./harness.test-kit.js";
+import { replayKernelEval } from "./kernel-eval.test-kit.js";
+import { replayParserEval } from "./parser-eval.test-kit.js";
+import { replayReceipts } from "./receipts.test-kit.js";
+import { replayToolOracle } from "./tool-oracle.test-kit.js";
 
 /** Replay kind → replayer. Several kinds may share one replayer (it gets all their rows). */
 export const REPLAYERS: Record<string, Replayer> = {

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { canonicalJson } from "../../receipts/canonical.js";
 import { runx, type CliResult, type Workspace } from "../../testing/cli.js";
-import { replayEachInScratch, UPSTREAM, type CaseRow, type Verdict } from "../corpus.js";
+import { replayEachInScratch, UPSTREAM, type CaseRow, type Verdict } from "../corpus.test-kit.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

@@ -2,7 +2,7 @@
  * Harness fixtures (`harness-pkg`, `harness-file`): `runx harness <target> --json --receipt-dir R`
  * from the root of a scratch copy of the corpus, judged as the corpus README describes.
  */
-import { buildTree, type CaseRow, type Verdict } from "../corpus.js";
+import { buildTree, type CaseRow, type Verdict } from "../corpus.test-kit.js";
 import { makeWorkspace, runx } from "../../testing/cli.js";
 
 interface Report {

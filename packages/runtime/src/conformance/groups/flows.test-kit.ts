@@ -5,7 +5,7 @@
  * with the public answers document must seal (exit 0).
  */
 import { runx, type CliResult, type Workspace } from "../../testing/cli.js";
-import { replayEachInScratch, type CaseRow, type Verdict } from "../corpus.js";
+import { replayEachInScratch, type CaseRow, type Verdict } from "../corpus.test-kit.js";
 
 interface RunEnvelope {
   status?: string;

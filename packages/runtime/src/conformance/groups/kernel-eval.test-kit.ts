@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { buildTree, type CaseRow, type Verdict } from "../corpus.js";
+import { buildTree, type CaseRow, type Verdict } from "../corpus.test-kit.js";
 import { makeWorkspace, runx } from "../../testing/cli.js";
 
 type Expected =
