@@ -1,7 +1,8 @@
 /**
  * Readers of upstream's kernel state-machine inputs (`state-machine.*`) into the kernel's
- * sequential-graph decisions (kernel/sequential.ts, kernel/fanout-sync.ts) and the single-step lifecycle, and their
- * answers in upstream's camelCase shapes. A field of the wrong shape fails the evaluation.
+ * sequential-graph decisions (kernel/sequential.ts, kernel/fanout-sync.ts) and the
+ * single-step lifecycle, and their answers in upstream's camelCase shapes. A field of the
+ * wrong shape fails the evaluation.
  */
 import { createSingleStepState, transitionSingleStep } from "../graph/single-step.js";
 import type { SingleStepEvent, SingleStepState } from "../graph/single-step.js";
