@@ -12,12 +12,17 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  MAX_SOURCE_LINES,
+  OVERSIZED_PENDING,
   checkRepository,
   findCycles,
   importGraph,
   layerViolations,
+  oversizedFiles,
   parseLayerTable,
   sourceFiles,
+  sourceRoots,
+  testCodeImports,
 } from "./architecture.mjs";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -38,7 +43,7 @@ function tree(files: Record<string, string>): string {
   return root;
 }
 
-describe("the import-boundary check of docs/ARCHITECTURE.md", () => {
+describe("the structure checks of docs/ARCHITECTURE.md", () => {
   it("finds no cycle and no import outside its layer in this repository", () => {
     expect(checkRepository(repoRoot)).toEqual([]);
   });
@@ -85,6 +90,81 @@ describe("the import-boundary check of docs/ARCHITECTURE.md", () => {
     expect(layerViolations(importGraph(sourceFiles([root])), join(root, "src"), table)).toEqual([
       "extra is not in the layer table of docs/ARCHITECTURE.md",
       "parser/a.ts imports run/x.ts: parser may not import run",
+    ]);
+  });
+
+  it("reports production code importing the test kit, injected into the real runtime", () => {
+    const roots = sourceRoots(repoRoot);
+    const files = sourceFiles(roots);
+    const victim = join(srcRoot, "run/pause.ts");
+    const read = (file: string): string => {
+      const text = readFileSync(file, "utf8");
+      return file === victim
+        ? `${text}\nimport { makeToolContext } from "../testing/tool-context.js";\n`
+        : text;
+    };
+    expect(testCodeImports(importGraph(files), roots)).toEqual([]);
+    expect(testCodeImports(importGraph(files, read), roots)).toEqual([
+      "run/pause.ts imports testing/tool-context.ts: production code may not import test code",
+    ]);
+  });
+
+  it("lets tests and test kits reach the test kit, and refuses a test kit imported by production", () => {
+    const root = tree({
+      "src/run/a.ts": 'import { k } from "../data/contract.test-kit.js";\nexport const a = k;\n',
+      "src/data/contract.test-kit.ts":
+        'import { t } from "../testing/t.js";\nexport const k = t;\n',
+      "src/testing/t.ts": "export const t = 1;\n",
+      "src/run/a.test.ts": 'import { t } from "../testing/t.js";\nexport const u = t;\n',
+    });
+    const src = join(root, "src");
+    expect(testCodeImports(importGraph(sourceFiles([src])), [src])).toEqual([
+      "run/a.ts imports data/contract.test-kit.ts: production code may not import test code",
+    ]);
+  });
+
+  it("fails a production file over the line limit unless it is pending a split, on the real tree", () => {
+    const roots = sourceRoots(repoRoot);
+    const files = sourceFiles(roots);
+    expect(oversizedFiles(files, repoRoot)).toEqual([]);
+    // The real checker over the real tree, with one real file grown past the limit.
+    const victim = join(srcRoot, "parser/json.ts");
+    const padding = "\n".repeat(MAX_SOURCE_LINES + 1);
+    const read = (file: string): string =>
+      readFileSync(file, "utf8") + (file === victim ? padding : "");
+    const problems = oversizedFiles(files, repoRoot, { read });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^packages\/runtime\/src\/parser\/json\.ts has \d+ lines, over the 500-line limit/,
+    );
+  });
+
+  it("keeps the pending list shrinking: each entry is named once, with its reason, and still over", () => {
+    expect([...OVERSIZED_PENDING.keys()].sort()).toEqual([
+      "packages/runtime/src/console/approvals.ts",
+      "packages/runtime/src/receipts/store.ts",
+      "packages/runtime/src/run/adapter-step.ts",
+      "packages/runtime/src/run/graph-steps.ts",
+      "packages/runtime/src/tools/payment-tools.ts",
+    ]);
+    for (const reason of OVERSIZED_PENDING.values()) expect(reason).toMatch(/^split pending/);
+    const root = tree({
+      "src/long.ts": "x\n".repeat(4),
+      "src/listed-long.ts": "x\n".repeat(4),
+      "src/short.ts": "x\n".repeat(3),
+      "src/long.test.ts": "x\n".repeat(9),
+      "src/long.test-kit.ts": "x\n".repeat(9),
+      "src/generated/validate.mjs": "x\n".repeat(9),
+    });
+    const pending = new Map([
+      ["src/listed-long.ts", "split pending"],
+      ["src/short.ts", "split pending"],
+      ["src/gone.ts", "split pending"],
+    ]);
+    expect(oversizedFiles(sourceFiles([root]), root, { limit: 3, pending })).toEqual([
+      "src/gone.ts is not over 3 lines: take it out of OVERSIZED_PENDING",
+      "src/long.ts has 4 lines, over the 3-line limit: split it by concern",
+      "src/short.ts is not over 3 lines: take it out of OVERSIZED_PENDING",
     ]);
   });
 

@@ -25,10 +25,11 @@ import type { CatalogServices } from "./services/catalog.js";
 import type { listDataSources } from "./data/views.js";
 import type { DataOperationResult } from "./data/model.js";
 import { createRuntimeCore } from "./runtime-core.js";
-import type { CoreRuntime, RuntimeOptions } from "./runtime-core.js";
+import type { CoreRuntime, RuntimeOptions } from "./runtime-core-types.js";
 
-export { RUNTIME_RELEASE, createRuntimeCore } from "./runtime-core.js";
-export type { CoreRuntime, RuntimeOptions } from "./runtime-core.js";
+export { createRuntimeCore } from "./runtime-core.js";
+export { RUNTIME_RELEASE } from "./runtime-core-types.js";
+export type { CoreRuntime, RuntimeOptions } from "./runtime-core-types.js";
 
 /** The runtime's public surface. */
 export interface Runtime extends CoreRuntime {

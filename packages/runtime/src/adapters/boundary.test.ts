@@ -80,7 +80,7 @@ describe("I.53 one module imports child-process APIs; adapters start processes o
       "runners/cli-tool.ts",
       "runners/javascript.ts",
       "tools/cli/capture-help.ts",
-      "tools/command-execute.ts",
+      "tools/command/command-execute.ts",
       "tools/git/run-git.ts",
     ]);
     // Within the adapter subsystem (adapters/ and the run steps that drive it).

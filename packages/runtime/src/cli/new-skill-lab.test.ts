@@ -10,7 +10,7 @@ import { makeWorkspace, REPO_ROOT, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
 import { answerReply, configureManagedAgent, startModelServer } from "../testing/model-server.js";
 import type { ModelServer } from "../testing/model-server.js";
-import { decision, draft, notePackage } from "../tools/authoring/test-decisions.js";
+import { decision, draft, notePackage } from "../tools/authoring/decisions.test-kit.js";
 
 interface Envelope {
   status: string;

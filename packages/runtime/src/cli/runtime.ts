@@ -1,7 +1,7 @@
 /** Builds the runtime for a CLI command from the CLI environment. */
 import type { Runtime } from "../create-runtime.js";
 import { createRuntimeCore } from "../runtime-core.js";
-import type { CoreRuntime, RuntimeOptions } from "../runtime-core.js";
+import type { CoreRuntime, RuntimeOptions } from "../runtime-core-types.js";
 import type { FlagSpec } from "./args.js";
 import type { CommandContext } from "./context.js";
 

@@ -10,8 +10,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { readRows, type CaseRow, type Replayer, type Verdict } from "./corpus.js";
-import { REPLAYERS } from "./groups/index.js";
+import { readRows, type CaseRow, type Replayer, type Verdict } from "./corpus.test-kit.js";
+import { REPLAYERS } from "./groups/index.test-kit.js";
 
 const GAPS_FILE = join(dirname(new URL(import.meta.url).pathname), "conformance-gaps.json");
 const only = (process.env.RUNX_CONFORMANCE_ONLY ?? "").split(",").filter((k) => k !== "");

@@ -11,7 +11,12 @@
 import { REDACTION_MARKER } from "../redaction.js";
 import { hashCanonical } from "../receipts/index.js";
 import type { JsonRecord } from "../tools/types.js";
-import { SECRET_FIELD_NAMES, mutationPlan, payloadOf, providerGateId } from "../tools/provider.js";
+import {
+  SECRET_FIELD_NAMES,
+  mutationPlan,
+  payloadOf,
+  providerGateId,
+} from "../tools/provider/provider.js";
 import { formatAmount, providerEffectFacts } from "./effect-facts.js";
 import type { EffectFacts, PreviewAmount, PreviewField } from "./effect-facts.js";
 

@@ -5,7 +5,7 @@
  * card shows payee, operation, amount, resource and the sealed payment reference.
  */
 import { isRuntimeError } from "../errors.js";
-import { providerGateId } from "../tools/provider.js";
+import { providerGateId } from "../tools/provider/provider.js";
 import { x402Plan } from "../tools/payment/x402-pay.js";
 import type { JsonRecord } from "../tools/types.js";
 import { providerEffectFacts } from "./effect-facts.js";

@@ -7,8 +7,8 @@
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
-import type { FixtureHttpLanes } from "../tools/fixture-http.js";
-import type { ProviderLane } from "../tools/provider-lane.js";
+import type { FixtureHttpLanes } from "../tools/http/fixture-http.js";
+import type { ProviderLane } from "../tools/provider/provider-lane.js";
 import { parseHttpLanes, parseProviderLane, parseSeedReceipts } from "./lanes.js";
 
 /** Statuses a case can end in. */

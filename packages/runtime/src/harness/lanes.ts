@@ -2,7 +2,7 @@
  * Validation of a fixture's replay lanes: `caller.http_responses`,
  * `caller.http_exchanges`, `caller.provider_responses` and `setup.receipts`. Pure: values
  * in, typed lanes out; every error names the field. The lanes themselves run in
- * tools/fixture-http.ts and tools/provider-lane.ts.
+ * tools/http/fixture-http.ts and tools/provider/provider-lane.ts.
  */
 import { RuntimeError } from "../errors.js";
 import { isJsonObject } from "../parser/json.js";
@@ -12,12 +12,12 @@ import type {
   FixtureHttpExchange,
   FixtureHttpLanes,
   FixtureHttpResponse,
-} from "../tools/fixture-http.js";
+} from "../tools/http/fixture-http.js";
 import type {
   ProviderLane,
   ProviderLaneGrant,
   ProviderLaneOperation,
-} from "../tools/provider-lane.js";
+} from "../tools/provider/provider-lane.js";
 
 /** The lanes' caps (docs/skills-and-runners.md, Harness fixtures). */
 export const LANE_LIMITS = {

@@ -20,9 +20,9 @@ import {
 } from "../receipts/index.js";
 import type { Receipt, SignaturePolicy } from "../receipts/index.js";
 import type { ToolLanes } from "../run/context.js";
-import { createFixtureHttpTransport, fixtureResolver } from "../tools/fixture-http.js";
-import type { FixtureHttpTransport } from "../tools/fixture-http.js";
-import { createProviderLaneDrivers } from "../tools/provider-lane.js";
+import { createFixtureHttpTransport, fixtureResolver } from "../tools/http/fixture-http.js";
+import type { FixtureHttpTransport } from "../tools/http/fixture-http.js";
+import { createProviderLaneDrivers } from "../tools/provider/provider-lane.js";
 import { readSeedReceipts } from "./seed.js";
 import { packageToolRoots } from "../tool-catalogs/local-tools.js";
 import type { RunRequest, SkillRunEnvelope } from "../contracts/envelope.js";

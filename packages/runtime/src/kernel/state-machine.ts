@@ -1,17 +1,17 @@
 /**
  * Readers of upstream's kernel state-machine inputs (`state-machine.*`) into the kernel's
- * sequential-graph decisions (kernel/sequential.ts) and the single-step lifecycle, and their
- * answers in upstream's camelCase shapes. A field of the wrong shape fails the evaluation.
+ * sequential-graph decisions (kernel/sequential.ts, kernel/fanout-sync.ts) and the
+ * single-step lifecycle, and their answers in upstream's camelCase shapes. A field of the
+ * wrong shape fails the evaluation.
  */
 import { createSingleStepState, transitionSingleStep } from "../graph/single-step.js";
 import type { SingleStepEvent, SingleStepState } from "../graph/single-step.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 import type { Fields } from "./read.js";
+import { evaluateFanoutSync, syncDecisionKey } from "./fanout-sync.js";
 import {
   createSequentialState,
-  evaluateFanoutSync,
   planSequentialTransition,
-  syncDecisionKey,
   transitionSequential,
 } from "./sequential.js";
 import type {
@@ -21,7 +21,7 @@ import type {
   SequentialState,
   StepDefinition,
   StepState,
-} from "./sequential.js";
+} from "./sequential-model.js";
 
 const STEP_STATUS = ["pending", "running", "succeeded", "failed", "skipped"] as const;
 const GRAPH_STATUS = ["pending", "running", "succeeded", "failed", "paused", "escalated"] as const;

@@ -6,6 +6,12 @@
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
 
+/** `target` with each defined entry of `fields` set (undefined leaves the key out). */
+export function put(target: JsonObject, fields: Record<string, JsonValue | undefined>): JsonObject {
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) target[key] = value;
+  return target;
+}
+
 /** A validation failure carrying upstream's exact sentence. */
 export class UpstreamValidationError extends Error {
   constructor(message: string) {

@@ -4,7 +4,9 @@
  * authority minting, outputs, retry, condition), the fanout bindings and the declared result
  * producers, checked in upstream's order with its sentences and answered in its normal form
  * (camelCase typed fields beside `raw.document`). Field names are relative to the graph
- * document (`steps.0.id`), as upstream reports them for nested graphs too. Pure.
+ * document (`steps.0.id`), as upstream reports them for nested graphs too. The policy and
+ * fan-out rules are parser-eval/graph-policy.ts; the shared field readers
+ * parser-eval/graph-fields.ts. Pure.
  */
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
@@ -16,9 +18,20 @@ import {
   optionalObject,
   optionalString,
   optionalStringArray,
+  put,
   requiredString,
   UpstreamValidationError,
 } from "./fields.js";
+import {
+  condition,
+  nonNegativeInteger,
+  optionalNumber,
+  positiveInteger,
+  requiredArray,
+  requiredObject,
+  str,
+} from "./graph-fields.js";
+import { fanoutBindings, fanoutGroups, graphPolicy } from "./graph-policy.js";
 import { toolRefProblem } from "./governance.js";
 import { outputContract } from "./output-contract.js";
 
@@ -27,161 +40,6 @@ import { outputContract } from "./output-contract.js";
  * source's graph is checked by this module, so the two cannot import each other).
  */
 export type InlineSourceValidator = (source: JsonObject) => JsonObject;
-
-/** A field this module already checked as a string. */
-const str = (value: JsonValue | undefined): string => (typeof value === "string" ? value : "");
-
-function put(target: JsonObject, fields: Record<string, JsonValue | undefined>): JsonObject {
-  for (const [key, value] of Object.entries(fields)) if (value !== undefined) target[key] = value;
-  return target;
-}
-
-/** The graph reader's object: absent and null read as "must be an object", like a wrong type. */
-function requiredObject(value: JsonValue | undefined, field: string): JsonObject {
-  if (!isJsonObject(value)) return invalid(`${field} must be an object.`);
-  return value;
-}
-
-/** A non-empty array (upstream words both failures of its graph array reader this way). */
-function requiredArray(value: JsonValue | undefined, field: string): JsonValue[] {
-  if (!Array.isArray(value)) return invalid(`${field} must be an array.`);
-  if (value.length === 0) invalid(`${field} must contain at least one step.`);
-  return value;
-}
-
-function optionalNumber(value: JsonValue | undefined, field: string): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isFinite(value))
-    return invalid(`${field} must be a finite number.`);
-  return value;
-}
-
-function positiveInteger(value: number, field: string): number {
-  if (!Number.isInteger(value) || value < 1) invalid(`${field} must be a positive integer.`);
-  return value;
-}
-
-function nonNegativeInteger(value: number, field: string): number {
-  if (!Number.isInteger(value) || value < 0) invalid(`${field} must be a non-negative integer.`);
-  return value;
-}
-
-/** `equals` / `not_equals`: exactly one, kept as written (a null counts as declared). */
-function condition(record: JsonObject, field: string): Record<string, JsonValue | undefined> {
-  const equals = "equals" in record;
-  const notEquals = "not_equals" in record;
-  if (equals && notEquals) invalid(`${field} must not declare both equals and not_equals.`);
-  if (!equals && !notEquals) invalid(`${field} must declare equals or not_equals.`);
-  return {
-    equals: equals ? (record.equals ?? null) : undefined,
-    notEquals: notEquals ? (record.not_equals ?? null) : undefined,
-  };
-}
-
-function graphPolicy(value: JsonValue | undefined): JsonObject | undefined {
-  const policy = optionalObject(value, "policy");
-  if (policy === undefined) return undefined;
-  for (const key of Object.keys(policy).sort())
-    if (key !== "guards") invalid(`policy has unknown field '${key}'; only 'guards' is supported.`);
-  const guards = policy.guards;
-  if (guards === undefined || guards === null) return undefined;
-  return {
-    guards: requiredArray(guards, "policy.guards").map((raw, index) => {
-      const field = `policy.guards.${index}`;
-      const gate = requiredObject(raw, field);
-      const compare = condition(gate, field);
-      return put(
-        {
-          step: requiredString(gate.step, `${field}.step`),
-          field: requiredString(gate.field, `${field}.field`),
-        },
-        compare,
-      );
-    }),
-  };
-}
-
-const GATE_UNSUPPORTED = ["contains", "matches", "semantic", "prompt", "sentiment"];
-
-function gateList(value: JsonValue | undefined, field: string): JsonObject[] {
-  if (value === undefined || value === null) return [];
-  return requiredArray(value, field).map((raw, index) => {
-    const at = `${field}.${index}`;
-    const gate = requiredObject(raw, at);
-    for (const key of GATE_UNSUPPORTED)
-      if (key in gate)
-        invalid(`${at}.${key} is not supported; graph policy must evaluate structured fields.`);
-    return gate;
-  });
-}
-
-function gateAction(value: JsonValue | undefined, field: string): string {
-  const action = optionalString(value, field);
-  if (action !== "pause" && action !== "escalate")
-    return invalid(`${field} must be pause or escalate.`);
-  return action;
-}
-
-function choice(value: JsonValue | undefined, field: string, allowed: string[], words: string) {
-  const text = optionalString(value, field);
-  if (text !== undefined && !allowed.includes(text)) invalid(`${field} must be ${words}.`);
-  return text;
-}
-
-function fanoutGroups(value: JsonValue | undefined): JsonObject {
-  const fanout = optionalObject(value, "fanout");
-  const out: JsonObject = {};
-  if (fanout === undefined) return out;
-  const groups = requiredObject(fanout.groups, "fanout.groups");
-  for (const id of Object.keys(groups).sort()) {
-    const at = `fanout.groups.${id}`;
-    const group = requiredObject(groups[id], at);
-    const strategy =
-      choice(group.strategy, `${at}.strategy`, ["all", "any", "quorum"], "all, any, or quorum") ??
-      "all";
-    const min = optionalNumber(group.min_success, `${at}.min_success`);
-    const minSuccess = min === undefined ? undefined : positiveInteger(min, `${at}.min_success`);
-    if (strategy === "quorum" && minSuccess === undefined)
-      invalid(`${at}.min_success must be a positive integer for quorum sync.`);
-    const onBranchFailure =
-      choice(
-        group.on_branch_failure,
-        `${at}.on_branch_failure`,
-        ["halt", "continue"],
-        "halt or continue",
-      ) ?? (strategy === "all" ? "halt" : "continue");
-    const thresholdGates = gateList(group.threshold_gates, `${at}.threshold_gates`).map(
-      (gate, index) => {
-        const gateAt = `${at}.threshold_gates.${index}`;
-        const step = requiredString(gate.step, `${gateAt}.step`);
-        const field = requiredString(gate.field, `${gateAt}.field`);
-        const above = optionalNumber(gate.above, `${gateAt}.above`);
-        if (above === undefined) return invalid(`${gateAt}.above is required.`);
-        return {
-          step,
-          field,
-          above,
-          action: gateAction(gate.action, `${gateAt}.action`),
-        };
-      },
-    );
-    const conflictGates = gateList(group.conflict_gates, `${at}.conflict_gates`).map(
-      (gate, index) => {
-        const gateAt = `${at}.conflict_gates.${index}`;
-        return {
-          field: requiredString(gate.field, `${gateAt}.field`),
-          steps: optionalStringArray(gate.steps, `${gateAt}.steps`) ?? [],
-          action: gateAction(gate.action, `${gateAt}.action`),
-        };
-      },
-    );
-    out[id] = put(
-      { groupId: id, strategy, onBranchFailure, thresholdGates, conflictGates },
-      { minSuccess },
-    );
-  }
-  return out;
-}
 
 /** A graph's inline `run:` target: the approval control, or an agent-task / cli / js source. */
 function runTarget(
@@ -452,51 +310,6 @@ function step(
       requestedScopeFrom,
     },
   );
-}
-
-function fanoutBindings(steps: JsonObject[], groups: JsonObject): void {
-  const groupOf = new Map<string, string>();
-  const members = new Map<string, string[]>();
-  for (const s of steps) {
-    const group = s.fanoutGroup;
-    if (typeof group !== "string") continue;
-    const id = str(s.id);
-    if (!(group in groups))
-      invalid(`steps.${id}.fanout_group references unknown fanout group '${group}'.`);
-    groupOf.set(id, group);
-    members.set(group, [...(members.get(group) ?? []), id]);
-  }
-  for (const group of Object.keys(groups).sort()) {
-    const ids = members.get(group) ?? [];
-    if (ids.length === 0) invalid(`fanout.groups.${group} is not used by any graph step.`);
-    const indexes = steps.flatMap((s, index) => (ids.includes(str(s.id)) ? [index] : []));
-    for (let i = Math.min(...indexes); i <= Math.max(...indexes); i++)
-      if (steps[i]?.fanoutGroup !== group)
-        invalid(`fanout group '${group}' steps must be contiguous.`);
-    const policy = groups[group] as JsonObject;
-    if (typeof policy.minSuccess === "number" && policy.minSuccess > ids.length)
-      invalid(`fanout.groups.${group}.min_success cannot exceed the number of branches.`);
-    for (const gate of policy.thresholdGates as JsonObject[])
-      if (!ids.includes(str(gate.step)))
-        invalid(
-          `fanout.groups.${group}.threshold_gates step '${str(gate.step)}' is not in the fanout group.`,
-        );
-    for (const gate of policy.conflictGates as JsonObject[])
-      for (const member of (gate.steps as JsonValue[]).map(str))
-        if (!ids.includes(member))
-          invalid(
-            `fanout.groups.${group}.conflict_gates step '${member}' is not in the fanout group.`,
-          );
-  }
-  for (const s of steps) {
-    const group = typeof s.fanoutGroup === "string" ? s.fanoutGroup : undefined;
-    if (group === undefined) continue;
-    for (const edge of s.contextEdges as JsonObject[])
-      if (groupOf.get(str(edge.fromStep)) === group)
-        invalid(
-          `steps.${str(s.id)}.context.${str(edge.input)} cannot depend on another branch in the same fanout group.`,
-        );
-  }
 }
 
 /** Validates a graph document; throws UpstreamValidationError with upstream's sentence. */

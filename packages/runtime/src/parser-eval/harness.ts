@@ -4,7 +4,8 @@
  * (`parser.validateHarnessFixtureYaml`, `HarnessFixture`). Both are read the way upstream's
  * strict deserializer reads them (unknown fields, missing fields and wrong types worded as it
  * words them), then checked with upstream's sentences, and answered in its normal form (every
- * optional expectation field present, null when absent). Pure.
+ * optional expectation field present, null when absent). The serde-style readers are
+ * parser-eval/serde.ts; the replay lanes' checks are parser-eval/harness-lanes.ts. Pure.
  */
 import { isJsonObject } from "../parser/json.js";
 import type { JsonObject, JsonValue } from "../parser/json.js";
@@ -16,121 +17,26 @@ import {
   rejectUnknownFields,
   requiredObject,
   requiredString,
-  serdeKind,
 } from "./fields.js";
-
-/** A deserializer failure in upstream's words (`missing field`, `unknown field`, …). */
-export class SerdeError extends Error {}
-
-/** A value read as a string field (already checked as one). */
-const text = (value: JsonValue | undefined): string => (typeof value === "string" ? value : "");
-
-const fail = (message: string): never => {
-  throw new SerdeError(message);
-};
-
-const ticks = (names: readonly string[]): string => {
-  const quoted = names.map((name) => `\`${name}\``);
-  if (quoted.length === 1) return quoted[0] ?? "";
-  if (quoted.length === 2) return `${quoted[0]} or ${quoted[1]}`;
-  return `one of ${quoted.join(", ")}`;
-};
-
-/** How one field is read: its reader gets the value (undefined when absent). */
-type Reader = (value: JsonValue | undefined) => JsonValue | undefined;
-
-/** A struct with these fields, unknown ones refused (`deny_unknown_fields`) unless `open`. */
-function struct(
-  name: string,
-  fields: Record<string, Reader>,
-  value: JsonValue | undefined,
-  open = false,
-): JsonObject {
-  if (!isJsonObject(value))
-    return fail(`invalid type: ${serdeKind(value ?? null)}, expected struct ${name}`);
-  const names = Object.keys(fields);
-  const out: JsonObject = {};
-  // Keys are read in the mapping's (sorted) order; absent fields take their defaults after.
-  for (const key of Object.keys(value).sort()) {
-    const reader = fields[key];
-    if (reader === undefined) {
-      if (open) continue;
-      fail(`unknown field \`${key}\`, expected ${ticks(names)}`);
-    } else {
-      const read = reader(value[key]);
-      if (read !== undefined) out[key] = read;
-    }
-  }
-  for (const key of names) {
-    const reader = fields[key];
-    if (reader === undefined || key in value) continue;
-    const read = reader(undefined);
-    if (read !== undefined) out[key] = read;
-  }
-  return out;
-}
-
-const required =
-  (name: string, reader: Reader): Reader =>
-  (value) =>
-    value === undefined ? fail(`missing field \`${name}\``) : reader(value);
-
-const string: Reader = (value) =>
-  typeof value === "string"
-    ? value
-    : fail(`invalid type: ${serdeKind(value ?? null)}, expected a string`);
-
-const option =
-  (reader: Reader): Reader =>
-  (value) =>
-    value === undefined || value === null ? null : reader(value);
-
-const skipNone =
-  (reader: Reader): Reader =>
-  (value) =>
-    value === undefined || value === null ? undefined : reader(value);
-
-const list =
-  (reader: Reader, skipEmpty = false): Reader =>
-  (value) => {
-    if (value === undefined) return skipEmpty ? undefined : [];
-    if (!Array.isArray(value))
-      return fail(`invalid type: ${serdeKind(value)}, expected a sequence`);
-    const items = value.map((item) => reader(item) ?? null);
-    return skipEmpty && items.length === 0 ? undefined : items;
-  };
-
-const variant =
-  (allowed: readonly string[]): Reader =>
-  (value) => {
-    if (typeof value !== "string")
-      return fail(
-        `invalid type: ${serdeKind(value ?? null)}, expected ${allowed.length === 1 ? `\`${allowed[0]}\`` : "a string"}`,
-      );
-    return allowed.includes(value)
-      ? value
-      : fail(`unknown variant \`${value}\`, expected ${ticks(allowed)}`);
-  };
-
-const anyValue: Reader = (value) => (value === undefined ? undefined : value);
-const map: Reader = (value) =>
-  value === undefined
-    ? {}
-    : isJsonObject(value)
-      ? value
-      : fail(`invalid type: ${serdeKind(value)}, expected a map`);
-
-const count: Reader = (value) =>
-  typeof value === "number" && Number.isInteger(value) && value >= 0
-    ? value
-    : fail(`invalid type: ${serdeKind(value ?? null)}, expected usize`);
-
-const stringMap: Reader = (value) => {
-  if (value === undefined) return {};
-  if (!isJsonObject(value)) return fail(`invalid type: ${serdeKind(value)}, expected a map`);
-  for (const key of Object.keys(value).sort()) string(value[key]);
-  return value;
-};
+import { httpResponses, providerResponses, receiptPaths } from "./harness-lanes.js";
+import {
+  SerdeError,
+  anyValue,
+  count,
+  fail,
+  harnessInvalid,
+  list,
+  map,
+  option,
+  required,
+  skipNone,
+  string,
+  stringMap,
+  struct,
+  text,
+  variant,
+} from "./serde.js";
+import type { Reader } from "./serde.js";
 
 const STATUSES = ["sealed", "failure", "needs_agent", "policy_denied", "escalated"];
 const DISPOSITIONS = [
@@ -152,10 +58,6 @@ const RETIRED_RECEIPT_FIELDS = [
   "skill_execution",
   "graph_execution",
 ];
-
-/** A harness failure as upstream words it (`invalid harness fixture <field>: …`). */
-const harnessInvalid = (field: string, message: string): never =>
-  fail(`invalid harness fixture ${field}: ${message}`);
 
 function jsonExpectation(value: JsonValue | undefined, field: string): JsonObject {
   const read = struct(
@@ -273,82 +175,6 @@ function operatorJourney(value: JsonValue | undefined): JsonObject {
   return claim;
 }
 
-/** Exact HTTP responses a harness serves (`caller.http_responses`). */
-function httpResponses(value: JsonValue | undefined, field: string): JsonObject {
-  if (value === undefined) return {};
-  const wrap = (body: () => JsonObject): JsonObject => {
-    try {
-      return body();
-    } catch (error) {
-      if (error instanceof SerdeError && !error.message.startsWith("invalid harness fixture"))
-        return harnessInvalid(field, error.message);
-      throw error;
-    }
-  };
-  const responses = wrap(() => {
-    if (!isJsonObject(value)) return fail(`invalid type: ${serdeKind(value)}, expected a map`);
-    const out: JsonObject = {};
-    for (const url of Object.keys(value).sort())
-      out[url] = struct(
-        "HarnessHttpResponseFixture",
-        {
-          status: required("status", (v) =>
-            typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65535
-              ? v
-              : fail(`invalid type: ${serdeKind(v ?? null)}, expected u16`),
-          ),
-          headers: (v) => {
-            const headers = stringMap(v);
-            return isJsonObject(headers) && Object.keys(headers).length === 0 ? undefined : headers;
-          },
-          body: required("body", string),
-        },
-        value[url],
-      );
-    return out;
-  });
-  const urls = Object.keys(responses);
-  if (urls.length === 0)
-    harnessInvalid(field, "must contain at least one exact response when declared");
-  if (urls.length > 32) harnessInvalid(field, "must contain at most 32 responses");
-  for (const url of urls) {
-    const at = `${field}.${url}`;
-    const response = responses[url] as JsonObject;
-    if (
-      url.length > 2048 ||
-      /\s/.test(url) ||
-      !(url.startsWith("https://") || url.startsWith("http://"))
-    )
-      harnessInvalid(
-        at,
-        "key must be an exact absolute HTTP(S) URL no longer than 2048 characters",
-      );
-    const status = typeof response.status === "number" ? response.status : 0;
-    if (status < 100 || status > 599)
-      harnessInvalid(`${at}.status`, "must be an HTTP status from 100 through 599");
-    const headers = isJsonObject(response.headers) ? response.headers : {};
-    if (Object.keys(headers).length > 64)
-      harnessInvalid(`${at}.headers`, "must contain at most 64 headers");
-    if (
-      Object.entries(headers).some(
-        ([name, v]) =>
-          name === "" ||
-          name.length > 256 ||
-          text(v).length > 8192 ||
-          /[\r\n]/.test(name) ||
-          /[\r\n]/.test(text(v)),
-      )
-    )
-      harnessInvalid(
-        `${at}.headers`,
-        "header names and values must be bounded single-line strings",
-      );
-    if (Buffer.byteLength(text(response.body), "utf8") > 1_048_576)
-      harnessInvalid(`${at}.body`, "must be no larger than 1048576 UTF-8 bytes");
-  }
-  return responses;
-}
-
 /** Upstream's own harness sentences; anything else is a deserializer reason it wraps. */
 const isHarnessSentence = (message: string): boolean =>
   message.startsWith("invalid harness fixture") ||
@@ -460,126 +286,7 @@ export function harnessManifest(
   return out;
 }
 
-function receiptPaths(value: JsonValue | undefined): JsonObject {
-  const setup = struct(
-    "HarnessSetup",
-    { receipts: list(string) },
-    value === undefined ? {} : value,
-  );
-  const receipts = Array.isArray(setup.receipts) ? setup.receipts : [];
-  if (receipts.length > 32)
-    harnessInvalid("setup.receipts", "must contain at most 32 receipt files");
-  const seen = new Set<string>();
-  receipts.forEach((entry, index) => {
-    const path = text(entry);
-    const at = `setup.receipts[${index}]`;
-    if (
-      path === "" ||
-      path.length > 512 ||
-      path.startsWith("/") ||
-      path.includes("\\") ||
-      !path.endsWith(".json") ||
-      path.split("/").some((segment) => segment === "" || segment === "." || segment === "..")
-    )
-      harnessInvalid(at, "must be a normalized package-relative .json path");
-    if (seen.has(path)) harnessInvalid(at, "must not duplicate another receipt path");
-    seen.add(path);
-  });
-  return { receipts };
-}
-
 const FIXTURE_KINDS = ["skill", "graph", "mcp", "a2a", "agent", "agent_task"];
-
-function providerResponses(value: JsonValue | undefined, field: string): void {
-  if (value === undefined) return;
-  let fixture: JsonObject;
-  try {
-    fixture = struct(
-      "HarnessProviderResponsesFixture",
-      {
-        principal_id: required("principal_id", string),
-        grants: required(
-          "grants",
-          list((grant) =>
-            struct(
-              "HarnessProviderGrantFixture",
-              {
-                grant_id: required("grant_id", string),
-                provider: required("provider", string),
-                scopes: required("scopes", list(string)),
-              },
-              grant,
-            ),
-          ),
-        ),
-        operations: required(
-          "operations",
-          list((operation) =>
-            struct(
-              "HarnessProviderOperationFixture",
-              {
-                grant_id: required("grant_id", string),
-                operation: required("operation", string),
-                target: required("target", string),
-                access: required("access", variant(["read", "mutate"])),
-                result: required("result", anyValue),
-              },
-              operation,
-            ),
-          ),
-        ),
-      },
-      value,
-    );
-  } catch (error) {
-    if (error instanceof SerdeError) return harnessInvalid(field, error.message);
-    throw error;
-  }
-  const principal = text(fixture.principal_id);
-  if (principal.trim() === "" || principal.length > 256)
-    harnessInvalid(
-      `${field}.principal_id`,
-      "must be a non-empty principal id no longer than 256 characters",
-    );
-  const grants = fixture.grants as JsonObject[];
-  const operations = fixture.operations as JsonObject[];
-  if (grants.length === 0 || grants.length > 16)
-    harnessInvalid(`${field}.grants`, "must contain between 1 and 16 grants");
-  if (operations.length === 0 || operations.length > 32)
-    harnessInvalid(`${field}.operations`, "must contain between 1 and 32 operations");
-  const ids = new Set<string>();
-  grants.forEach((grant, index) => {
-    const at = `${field}.grants[${index}]`;
-    const scopes = Array.isArray(grant.scopes) ? grant.scopes.map(text) : [];
-    if (
-      text(grant.grant_id).trim() === "" ||
-      text(grant.provider).trim() === "" ||
-      scopes.length === 0 ||
-      scopes.some((scope) => scope.trim() === "")
-    )
-      harnessInvalid(at, "grant_id, provider, and every declared scope must be non-empty");
-    const id = text(grant.grant_id);
-    if (ids.has(id)) harnessInvalid(at, `duplicates grant id ${JSON.stringify(id)}`);
-    ids.add(id);
-  });
-  const seen = new Set<string>();
-  operations.forEach((operation, index) => {
-    const at = `${field}.operations[${index}]`;
-    if (!ids.has(text(operation.grant_id)))
-      harnessInvalid(`${at}.grant_id`, "must reference a declared harness grant");
-    if (text(operation.operation).trim() === "" || text(operation.target).trim() === "")
-      harnessInvalid(at, "operation and target must be non-empty");
-    const identity = JSON.stringify([
-      operation.grant_id,
-      operation.operation,
-      operation.target,
-      operation.access,
-    ]);
-    if (seen.has(identity))
-      harnessInvalid(at, "duplicates an earlier grant, operation, target, and access tuple");
-    seen.add(identity);
-  });
-}
 
 /**
  * A harness fixture document (already parsed from YAML) in upstream's normal form. Throws

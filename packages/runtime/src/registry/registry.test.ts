@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UPSTREAM } from "../conformance/corpus.js";
+import { UPSTREAM } from "../conformance/corpus.test-kit.js";
 import { computePackageDigest, digestPackageEntries } from "../packages/digest.js";
 import { sha256Prefixed } from "../receipts/canonical.js";
 import { encodeBase64UrlNoPad, ed25519FromSeed } from "../receipts/ed25519.js";

@@ -21,7 +21,7 @@ import type {
 import type { TaintSet } from "../redaction.js";
 import type { SpawnAuthority } from "../adapters/dispatch.js";
 import type { ProbeRunner } from "../adapters/preflight.js";
-import type { Resolver } from "../tools/net-guard.js";
+import type { Resolver } from "../tools/http/net-guard.js";
 import type { HttpTransport, ProviderDriver } from "../tools/types.js";
 import type { StateStore } from "../store/types.js";
 import type { WorkspacePaths } from "../workspace.js";

@@ -11,11 +11,11 @@ import { verifiedReceiptLookup } from "../receipts/lookup.js";
 import { builtinTools, createToolCatalog } from "../tools/catalog.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import { createFileEffectLedger } from "../tools/effect-ledger.js";
-import { createFixtureProvider } from "../tools/fixture-provider.js";
-import { createOutboxProvider } from "../tools/outbox-provider.js";
-import { httpTools } from "../tools/http-tools.js";
-import { createHttpTransport } from "../tools/http-transport.js";
-import { providerTools } from "../tools/provider.js";
+import { createFixtureProvider } from "../tools/provider/fixture-provider.js";
+import { createOutboxProvider } from "../tools/provider/outbox-provider.js";
+import { httpTools } from "../tools/http/http-tools.js";
+import { createHttpTransport } from "../tools/http/http-transport.js";
+import { providerTools } from "../tools/provider/provider.js";
 import { storeHistory } from "../tools/receipt/history.js";
 import type { ApprovalDecision, JsonRecord, ToolContext, ToolResult } from "../tools/types.js";
 import {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UPSTREAM } from "../conformance/corpus.js";
+import { UPSTREAM } from "../conformance/corpus.test-kit.js";
 import { isRuntimeError } from "../errors.js";
 import { runtimeToolCatalog } from "../run/tools.js";
 import { buildTools } from "./build.js";

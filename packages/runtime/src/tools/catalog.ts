@@ -5,9 +5,9 @@
 import { RuntimeError } from "../errors.js";
 import { artifactAdmitTool } from "./artifact/admit.js";
 import { artifactReadTool } from "./artifact/read.js";
-import { commandExecuteTool } from "./command-execute.js";
+import { commandExecuteTool } from "./command/command-execute.js";
 import { dataCompareTool, dataDigestTool } from "./data/digest.js";
-import { controlPrepareHandoffTool } from "./control-prepare-handoff.js";
+import { controlPrepareHandoffTool } from "./control/control-prepare-handoff.js";
 import { dataTools } from "./data/data-tools.js";
 import { evidenceTools } from "./evidence/index.js";
 import { gitTools } from "./git/git-tools.js";
@@ -24,9 +24,9 @@ import { paymentChargeTools } from "./payment-charge.js";
 import { paymentRefundPlanTool } from "./payment-refund.js";
 import { x402Tools } from "./payment/x402.js";
 import { paymentRefundAdmitTool } from "./payment/refund-admit.js";
-import { receiptAttestTool } from "./receipt-attest.js";
+import { receiptAttestTool } from "./receipt/receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
-import { receiptVerifyTool } from "./receipt-verify.js";
+import { receiptVerifyTool } from "./receipt/receipt-verify.js";
 import { receiptTools } from "./receipt/index.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 

@@ -7,7 +7,7 @@
  */
 import type { ReceiptLookup } from "../receipts/lookup.js";
 import type { TaintSet } from "../redaction.js";
-import type { Resolver } from "./net-guard.js";
+import type { Resolver } from "./http/net-guard.js";
 import type { ReceiptHistory } from "./receipt/history.js";
 
 export type { ReceiptLookup } from "../receipts/lookup.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorkspace, runx } from "../../testing/cli.js";
 import type { Workspace } from "../../testing/cli.js";
-import { decision, draft, notePackage } from "./test-decisions.js";
+import { decision, draft, notePackage } from "./decisions.test-kit.js";
 
 const LAB_MANUAL =
   "---\nname: lab\ndescription: Build one skill package from a decision.\n---\n\n# lab\n";

@@ -14,7 +14,7 @@ import { skillApplyTool } from "./skill-apply.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillInspectTool } from "./skill-inspect.js";
 import { skillPlanTool } from "./skill-plan.js";
-import { decision, draft, noSkillDecision, notePackage } from "./test-decisions.js";
+import { decision, draft, noSkillDecision, notePackage } from "./decisions.test-kit.js";
 
 const TARGET = "skills/digest-note";
 

@@ -14,7 +14,7 @@ import {
 } from "../../testing/tool-context.js";
 import { skillInspectTool } from "./skill-inspect.js";
 import { skillValidateTool } from "./skill-validate.js";
-import { notePackage } from "./test-decisions.js";
+import { notePackage } from "./decisions.test-kit.js";
 
 /** The package digest computed from its definition, independently of snapshot.ts. */
 function expectedDigest(files: Array<{ path: string; contents: string; mode: number }>): string {

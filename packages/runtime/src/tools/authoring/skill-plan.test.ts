@@ -9,7 +9,7 @@ import type { JsonRecord } from "../types.js";
 import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
 import { skillBindTool } from "./skill-bind.js";
 import { skillPlanTool } from "./skill-plan.js";
-import { BASE, decision, draft, noSkillDecision } from "./test-decisions.js";
+import { BASE, decision, draft, noSkillDecision } from "./decisions.test-kit.js";
 
 /** The packet inside a named output envelope. */
 function packet(output: JsonRecord, name: string): Record<string, unknown> {

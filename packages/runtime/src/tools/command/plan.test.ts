@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { validateToolsCommandPlanOutput } from "../../generated/validate-tools-command-plan.output.js";
-import { commandExecuteTool } from "../command-execute.js";
+import { commandExecuteTool } from "./command-execute.js";
 import { failureCode, makeLayoutContext, successData } from "../../testing/tool-context.js";
 import type { TestWorkspace } from "../../testing/tool-context.js";
 import type { ToolContext } from "../types.js";

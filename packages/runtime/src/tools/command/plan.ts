@@ -14,7 +14,7 @@ import {
   admitEnv,
   commandDigestOf,
   type CommandExecuteInput,
-} from "../command-execute.js";
+} from "./command-execute.js";
 import { defineTool } from "../define-tool.js";
 import { withNamedOutput } from "../packet.js";
 import { resolveDirectory, resolveRoot } from "../paths.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fsReadTool } from "../fs/read.js";
 import { startTestServer, type TestServer } from "../../testing/http-server.js";
-import { createHttpTransport } from "../http-transport.js";
+import { createHttpTransport } from "../http/http-transport.js";
 import { makeLayoutContext, successOutput } from "../../testing/tool-context.js";
 import type { JsonRecord } from "../types.js";
 import { webFetchTool } from "../web/fetch.js";

@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { createTaintSet } from "../../redaction.js";
 import { scriptedTransport } from "../../testing/http-server.js";
-import { httpTools } from "../http-tools.js";
-import type { Resolver } from "../net-guard.js";
+import { httpTools } from "./http-tools.js";
+import type { Resolver } from "./net-guard.js";
 import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 import { oauth1Header } from "./auth.js";

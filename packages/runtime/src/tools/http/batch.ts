@@ -6,8 +6,8 @@
  * and on any non-2xx under `stop_on_error`. Output past 8 MiB fails (LIMIT_EXCEEDED).
  */
 import { RuntimeError } from "../../errors.js";
-import { failureOf, performExchange, projectBody, redactHeaders } from "../http-exchange.js";
-import type { NetToolOptions } from "../http-exchange.js";
+import { failureOf, performExchange, projectBody, redactHeaders } from "./http-exchange.js";
+import type { NetToolOptions } from "./http-exchange.js";
 import type { Json, JsonRecord, ToolContext } from "../types.js";
 import {
   HTTP_RESPONSE_BYTES,

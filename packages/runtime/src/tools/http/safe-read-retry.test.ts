@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isRuntimeError } from "../../errors.js";
 import { startTestServer } from "../../testing/http-server.js";
 import type { TestHandler, TestServer } from "../../testing/http-server.js";
-import { createHttpTransport } from "../http-transport.js";
-import type { PinnedHttpRequest } from "../http-transport.js";
+import { createHttpTransport } from "./http-transport.js";
+import type { PinnedHttpRequest } from "./http-transport.js";
 import type { HttpResponse } from "../types.js";
 import { retryDelayMs } from "./safe-read-retry.js";
 

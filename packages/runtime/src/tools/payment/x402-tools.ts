@@ -23,7 +23,7 @@ import { validateToolsPaymentX402ReserveInput } from "../../generated/validate-t
 import { RuntimeError } from "../../errors.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
-import { DEFAULT_TIMEOUT_MS, performExchange } from "../http-exchange.js";
+import { DEFAULT_TIMEOUT_MS, performExchange } from "../http/http-exchange.js";
 import { mintChild, type AuthorityTerm } from "../payment-authority.js";
 import {
   quotePacket,

@@ -4,7 +4,7 @@ import { sha256Prefixed } from "../../receipts/canonical.js";
 import { REDACTION_MARKER, createTaintSet } from "../../redaction.js";
 import { startTestServer } from "../../testing/http-server.js";
 import type { TestHandler, TestServer } from "../../testing/http-server.js";
-import { createHttpTransport } from "../http-transport.js";
+import { createHttpTransport } from "../http/http-transport.js";
 import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
 import type { ToolContext } from "../types.js";
 import { webFetchTool } from "./fetch.js";

@@ -20,9 +20,9 @@ import {
   failureOf,
   performExchange,
   projectBody,
-} from "../http-exchange.js";
-import type { BodyProjection, ExchangeSpec, NetToolOptions } from "../http-exchange.js";
-import { matchesHostPattern } from "../net-guard.js";
+} from "../http/http-exchange.js";
+import type { BodyProjection, ExchangeSpec, NetToolOptions } from "../http/http-exchange.js";
+import { matchesHostPattern } from "../http/net-guard.js";
 import type { Json, JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 import { extractLinks, extractMetadata, htmlToText } from "./extract.js";
 import { withNamedOutput } from "../packet.js";
