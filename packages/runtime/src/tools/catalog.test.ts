@@ -43,6 +43,7 @@ describe("the native tool catalog", () => {
       "payment.x402_pay",
       "payment.x402_quote",
       "payment.x402_reserve",
+      "policy.lint",
       "receipt.attest",
       "receipt.prove",
       "receipt.query",

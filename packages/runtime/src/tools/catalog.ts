@@ -15,6 +15,7 @@ import { cliCaptureHelpTool } from "./cli/capture-help.js";
 import { commandPlanTool } from "./command/plan.js";
 import { controlCaptureHarnessContextTool } from "./control/capture-harness-context.js";
 import { sandboxPlanTool } from "./sandbox/plan.js";
+import { policyLintTool } from "./policy/lint-tool.js";
 import { fsApplyBundleTool } from "./fs/apply-bundle.js";
 import { fsReadBundleTool } from "./fs/read-bundle.js";
 import { fsReadTool } from "./fs/read.js";
@@ -82,6 +83,7 @@ export function builtinTools(): NativeTool[] {
     commandPlanTool,
     controlCaptureHarnessContextTool,
     sandboxPlanTool,
+    policyLintTool,
   ];
 }
 
