@@ -35,9 +35,10 @@ export function renderHistoryDetail(detail: HistoryDetail, color: boolean): stri
   const rc = detail.receipt;
   if (rc !== null) {
     const verification = detail.verification?.status ?? "-";
+    const reason = detail.verification?.reason;
     out.push(
       `receipt ${rc.id} ${s.dim("(signed fields)")}`,
-      `  verification: ${verification === "invalid" ? s.bad(verification) : verification}`,
+      `  verification: ${verification === "invalid" ? s.bad(`invalid: ${reason ?? "does not verify"}`) : verification}`,
       `  seal: ${rc.seal.disposition} (${rc.seal.reason_code}) ${one(rc.seal.summary)}`,
       `  created_at: ${rc.created_at}`,
       `  issuer: ${rc.issuer.type}/${rc.issuer.kid}`,
