@@ -18,14 +18,17 @@ interface Row {
 
 let ws: Workspace;
 let ids: string[];
+let runIds: string[];
 beforeEach(async () => {
   ws = makeWorkspace();
   ws.addBundledSkill("echo");
   ids = [];
+  runIds = [];
   for (const message of ["one", "two", "three"]) {
     const run = await runx(ws, ["skill", "skills/echo", "--message", message, "--json"]);
     expect(run.code).toBe(0);
     ids.push(String(run.json().receipt_id));
+    runIds.push(String(run.json().run_id));
   }
 });
 afterEach(() => ws.cleanup());
@@ -112,5 +115,28 @@ describe("runx history with receipts that no longer verify", () => {
     const gone = await runx(ws, ["history", "--detail", truncated, "--json"]);
     expect(gone.code).not.toBe(0);
     expect(gone.stdout + gone.stderr).toContain("receipt JSON is malformed");
+  });
+
+  it("shows a run whose receipt no longer decodes, with that receipt invalid and why", async () => {
+    const [edited, truncated] = ids as [string, string, string];
+    tamper(edited, truncated);
+    const runId = runIds[1] as string;
+    const json = await runx(ws, ["history", "--detail", runId, "--json"]);
+    expect(json.code).toBe(0);
+    expect(
+      json.json<{
+        run: { id: string; receiptId: string };
+        receipt: unknown;
+        verification: unknown;
+      }>(),
+    ).toMatchObject({
+      run: { id: runId, receiptId: truncated },
+      receipt: null,
+      verification: { status: "invalid", reason: "receipt JSON is malformed" },
+    });
+    const text = await runx(ws, ["history", "--detail", runId]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`receipt ${truncated}`);
+    expect(text.stdout).toContain("verification: invalid: receipt JSON is malformed");
   });
 });

@@ -33,6 +33,14 @@ export function renderHistoryDetail(detail: HistoryDetail, color: boolean): stri
     }
   }
   const rc = detail.receipt;
+  const runReceipt = detail.run?.receiptId ?? null;
+  if (rc === null && runReceipt !== null && detail.verification?.status === "invalid") {
+    // The run's receipt file no longer decodes: there are no signed fields to show.
+    out.push(
+      `receipt ${runReceipt}`,
+      `  verification: ${s.bad(`invalid: ${detail.verification.reason ?? "does not verify"}`)}`,
+    );
+  }
   if (rc !== null) {
     const verification = detail.verification?.status ?? "-";
     const reason = detail.verification?.reason;

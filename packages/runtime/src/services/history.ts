@@ -1,5 +1,5 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
-import { listedVerification, ReceiptStore } from "../receipts/index.js";
+import { checkListedReceipt, listedVerification, ReceiptStore } from "../receipts/index.js";
 import { listedRows, listingCache, toPending } from "../tools/receipt/history.js";
 import type { HistoryRow, PendingRun } from "../tools/receipt/history.js";
 import type {
@@ -191,7 +191,21 @@ export async function historyDetail(deps: {
     };
   }
   const run = await deps.state.getRun(deps.id);
-  const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
+  // A run whose receipt file no longer decodes (or is gone) still shows its record, with
+  // the receipt reported invalid and why (receipts/listed.ts).
+  const listed =
+    run.receiptId === null
+      ? null
+      : checkListedReceipt({
+          dir: deps.receiptDir,
+          label: deps.storeLabel,
+          policy: deps.policy,
+          id: run.receiptId,
+        });
+  const shown =
+    listed !== null && listed.receipt === null
+      ? { receipt: null, verification: listed.verification, signed: null, unsigned: null }
+      : await view(listed?.receipt ?? null);
   const { resultJson, requestsJson, errorJson, ...rest } = run;
   const steps = await deps.state.listSteps(run.id);
   return {
@@ -203,7 +217,7 @@ export async function historyDetail(deps: {
       error: parseJson(errorJson),
     },
     steps,
-    ...(await view(receipt)),
+    ...shown,
     effects: await runEffects(steps, find),
   };
 }
