@@ -271,6 +271,7 @@ export function createRuntimeCore(
         limit: opts.limit ?? 50,
         includeInternal: opts.includeInternal === true,
         includeHarness: opts.includeHarness === true,
+        runxDir: paths.runxDir,
         ...(opts.before !== undefined ? { before: opts.before } : {}),
         ...(opts.progress !== undefined ? { progress: opts.progress } : {}),
       });

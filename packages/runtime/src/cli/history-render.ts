@@ -33,11 +33,20 @@ export function renderHistoryDetail(detail: HistoryDetail, color: boolean): stri
     }
   }
   const rc = detail.receipt;
+  const runReceipt = detail.run?.receiptId ?? null;
+  if (rc === null && runReceipt !== null && detail.verification?.status === "invalid") {
+    // The run's receipt file no longer decodes: there are no signed fields to show.
+    out.push(
+      `receipt ${runReceipt}`,
+      `  verification: ${s.bad(`invalid: ${detail.verification.reason ?? "does not verify"}`)}`,
+    );
+  }
   if (rc !== null) {
     const verification = detail.verification?.status ?? "-";
+    const reason = detail.verification?.reason;
     out.push(
       `receipt ${rc.id} ${s.dim("(signed fields)")}`,
-      `  verification: ${verification === "invalid" ? s.bad(verification) : verification}`,
+      `  verification: ${verification === "invalid" ? s.bad(`invalid: ${reason ?? "does not verify"}`) : verification}`,
       `  seal: ${rc.seal.disposition} (${rc.seal.reason_code}) ${one(rc.seal.summary)}`,
       `  created_at: ${rc.created_at}`,
       `  issuer: ${rc.issuer.type}/${rc.issuer.kid}`,

@@ -107,3 +107,6 @@ export type {
 } from "./store.js";
 export { RECEIPT_STORE_INDEX_SCHEMA, ReceiptStore } from "./store.js";
 export { receiptStoreLabel } from "./store-files.js";
+export type { ListedCache, ListedReceipt, ListedVerification } from "./listed.js";
+export { checkListedReceipt, listedVerification } from "./listed.js";
+export { LISTING_CACHE_MAX, ListingCache } from "./verified-cache.js";

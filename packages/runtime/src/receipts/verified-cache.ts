@@ -62,3 +62,50 @@ export function saveVerifiedCache(
     // The cache only saves time.
   }
 }
+
+/** Most digests a listing cache keeps (the newest); bounded so a listing reads O(page). */
+export const LISTING_CACHE_MAX = 4096;
+
+/**
+ * The verified-digest cache of receipt listings (`runx history`, `receipt.query`): the same
+ * format and store-and-policy naming as `runx verify`'s, in a file of its own
+ * (`verified-listing-<store and policy>.txt`) that keeps only the newest
+ * {@link LISTING_CACHE_MAX} digests, so a listing never reads a file that grows with the
+ * store. `save` writes it back only when a listing added digests. A policy whose verifier
+ * is not a key ring gets a cache that holds nothing.
+ */
+export class ListingCache {
+  private readonly digests: Set<string>;
+  private readonly file: { dir: string; name: string } | undefined;
+  private added = false;
+
+  constructor(
+    private readonly runxDir: string,
+    storeDir: string,
+    policy: SignaturePolicy,
+  ) {
+    const nameable = policy.verifier === undefined || policy.verifier.keys !== undefined;
+    const verify = verifiedCacheFile(runxDir, storeDir, policy);
+    this.file = nameable
+      ? { dir: verify.dir, name: verify.name.replace("verified-receipts-", "verified-listing-") }
+      : undefined;
+    this.digests = this.file === undefined ? new Set() : loadVerifiedCache(this.file);
+  }
+
+  has(key: string): boolean {
+    return this.digests.has(key);
+  }
+
+  add(key: string): void {
+    if (this.file === undefined || this.digests.has(key)) return;
+    this.digests.add(key);
+    this.added = true;
+  }
+
+  /** Writes the newest digests back when this listing added any. */
+  save(): void {
+    if (this.file === undefined || !this.added) return;
+    saveVerifiedCache(this.runxDir, this.file, [...this.digests].slice(-LISTING_CACHE_MAX));
+    this.added = false;
+  }
+}

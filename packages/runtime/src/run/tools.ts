@@ -148,6 +148,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     history: storeHistory(
       () => deps.receipts(),
       () => deps.state(),
+      deps.paths.runxDir,
     ),
     now: () => deps.now(),
     policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },

@@ -1,11 +1,12 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
-import { ReceiptStore, receiptStatus } from "../receipts/index.js";
-import { historyRow, toPending } from "../tools/receipt/history.js";
+import { checkListedReceipt, listedVerification, ReceiptStore } from "../receipts/index.js";
+import { listedRows, listingCache, toPending } from "../tools/receipt/history.js";
 import type { HistoryRow, PendingRun } from "../tools/receipt/history.js";
 import type {
+  ListedVerification,
   RebuildProgress,
   Receipt,
-  ReceiptStatus,
+  ReceiptFinding,
   SignaturePolicy,
 } from "../receipts/index.js";
 import { RuntimeError } from "../errors.js";
@@ -63,6 +64,8 @@ export async function listHistory(deps: {
   before?: { created_at: string; receipt_id: string };
   /** Told how far a rebuild of a missing or damaged index has got. */
   progress?: RebuildProgress;
+  /** The workspace's `.runx`, which holds the listing cache (receipts/verified-cache.ts). */
+  runxDir?: string;
 }): Promise<HistoryListing> {
   const store = new ReceiptStore({
     dir: deps.receiptDir,
@@ -71,9 +74,10 @@ export async function listHistory(deps: {
   });
   // Only the journal lines of the page (and the receipt files of its candidates) are read:
   // the cost follows the page, not the store. A candidate is asked about in rank order; the
-  // harness filter and unreadable files refuse it before the page is cut to `limit`, as a
-  // full scan would.
-  const receipts = new Map<string, Receipt>();
+  // harness filter refuses it before the page is cut to `limit`, as a full scan would. A
+  // receipt whose file no longer verifies (or no longer decodes) is listed as invalid.
+  const rows = new Map<string, HistoryRow>();
+  const cache = listingCache(store, deps.runxDir);
   const runByReceipt = new Map<string, string | null>();
   const page = await store.newestFirst({
     limit: deps.limit,
@@ -86,34 +90,23 @@ export async function listHistory(deps: {
         runByReceipt.set(entry.receiptId, entry.runId);
         if (entry.harness) harness.add(entry.receiptId);
       }
-      const verdicts: boolean[] = [];
-      for (const e of entries) {
-        if (deps.includeHarness !== true && harness.has(e.receipt_id)) {
-          verdicts.push(false);
-          continue;
-        }
-        let receipt: Receipt | undefined;
-        try {
-          receipt = await store.find(e.receipt_id);
-        } catch {
-          receipt = undefined;
-        }
-        if (receipt !== undefined) receipts.set(e.receipt_id, receipt);
-        verdicts.push(receipt !== undefined);
-      }
-      return verdicts;
+      const shown = entries.filter(
+        (e) => deps.includeHarness === true || !harness.has(e.receipt_id),
+      );
+      for (const row of listedRows(store, shown, cache)) rows.set(row.id, row);
+      return entries.map((e) => rows.has(e.receipt_id));
     },
   });
-  const rows = page.map((entry): HistoryReceipt => {
-    const r = receipts.get(entry.receipt_id) as Receipt;
-    const { id, receipt_ref, name, ...rest } = historyRow(r, deps.policy);
-    return { id, receipt_ref, name, run_id: runByReceipt.get(r.id) ?? null, ...rest };
+  cache?.save();
+  const listed = page.map((entry): HistoryReceipt => {
+    const { id, receipt_ref, name, ...rest } = rows.get(entry.receipt_id) as HistoryRow;
+    return { id, receipt_ref, name, run_id: runByReceipt.get(id) ?? null, ...rest };
   });
   const pending = await pendingRuns(deps.state);
   return {
     projector_id: "runx-runtime.local-history.v1",
     store_label: deps.storeLabel,
-    receipts: rows,
+    receipts: listed,
     pendingRuns: pending,
   };
 }
@@ -136,7 +129,8 @@ export interface HistoryDetail {
     | null;
   steps: StepRecord[];
   receipt: SignedReceipt | null;
-  verification: { status: ReceiptStatus } | null;
+  /** `reason` and `findings` name what failed when the status is `invalid`. */
+  verification: (ListedVerification & { findings?: ReceiptFinding[] }) | null;
   signed: SignedView | null;
   unsigned: UnsignedView | null;
   /** The run's provider effects, each with its evidence (services/history-effects.ts). */
@@ -171,11 +165,12 @@ export async function historyDetail(deps: {
     const { signed, unsigned } = await receiptView(
       receipt,
       (id) => store.find(id),
-      (r) => receiptStatus(r, deps.policy),
+      (r) => listedVerification(r, deps.policy).verification.status,
     );
+    const { verification, findings } = listedVerification(receipt, deps.policy);
     return {
       receipt: signed.receipt,
-      verification: { status: signed.verification },
+      verification: findings.length > 0 ? { ...verification, findings } : verification,
       signed,
       unsigned,
     };
@@ -196,7 +191,21 @@ export async function historyDetail(deps: {
     };
   }
   const run = await deps.state.getRun(deps.id);
-  const receipt = run.receiptId !== null ? await loadReceipt(run.receiptId) : null;
+  // A run whose receipt file no longer decodes (or is gone) still shows its record, with
+  // the receipt reported invalid and why (receipts/listed.ts).
+  const listed =
+    run.receiptId === null
+      ? null
+      : checkListedReceipt({
+          dir: deps.receiptDir,
+          label: deps.storeLabel,
+          policy: deps.policy,
+          id: run.receiptId,
+        });
+  const shown =
+    listed !== null && listed.receipt === null
+      ? { receipt: null, verification: listed.verification, signed: null, unsigned: null }
+      : await view(listed?.receipt ?? null);
   const { resultJson, requestsJson, errorJson, ...rest } = run;
   const steps = await deps.state.listSteps(run.id);
   return {
@@ -208,7 +217,7 @@ export async function historyDetail(deps: {
       error: parseJson(errorJson),
     },
     steps,
-    ...(await view(receipt)),
+    ...shown,
     effects: await runEffects(steps, find),
   };
 }

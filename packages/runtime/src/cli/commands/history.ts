@@ -76,13 +76,14 @@ export async function run(tokens: string[], ctx: CommandContext): Promise<number
           ctx.out(`no receipts in ${listing.store_label}${hidden}\n`);
         }
         for (const r of listing.receipts) {
+          // An invalid receipt says why; one that no longer decodes has no status or name.
           const v =
             r.verification.status === "invalid"
-              ? s.bad(r.verification.status)
+              ? s.bad(`invalid: ${r.verification.reason ?? "does not verify"}`)
               : s.dim(r.verification.status);
-          ctx.out(
-            `${r.created_at}  ${r.status.padEnd(9)} ${r.name.padEnd(20)} ${r.id.slice(0, 19)}…  ${v}\n`,
-          );
+          const status = (r.status ?? "unknown").padEnd(9);
+          const name = (r.name ?? "(unreadable)").padEnd(20);
+          ctx.out(`${r.created_at}  ${status} ${name} ${r.id.slice(0, 19)}…  ${v}\n`);
         }
         if (listing.pendingRuns.length > 0) {
           ctx.out(`\npaused runs: ${listing.pendingRuns.length}\n`);

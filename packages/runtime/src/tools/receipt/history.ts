@@ -2,26 +2,33 @@
  * Read access to the run's receipt history for the receipt tools (and the rows `runx history`
  * lists): newest-first top-level receipts with upstream's history row projection, and the
  * runs paused for an agent or an approval. Harness receipts and lineage children are left
- * out, as the default history surface leaves them out.
+ * out, as the default history surface leaves them out. A receipt whose file no longer
+ * verifies is listed with `verification.status` `invalid` and the reason, never left out
+ * (receipts/listed.ts); one that no longer decodes has only the fields its index line holds.
  */
-import type { Receipt, ReceiptStatus, ReceiptStore } from "../../receipts/index.js";
-import { receiptStatus } from "../../receipts/index.js";
+import type { JournalEntry, Receipt, ReceiptStore } from "../../receipts/index.js";
+import { checkListedReceipt, ListingCache } from "../../receipts/index.js";
+import type { ListedCache, ListedReceipt, ListedVerification } from "../../receipts/index.js";
 import type { RunRecord, StateStore } from "../../store/types.js";
 
-/** One receipt row of the history (upstream's local history row). */
+/**
+ * One receipt row of the history (upstream's local history row). The fields read from the
+ * receipt are null when its file no longer decodes (`verification.status` is then
+ * `invalid`); `verification.reason` is present exactly when the status is `invalid`.
+ */
 export interface HistoryRow {
   id: string;
   receipt_ref: string;
-  name: string;
-  status: string;
+  name: string | null;
+  status: string | null;
   created_at: string;
-  harness_id: string;
-  harness_state: "sealed" | "deferred";
-  summary: string;
-  source_type: string;
+  harness_id: string | null;
+  harness_state: "sealed" | "deferred" | null;
+  summary: string | null;
+  source_type: string | null;
   actors: string[];
   artifact_types: string[];
-  verification: { status: ReceiptStatus };
+  verification: ListedVerification;
 }
 
 /** A paused run (camelCase, as upstream projects it). */
@@ -65,25 +72,59 @@ function artifactTypes(receipt: Receipt): string[] {
   return [...types].sort();
 }
 
-/** The history row of one receipt under `policy`. */
-export function historyRow(
-  receipt: Receipt,
-  policy: Parameters<typeof receiptStatus>[1],
-): HistoryRow {
+/**
+ * The history row of the receipt an index line names, from what `checkListedReceipt` found:
+ * a receipt that no longer decodes keeps the id and `created_at` of its index line.
+ */
+export function historyRow(entry: JournalEntry, listed: ListedReceipt): HistoryRow {
+  const receipt = listed.receipt;
+  const id = receipt?.id ?? entry.receipt_id;
   return {
-    id: receipt.id,
-    receipt_ref: `runx:receipt:${receipt.id}`,
-    name: nameOf(receipt),
-    status: receipt.seal.disposition,
-    created_at: receipt.created_at,
-    harness_id: receipt.subject.ref.uri,
-    harness_state: receipt.seal.disposition === "deferred" ? "deferred" : "sealed",
-    summary: receipt.seal.summary,
-    source_type: receipt.subject.kind,
-    actors: [receipt.authority.actor_ref.uri],
-    artifact_types: artifactTypes(receipt),
-    verification: { status: receiptStatus(receipt, policy) },
+    id,
+    receipt_ref: `runx:receipt:${id}`,
+    name: receipt === null ? null : nameOf(receipt),
+    status: receipt?.seal.disposition ?? null,
+    created_at: receipt?.created_at ?? entry.created_at,
+    harness_id: receipt?.subject.ref.uri ?? null,
+    harness_state:
+      receipt === null ? null : receipt.seal.disposition === "deferred" ? "deferred" : "sealed",
+    summary: receipt?.seal.summary ?? null,
+    source_type: receipt?.subject.kind ?? null,
+    actors: receipt === null ? [] : [receipt.authority.actor_ref.uri],
+    artifact_types: receipt === null ? [] : artifactTypes(receipt),
+    verification: listed.verification,
   };
+}
+
+/**
+ * The rows of a page's index lines, each receipt checked under the store's policy; `cache`
+ * (a listing cache, receipts/verified-cache.ts) spares re-verifying unchanged files.
+ */
+export function listedRows(
+  store: ReceiptStore,
+  entries: readonly JournalEntry[],
+  cache: ListedCache | undefined,
+): HistoryRow[] {
+  return entries.map((entry) =>
+    historyRow(
+      entry,
+      checkListedReceipt({
+        dir: store.dir,
+        label: store.label,
+        policy: store.policy,
+        id: entry.receipt_id,
+        ...(cache !== undefined ? { verified: cache } : {}),
+      }),
+    ),
+  );
+}
+
+/** The listing cache of `store` under `runxDir`, or none without a workspace. */
+export function listingCache(
+  store: ReceiptStore,
+  runxDir: string | undefined,
+): ListingCache | undefined {
+  return runxDir === undefined ? undefined : new ListingCache(runxDir, store.dir, store.policy);
 }
 
 function parseJson(text: string | null): unknown {
@@ -119,8 +160,15 @@ export function pendingRuns(state: StateStore): PendingRun[] {
   return pending.sort((a, b) => (a.startedAt < b.startedAt ? 1 : -1));
 }
 
-/** The history of `store`, with harness flags and paused runs from `state` (both opened lazily). */
-export function storeHistory(store: () => ReceiptStore, state: () => StateStore): ReceiptHistory {
+/**
+ * The history of `store`, with harness flags and paused runs from `state` (both opened
+ * lazily); `runxDir` holds the listing cache.
+ */
+export function storeHistory(
+  store: () => ReceiptStore,
+  state: () => StateStore,
+  runxDir?: string,
+): ReceiptHistory {
   return {
     label: () => store().label,
     signatureMode: () =>
@@ -128,34 +176,29 @@ export function storeHistory(store: () => ReceiptStore, state: () => StateStore)
     async receipts(limit, accept) {
       const opened = store();
       const rows = new Map<string, HistoryRow>();
+      const cache = listingCache(opened, runxDir);
       const page = await opened.newestFirst({
         limit,
         includeChildren: false,
-        accept: async (entries) => {
+        accept: (entries) => {
           const harness = new Set(
             state()
               .findIndexedReceipts(entries.map((e) => e.receipt_id))
               .filter((entry) => entry.harness)
               .map((entry) => entry.receiptId),
           );
-          const verdicts: boolean[] = [];
-          for (const entry of entries) {
-            let receipt: Receipt | undefined;
-            try {
-              receipt = harness.has(entry.receipt_id)
-                ? undefined
-                : await opened.find(entry.receipt_id);
-            } catch {
-              // A receipt that does not verify is not history the tools may answer from.
-              receipt = undefined;
-            }
-            const row = receipt === undefined ? undefined : historyRow(receipt, opened.policy);
-            if (row !== undefined) rows.set(row.id, row);
-            verdicts.push(row !== undefined && accept(row));
-          }
-          return verdicts;
+          // A receipt that no longer verifies is still history: the tools see it as invalid.
+          const shown = entries.filter((entry) => !harness.has(entry.receipt_id));
+          for (const row of listedRows(opened, shown, cache)) rows.set(row.id, row);
+          return Promise.resolve(
+            entries.map((entry) => {
+              const row = rows.get(entry.receipt_id);
+              return row !== undefined && accept(row);
+            }),
+          );
         },
       });
+      cache?.save();
       return page.map((entry) => rows.get(entry.receipt_id) as HistoryRow);
     },
     pendingRuns: () => pendingRuns(state()),

@@ -146,10 +146,15 @@ function inWindow(timestamp: string, filter: HistoryFilter): boolean {
 const lower = (value: string | null): string | null =>
   value === null ? null : value.toLowerCase();
 
-/** True when a receipt row passes the filter. */
+/**
+ * True when a receipt row passes the filter. A row whose receipt no longer decodes has no
+ * name, status or source, so a filter on one of those never matches it; `query` still
+ * matches its id and the time window its index line's `created_at`.
+ */
 export function rowMatches(row: HistoryRow, filter: HistoryFilter): boolean {
   const query = lower(filter.query);
-  const has = (text: string, needle: string) => text.toLowerCase().includes(needle);
+  const has = (text: string | null, needle: string) =>
+    text !== null && text.toLowerCase().includes(needle);
   const anyEqual = (values: readonly string[], wanted: string) =>
     values.some((v) => v.toLowerCase() === wanted);
   if (
@@ -166,9 +171,9 @@ export function rowMatches(row: HistoryRow, filter: HistoryFilter): boolean {
   const skill = lower(filter.skill);
   if (skill !== null && !has(row.name, skill)) return false;
   const status = lower(filter.status);
-  if (status !== null && row.status.toLowerCase() !== status) return false;
+  if (status !== null && row.status?.toLowerCase() !== status) return false;
   const source = lower(filter.source);
-  if (source !== null && row.source_type.toLowerCase() !== source) return false;
+  if (source !== null && row.source_type?.toLowerCase() !== source) return false;
   const actor = lower(filter.actor);
   if (actor !== null && !anyEqual(row.actors, actor)) return false;
   const type = lower(filter.artifact_type);

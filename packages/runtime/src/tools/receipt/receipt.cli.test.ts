@@ -44,6 +44,25 @@ const PROVE = [
   "",
 ].join("\n");
 
+/** Every top-level receipt of the history, with no filter (so unreadable rows are listed). */
+const HISTORY = [
+  "runners:",
+  "  default:",
+  "    type: graph",
+  "    inputs:",
+  "      limit: {type: number, required: false, default: 50}",
+  "    graph:",
+  "      name: receipt-history",
+  "      result_from: [query]",
+  "      steps:",
+  "        - id: query",
+  "          tool: receipt.query",
+  "          scopes: [receipt.read]",
+  "          inputs:",
+  "            limit: $input.limit",
+  "",
+].join("\n");
+
 interface Envelope {
   status: string;
   receipt_id: string;
@@ -58,6 +77,8 @@ beforeEach(() => {
   ws.write("skills/audit/X.yaml", GRAPH);
   ws.write("skills/prove/SKILL.md", "---\nname: prove\n---\nProve receipts.\n");
   ws.write("skills/prove/X.yaml", PROVE);
+  ws.write("skills/history/SKILL.md", "---\nname: history\n---\nList receipts.\n");
+  ws.write("skills/history/X.yaml", HISTORY);
 });
 afterEach(() => ws.cleanup());
 
@@ -87,6 +108,43 @@ describe("receipt tools in a graph run by the runx CLI", () => {
     ]);
     expect(proof.code).toBe(0);
     expect(proof.json<Envelope>().result?.receipt_proof?.data.decision).toBe("unverified");
+  });
+
+  it("answers receipt.query with tampered receipts as invalid with the reason, never leaving them out", async () => {
+    ws.addBundledSkill("echo");
+    const ids: string[] = [];
+    for (const message of ["one", "two", "three"]) {
+      const run = await runx(ws, ["skill", "skills/echo", "--message", message, "--json"]);
+      ids.push(run.json<Envelope>().receipt_id);
+    }
+    const [edited, truncated, intact] = ids as [string, string, string];
+    const rel = (id: string) => `.runx/receipts/sha256-${id.slice("sha256:".length)}.json`;
+    ws.write(rel(edited), ws.read(rel(edited)).replace("step default completed", "step edited"));
+    const text = ws.read(rel(truncated));
+    ws.write(rel(truncated), text.slice(0, Math.floor(text.length / 2)));
+
+    const r = await runx(ws, ["skill", "skills/history", "--json"]);
+    expect(r.code).toBe(0);
+    const found = r.json<Envelope>().result?.receipt_query?.data as unknown as {
+      receipt_ids: string[];
+      receipts: Array<{
+        id: string;
+        name: string | null;
+        status: string | null;
+        verification: { status: string; reason?: string };
+      }>;
+    };
+    expect([...found.receipt_ids].sort()).toEqual([...ids].sort());
+    const row = (id: string) => found.receipts.find((x) => x.id === id);
+    expect(row(edited)).toMatchObject({ name: "echo", status: "closed" });
+    expect(row(edited)?.verification.status).toBe("invalid");
+    expect(row(edited)?.verification.reason).toContain("seal_digest_mismatch");
+    expect(row(truncated)).toMatchObject({
+      name: null,
+      status: null,
+      verification: { status: "invalid", reason: "receipt JSON is malformed" },
+    });
+    expect(row(intact)).toMatchObject({ name: "echo", verification: { status: "unverified" } });
   });
 
   it("refuses the step when receipt.read is not granted", async () => {
