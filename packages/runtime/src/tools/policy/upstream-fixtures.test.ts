@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { UPSTREAM } from "../../conformance/corpus.js";
+import { UPSTREAM } from "../../conformance/corpus.test-kit.js";
 import type { JsonRecord } from "../types.js";
 import { lintOperationalPolicy } from "./lint.js";
 
