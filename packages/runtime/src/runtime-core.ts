@@ -49,6 +49,7 @@ import type { Prepared } from "./run/context.js";
 import type { CredentialReadiness } from "./credentials/readiness.js";
 import type { InspectSkillRequest, SkillInspection } from "./services/inspect-skill.js";
 import { prepareRun } from "./run/prepare.js";
+import { NO_GATE_BINDINGS } from "./policy/gate-resolution.js";
 import type { WorkspacePaths } from "./workspace.js";
 
 /** The runtime release identity; part of every execution-closure digest. */
@@ -292,9 +293,11 @@ export function createRuntimeCore(
     return postgres;
   };
   const getState = (): StateStore => {
-    // Run state has not moved to the async port yet: refuse rather than write a local file
-    // that the other instances on the shared database never see.
-    if (stateBackend.kind === "postgres") throw notOnPostgres(stateBackend.label, "run state");
+    // What still reads the SQLite store directly (the console's tables, the harness index)
+    // is refused rather than writing a local file the other instances never see.
+    if (stateBackend.kind === "postgres") {
+      throw notOnPostgres(stateBackend.label, "the console's run state (approvals, run jobs)");
+    }
     return (state ??= openStateStore({ path: paths.stateDb, label: ".runx/state.sqlite" }));
   };
   /** The async port over the selected store (what converted callers read and write). */
@@ -361,6 +364,12 @@ export function createRuntimeCore(
     signer: getSigner,
     receipts: getReceipts,
     state: getState,
+    runState: getAsyncState,
+    gateBindings: async () => {
+      if (stateBackend.kind === "postgres") return NO_GATE_BINDINGS;
+      const { consoleStoreExtension } = await import("./store/console-store.js");
+      return getState().attach(consoleStoreExtension);
+    },
     config: () => (config ??= readProjectConfig(paths.configFile)),
     now,
     randomHex,
@@ -394,6 +403,9 @@ export function createRuntimeCore(
   };
 
   const harness: CoreRuntime["harness"] = async (request) => {
+    // Refused before any case runs: the cases' scratch runtimes would write their runs into
+    // the shared database, and the harness index below still reads the SQLite store.
+    if (stateBackend.kind === "postgres") throw notOnPostgres(stateBackend.label, "runx harness");
     const { runHarness } = await import("./harness/index.js");
     const outcome = await runHarness({
       workspaceRoot: paths.root,

@@ -141,7 +141,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     receipts: verifiedReceiptLookup(() => deps.receipts()),
     history: storeHistory(
       () => deps.receipts(),
-      () => deps.state(),
+      () => deps.runState(),
     ),
     now: () => deps.now(),
     policy: { strictInlineCode: deps.config().policy.strictCliToolInlineCode },

@@ -1,4 +1,5 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
+import { receiptLookup } from "../store/receipt-lookup.js";
 import { ReceiptStore, receiptStatus } from "../receipts/index.js";
 import { historyRow, toPending } from "../tools/receipt/history.js";
 import type { HistoryRow, PendingRun } from "../tools/receipt/history.js";
@@ -148,14 +149,14 @@ export async function historyDetail(deps: {
   receiptDir: string;
   storeLabel: string;
   policy: SignaturePolicy;
-  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "getRun" | "listSteps">;
+  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "getRun" | "listSteps" | "receiptRows">;
   id: string;
 }): Promise<HistoryDetail> {
-  const store = new ReceiptStore({
-    dir: deps.receiptDir,
-    policy: deps.policy,
-    label: deps.storeLabel,
-  });
+  // Receipts from the database on PostgreSQL (any instance may have sealed them), else files.
+  const store = receiptLookup(
+    new ReceiptStore({ dir: deps.receiptDir, policy: deps.policy, label: deps.storeLabel }),
+    deps.state.receiptRows,
+  );
   const loadReceipt = async (id: string) => {
     const found = await store.find(id);
     if (found === undefined) {

@@ -6,7 +6,8 @@
  */
 import type { Receipt, ReceiptStatus, ReceiptStore } from "../../receipts/index.js";
 import { receiptStatus } from "../../receipts/index.js";
-import type { RunRecord, StateStore } from "../../store/types.js";
+import type { AsyncStateOperations } from "../../store/port.js";
+import type { RunRecord } from "../../store/types.js";
 
 /** One receipt row of the history (upstream's local history row). */
 export interface HistoryRow {
@@ -46,7 +47,7 @@ export interface ReceiptHistory {
   /** Newest-first rows `accept` admits, at most `limit` (ties broken by id). */
   receipts(limit: number, accept: (row: HistoryRow) => boolean): Promise<HistoryRow[]>;
   /** Paused runs, newest first. */
-  pendingRuns(): PendingRun[];
+  pendingRuns(): Promise<PendingRun[]>;
 }
 
 function nameOf(receipt: Receipt): string {
@@ -105,13 +106,16 @@ export function toPending(run: RunRecord): PendingRun {
   };
 }
 
+/** What the history reads of the run state store. */
+type HistoryState = Pick<AsyncStateOperations, "findIndexedReceipts" | "listRuns">;
+
 /** Paused runs (needs_agent / needs_approval), newest first, with their pending requests. */
-export function pendingRuns(state: StateStore): PendingRun[] {
+export async function pendingRuns(state: HistoryState): Promise<PendingRun[]> {
   const pending: PendingRun[] = [];
   for (const status of ["needs_agent", "needs_approval"] as const) {
     let cursor: string | null = null;
     do {
-      const page = state.listRuns({ limit: 500, status, cursor });
+      const page = await state.listRuns({ limit: 500, status, cursor });
       pending.push(...page.runs.map(toPending));
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -120,7 +124,10 @@ export function pendingRuns(state: StateStore): PendingRun[] {
 }
 
 /** The history of `store`, with harness flags and paused runs from `state` (both opened lazily). */
-export function storeHistory(store: () => ReceiptStore, state: () => StateStore): ReceiptHistory {
+export function storeHistory(
+  store: () => ReceiptStore,
+  state: () => Promise<HistoryState>,
+): ReceiptHistory {
   return {
     label: () => store().label,
     signatureMode: () =>
@@ -133,8 +140,7 @@ export function storeHistory(store: () => ReceiptStore, state: () => StateStore)
         includeChildren: false,
         accept: async (entries) => {
           const harness = new Set(
-            state()
-              .findIndexedReceipts(entries.map((e) => e.receipt_id))
+            (await (await state()).findIndexedReceipts(entries.map((e) => e.receipt_id)))
               .filter((entry) => entry.harness)
               .map((entry) => entry.receiptId),
           );
@@ -158,6 +164,6 @@ export function storeHistory(store: () => ReceiptStore, state: () => StateStore)
       });
       return page.map((entry) => rows.get(entry.receipt_id) as HistoryRow);
     },
-    pendingRuns: () => pendingRuns(state()),
+    pendingRuns: async () => pendingRuns(await state()),
   };
 }
