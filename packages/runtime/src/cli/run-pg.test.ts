@@ -160,4 +160,25 @@ describe("runx runs with RUNX_STATE_URL", () => {
     );
     for (const ws of [a, b]) expect(existsSync(join(ws.root, ".runx", "state.sqlite"))).toBe(false);
   }, 90_000);
+
+  it("lets exactly one of two workspaces racing to resume a paused run take it", async () => {
+    const paused = await runx(a, ["skill", "skills/gated", "--message", "once", "--json"], onPg());
+    expect(paused.code, paused.stderr).toBe(2);
+    const pause = paused.json<Envelope>();
+    const doc = JSON.stringify({ approvals: { [pause.requests[0]!.id]: true } });
+    const raced = await Promise.all(
+      [a, b].map((ws) =>
+        runx(ws, ["resume", pause.run_id, "-", "--json"], { ...onPg(), stdin: doc }),
+      ),
+    );
+    expect(raced.map((r) => r.code).sort()).toEqual([0, 1]);
+    const loser = raced.find((r) => r.code === 1)!;
+    expect(loser.json().error).toMatchObject({ reason: "RESUME_REFUSED" });
+    const pg = await scratch.open(1);
+    const resumed = await pg.pool.query(
+      "SELECT count(*)::int AS n FROM run_ledger WHERE run_id = $1 AND kind = 'resumed'",
+      [pause.run_id],
+    );
+    expect(resumed.rows[0]).toEqual({ n: 1 });
+  }, 90_000);
 });
