@@ -250,8 +250,8 @@ export async function createRunRecord(
 }
 
 /**
- * Marks the run running in one transaction: a fresh run gets its record (`create`), a resumed
- * one its status back.
+ * Marks the run running in one transaction, with `more` of the caller's writes: a fresh run
+ * gets its record and first ledger line, a resumed one its status back.
  */
 export async function recordRunning(
   deps: RunSkillDeps,

@@ -155,6 +155,11 @@ describe("two runtimes on one PostgreSQL database", () => {
     expect(refused?.code).toBe("STORE_ERROR");
     expect(refused?.details).toMatchObject({ reason: "not_on_postgres" });
     expect(refused?.message).toMatch(/unset RUNX_STATE_URL to use \.runx\/state\.sqlite/);
+    // The harness is refused before any case runs (its cases would write into the database).
+    await expect(a.harness({ targets: ["skills/none"] })).rejects.toMatchObject({
+      code: "STORE_ERROR",
+      details: { reason: "not_on_postgres" },
+    });
     expect(existsSync(a.paths.stateDb)).toBe(false);
     expect(existsSync(b.paths.stateDb)).toBe(false);
   }, 60_000);
