@@ -23,6 +23,8 @@ import type { RegistryResolver } from "./run/context.js";
 import { historyDetail, listHistory, pendingRuns } from "./services/history.js";
 import { verificationPolicy, verifyReceiptDocument, verifyRunStore } from "./services/verify.js";
 import { runtimeStores } from "./store/runtime-stores.js";
+import { notOnPostgres } from "./store/state-backend.js";
+import { NO_GATE_BINDINGS } from "./policy/gate-resolution.js";
 import { displayPath, workspacePaths } from "./workspace.js";
 import type { LocalRegistry } from "./registry/local.js";
 import { registryRoot } from "./registry/root.js";
@@ -124,6 +126,12 @@ export function createRuntimeCore(
     signer: getSigner,
     receipts: getReceipts,
     state: getState,
+    runState: getAsyncState,
+    gateBindings: async () => {
+      if (stateBackend.kind === "postgres") return NO_GATE_BINDINGS;
+      const { consoleStoreExtension } = await import("./store/console-store.js");
+      return getState().attach(consoleStoreExtension);
+    },
     config: () => (config ??= readProjectConfig(paths.configFile)),
     now,
     randomHex,
@@ -157,6 +165,9 @@ export function createRuntimeCore(
   };
 
   const harness: CoreRuntime["harness"] = async (request) => {
+    // Refused before any case runs: the cases' scratch runtimes would write their runs into
+    // the shared database, and the harness index below still reads the SQLite store.
+    if (stateBackend.kind === "postgres") throw notOnPostgres(stateBackend.label, "runx harness");
     const { runHarness } = await import("./harness/index.js");
     const outcome = await runHarness({
       workspaceRoot: paths.root,

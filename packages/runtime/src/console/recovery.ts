@@ -145,7 +145,7 @@ export function recoveryServices(deps: { runDeps: RunSkillDeps; store: () => Con
     } catch (error) {
       const message = isRuntimeError(error) ? error.message : String(error);
       if (run !== null) {
-        markRunFailed(deps.runDeps, job.runId);
+        await markRunFailed(await deps.runDeps.runState(), job.runId);
         state().updateRun(job.runId, {
           errorJson: JSON.stringify({ code: "RESUME_REFUSED", summary: `${why}; ${message}` }),
         });

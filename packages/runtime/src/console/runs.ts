@@ -6,7 +6,7 @@ import type { AnswerContract } from "../run/answer-contract.js";
 import { readCheckpoint } from "../run/checkpoint.js";
 import { outcomeIsOpen } from "../contracts/envelope.js";
 import type { DetailedOutcome, RunRequest } from "../contracts/envelope.js";
-import { admitResume } from "../run/resume-admission.js";
+import { admitResumeSync } from "../run/resume-admission.js";
 import type { ApprovalDecisionRecord, ConsoleStore, RunFilter } from "../store/console-store.js";
 import type { RunRecord, StateStore } from "../store/types.js";
 import type { Operator } from "./operators.js";
@@ -248,7 +248,7 @@ export function runServices(deps: { state: () => StateStore; store: () => Consol
      * only: a refused answer leaves the run exactly as it was.
      */
     checkAnswers(input: ConsoleInputs["runs-answer"]): void {
-      admitResume(deps.state(), input.runId, { answers: input.answers });
+      admitResumeSync(deps.state(), input.runId, { answers: input.answers });
     },
 
     /**

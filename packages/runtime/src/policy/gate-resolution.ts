@@ -17,13 +17,32 @@
  */
 import { RuntimeError } from "../errors.js";
 import type { AuthorityTerm } from "../receipts/index.js";
-import type { RunRecord, StateStore } from "../store/types.js";
+import type { RunRecord } from "../store/types.js";
 
 /** How many approvals a gate needs and whether the initiator may give one. */
 export interface GatePolicy {
   requiredApprovals: number;
   forbidInitiator: boolean;
 }
+
+/**
+ * Where the console records what binds a gate: its gate policy rows and run initiators (the
+ * console's tables beside the run, store/console-store.ts).
+ */
+export interface GateBindings {
+  getInitiator(runId: string): { username: string } | undefined;
+  findGatePolicy(skillName: string, gateId: string): GatePolicy | undefined;
+}
+
+/**
+ * The bindings of a state store that holds no console tables (PostgreSQL, until the console's
+ * approvals move there): no gate policy or console initiator can have been recorded, because
+ * the console's approvals and run starts are refused on that store.
+ */
+export const NO_GATE_BINDINGS: GateBindings = Object.freeze({
+  getInitiator: () => undefined,
+  findGatePolicy: () => undefined,
+});
 
 /** Applies when no policy row matches: one approval, never the initiator's own. */
 export const DEFAULT_GATE_POLICY: Readonly<GatePolicy> = Object.freeze({
@@ -68,17 +87,16 @@ function attested(
  * (its attested authority term for exactly this run and gate). See the module comment.
  */
 export async function assertGateResolvableHere(
-  state: StateStore,
+  bindings: () => Promise<GateBindings>,
   run: Pick<RunRecord, "id" | "skillName">,
   gateIds: readonly string[],
   attestedTerms: readonly AuthorityTerm[] | undefined,
 ): Promise<void> {
   const pending = gateIds.filter((gateId) => !attested(attestedTerms, run.id, gateId));
   if (pending.length === 0) return;
-  // Loaded only when a resume document carries decisions: the console's tables live in the
+  // Asked only when a resume document carries decisions: the console's tables live in the
   // same state database as the run, so the policy is read from where the console wrote it.
-  const { consoleStoreExtension } = await import("../store/console-store.js");
-  const store = state.attach(consoleStoreExtension);
+  const store = await bindings();
   const initiator = store.getInitiator(run.id);
   for (const gateId of pending) {
     const row = store.findGatePolicy(run.skillName, gateId);

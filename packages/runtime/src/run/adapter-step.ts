@@ -12,6 +12,7 @@ import { isJsonObject } from "../parser/json.js";
 import type { AdapterRunner, RunnerDefinition } from "../parser/runner-types.js";
 import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { AuthorityTerm, Commitment, Receipt, Reference } from "../receipts/index.js";
+import type { AsyncStateOperations } from "../store/port.js";
 import { dispatchAttempt } from "../adapters/dispatch.js";
 import type {
   AdapterStepConfig,
@@ -297,7 +298,6 @@ export async function sealDispatchChild(
   stepId: string,
   outcome: Extract<DispatchOutcome, { kind: "attempt" }>,
   inputsDigest: string,
-  beforeIndex: () => void = () => undefined,
 ): Promise<Receipt> {
   const { deps, prep } = scope;
   const body = outcome.body;
@@ -334,7 +334,7 @@ export async function sealDispatchChild(
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, child, beforeIndex, { isChild: true });
+  await storeReceipt(deps, prep, child, undefined, { isChild: true });
   // A run directory reached through a symlink holds no record (the attempt was refused as
   // path_unsafe for it; the signed receipt is the record). Anything else is written in place,
   // and a link swapped in since the gate makes the write fail rather than land at its target.
@@ -365,18 +365,20 @@ function callOf(scope: RunScope, inputs: Record<string, unknown>): Omit<Dispatch
  * single-step process run), so the console and `runx history` see it while the adapter works;
  * the step row names the attempt in flight. A resumed run's record exists (resume took it).
  */
-function recordDispatching(
+async function recordDispatching(
   scope: RunScope,
   inputs: Record<string, unknown>,
   start: StepStart,
-): StepStart {
+): Promise<StepStart> {
   const { deps, prep } = scope;
   const stepId = prep.runner.name;
-  deps.state().transaction(() => {
+  await (
+    await deps.runState()
+  ).transaction(async (tx) => {
     if (!start.runExists) {
-      createRunRecord(deps, prep, hashCanonical(scope.taint.redactJson(inputs)));
+      await createRunRecord(tx, deps, prep, hashCanonical(scope.taint.redactJson(inputs)));
     }
-    deps.state().upsertStep({
+    await tx.upsertStep({
       runId: prep.runId,
       stepId,
       status: "running",
@@ -395,7 +397,7 @@ export async function runAdapterStep(
   inputs: Record<string, unknown>,
   start: StepStart,
 ): Promise<SkillRunEnvelope> {
-  const recorded = recordDispatching(scope, inputs, start);
+  const recorded = await recordDispatching(scope, inputs, start);
   const outcome = await dispatchCall(scope, { ...callOf(scope, inputs), approval: null });
   return finish(scope, inputs, outcome, recorded);
 }
@@ -446,7 +448,7 @@ export async function resumeAdapterStep(
     }
     const inputs = { ...checkpoint.inputs, answers: packetAnswers(request, answer) };
     const retryOf = request.invocation.packet_id;
-    recordDispatching(scope, inputs, start);
+    await recordDispatching(scope, inputs, start);
     const outcome = await dispatchCall(scope, {
       ...callOf(scope, inputs),
       approval: null,
@@ -465,7 +467,7 @@ export async function resumeAdapterStep(
     );
   }
   const binding = request.gate.summary as ApprovalBinding;
-  recordDispatching(scope, checkpoint.inputs, start);
+  await recordDispatching(scope, checkpoint.inputs, start);
   const outcome = await dispatchCall(scope, {
     ...callOf(scope, checkpoint.inputs),
     approval: { decision: decision.approved, binding, receiptId: checkpoint.paused_receipt.id },
@@ -482,8 +484,8 @@ async function finish(
   const { deps, prep } = scope;
   const stepId = prep.runner.name;
   // The step row written when the dispatch began waits with the run.
-  const stepWaits = (receiptId: string): void => {
-    deps.state().upsertStep({ runId: prep.runId, stepId, status: "deferred", receiptId });
+  const stepWaits = async (tx: AsyncStateOperations, receiptId: string): Promise<void> => {
+    await tx.upsertStep({ runId: prep.runId, stepId, status: "deferred", receiptId });
   };
   if (outcome.kind === "needs_approval") {
     const request = approvalRequest(stepId, outcome);
@@ -544,8 +546,8 @@ async function finish(
     deps.signer(),
     { children: [child] },
   );
-  await storeReceipt(deps, prep, receipt, () => {
-    deps.state().upsertStep({
+  await storeReceipt(deps, prep, receipt, async (tx) => {
+    await tx.upsertStep({
       runId: prep.runId,
       stepId,
       status: disposition,
@@ -554,7 +556,7 @@ async function finish(
       outputJson: JSON.stringify({ output }),
       finishedAt: parentCreated,
     });
-    appendRunEvent(deps.state(), prep.runId, {
+    await appendRunEvent(tx, prep.runId, {
       kind: "sealed",
       status: disposition,
       stepId,
@@ -563,7 +565,7 @@ async function finish(
       createdAt: parentCreated,
       receiptId: receipt.id,
     });
-    deps.state().updateRun(prep.runId, {
+    await tx.updateRun(prep.runId, {
       status: "sealed",
       disposition,
       receiptId: receipt.id,

@@ -15,7 +15,7 @@ import { hashCanonical } from "../receipts/index.js";
 import type { Reference } from "../receipts/index.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
-import { createRunRecord } from "./context.js";
+import { recordRunning } from "./context.js";
 import type { RunScope } from "./context.js";
 import type { SkillRunEnvelope } from "../contracts/envelope.js";
 import { pauseRun } from "./pause.js";
@@ -100,10 +100,7 @@ export async function runAgentTask(
     });
   }
   const inputsDigest = hashCanonical(scope.taint.redactJson(inputs));
-  deps.state().transaction(() => {
-    if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-    else deps.state().updateRun(prep.runId, { status: "running" });
-  });
+  await recordRunning(deps, prep, { runExists: start.runExists, inputsDigest });
   const runner = asAgentTask(prep.runner, prep.pkg.name);
   const catalog = runtimeToolCatalog(runToolRoots(scope));
   const allowed = runner.allowed_tools ?? [];

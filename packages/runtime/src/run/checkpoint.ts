@@ -5,7 +5,8 @@
  */
 import { RuntimeError } from "../errors.js";
 import { hashCanonical } from "../receipts/index.js";
-import type { StateStore } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
+import type { LedgerEntryRecord } from "../store/types.js";
 import { LEDGER_GENESIS_HASH } from "../store/types.js";
 import type { RunRequest } from "../contracts/envelope.js";
 
@@ -44,8 +45,26 @@ interface LedgerLine {
 }
 
 /** Reads and verifies a run's ledger chain, returning its latest checkpoint. */
-export function readCheckpoint(state: StateStore, runId: string): Checkpoint {
-  const lines = state.readLedger(runId);
+export async function loadCheckpoint(
+  state: Pick<AsyncStateOperations, "readLedger">,
+  runId: string,
+): Promise<Checkpoint> {
+  return checkpointOf(runId, await state.readLedger(runId));
+}
+
+/**
+ * The synchronous form of `loadCheckpoint` for the console's services, which still read the
+ * embedded SQLite store directly.
+ */
+export function readCheckpoint(
+  state: { readLedger(runId: string): LedgerEntryRecord[] },
+  runId: string,
+): Checkpoint {
+  return checkpointOf(runId, state.readLedger(runId));
+}
+
+/** Verifies a run's ledger chain (its lines by index) and returns its latest checkpoint. */
+export function checkpointOf(runId: string, lines: readonly LedgerEntryRecord[]): Checkpoint {
   let previous = LEDGER_GENESIS_HASH;
   let checkpoint: Checkpoint | undefined;
   for (const record of lines) {

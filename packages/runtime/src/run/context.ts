@@ -7,7 +7,7 @@ import { isRuntimeError } from "../errors.js";
 import type { ProjectConfig } from "../config.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
-import { hashCanonical, receiptBodyDigest } from "../receipts/index.js";
+import { hashCanonical, receiptBodyDigest, serializeReceipt } from "../receipts/index.js";
 import type {
   AuthorityTerm,
   Commitment,
@@ -23,7 +23,11 @@ import type { SpawnAuthority } from "../adapters/dispatch.js";
 import type { ProbeRunner } from "../adapters/preflight.js";
 import type { Resolver } from "../tools/http/net-guard.js";
 import type { HttpTransport, ProviderDriver } from "../tools/types.js";
+import type { AsyncStateOperations, AsyncStateStore } from "../store/port.js";
+import { receiptLookup } from "../store/receipt-lookup.js";
+import type { ReceiptLookup } from "../store/receipt-lookup.js";
 import type { StateStore } from "../store/types.js";
+import type { GateBindings } from "../policy/gate-resolution.js";
 import type { WorkspacePaths } from "../workspace.js";
 import { displayPath } from "../workspace.js";
 import { secondsTimestamp } from "../time.js";
@@ -46,7 +50,21 @@ export interface RunSkillDeps {
   runtimeRelease: string;
   signer(): ReceiptSigner;
   receipts(): ReceiptStore;
+  /**
+   * The run state store through the async port: the embedded SQLite file or the PostgreSQL
+   * database RUNX_STATE_URL selects. Everything that executes a run reads and writes it.
+   */
+  runState(): Promise<AsyncStateStore>;
+  /**
+   * The embedded SQLite store itself, for what has not moved to the async port (the
+   * console's tables); refused with STORE_ERROR `not_on_postgres` on PostgreSQL.
+   */
   state(): StateStore;
+  /**
+   * What binds a paused run's gates to the console (policies, initiators), read only when a
+   * resume document carries decisions (policy/gate-resolution.ts).
+   */
+  gateBindings(): Promise<GateBindings>;
   config(): ProjectConfig;
   now(): Date;
   randomHex(bytes: number): string;
@@ -203,10 +221,14 @@ export function receiptReference(receipt: Receipt): Reference {
   };
 }
 
-/** Inserts the run record. */
-export function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest: string): void {
-  const state = deps.state();
-  state.createRun({
+/** Inserts the run record and its `run_started` ledger line through `db` (a store or a transaction). */
+export async function createRunRecord(
+  db: AsyncStateOperations,
+  deps: RunSkillDeps,
+  prep: Prepared,
+  inputsDigest: string,
+): Promise<void> {
+  await db.createRun({
     id: prep.runId,
     skillName: prep.pkg.name,
     runner: prep.runner.name,
@@ -218,12 +240,31 @@ export function createRunRecord(deps: RunSkillDeps, prep: Prepared, inputsDigest
   });
   // The run's first ledger line: who started it, and the steps it plans to run (a graph's
   // steps in declaration order), so a paused run can show the steps it has not reached.
-  appendRunEvent(state, prep.runId, {
+  await appendRunEvent(db, prep.runId, {
     kind: "run_started",
     status: "running",
     detail: { origin: originDetail(prep.origin), plan: runPlan(prep.runner) },
     producer: { skill: prep.pkg.name, runner: prep.runner.name },
     createdAt: deps.now().toISOString(),
+  });
+}
+
+/**
+ * Marks the run running in one transaction, with `more` of the caller's writes: a fresh run
+ * gets its record and first ledger line, a resumed one its status back.
+ */
+export async function recordRunning(
+  deps: RunSkillDeps,
+  prep: Prepared,
+  fresh: { runExists: boolean; inputsDigest: string },
+  more?: (tx: AsyncStateOperations) => Promise<void>,
+): Promise<void> {
+  await (
+    await deps.runState()
+  ).transaction(async (tx) => {
+    if (!fresh.runExists) await createRunRecord(tx, deps, prep, fresh.inputsDigest);
+    else await tx.updateRun(prep.runId, { status: "running" });
+    await more?.(tx);
   });
 }
 
@@ -268,19 +309,23 @@ export function runPlan(runner: RunnerDefinition): PlannedStep[] {
 
 /**
  * Writes a sealed receipt durably to the receipt store, then indexes it and applies the run's
- * state changes (`andThen`) in one state-store transaction.
+ * state changes (`andThen`, through the transaction handle) in one state-store transaction.
+ * Where the state store holds receipts itself (PostgreSQL), the receipt's exact bytes go
+ * into that same transaction, so the row, the index entry, the ledger line and the run update
+ * commit together; the file written first is the workspace's local copy.
  */
 export async function storeReceipt(
   deps: RunSkillDeps,
   prep: Prepared,
   receipt: Receipt,
-  andThen: () => void = () => undefined,
+  andThen?: (tx: AsyncStateOperations) => Promise<void>,
   options: { isChild?: boolean } = {},
 ): Promise<void> {
   const outcome = await deps.receipts().write(receipt);
-  const state = deps.state();
-  state.transaction(() => {
-    state.indexReceipt({
+  const state = await deps.runState();
+  await state.transaction(async (tx) => {
+    await tx.receiptRows?.put(receipt.id, serializeReceipt(receipt));
+    await tx.indexReceipt({
       receiptId: receipt.id,
       runId: prep.runId,
       skillName: prep.pkg.name,
@@ -289,8 +334,13 @@ export async function storeReceipt(
       fileName: outcome.file_name,
       isChild: options.isChild === true,
     });
-    andThen();
+    await andThen?.(tx);
   });
+}
+
+/** Reads receipts by id: the state store's receipt rows where it has them, else the files. */
+export async function runReceipts(deps: RunSkillDeps): Promise<ReceiptLookup> {
+  return receiptLookup(deps.receipts(), (await deps.runState()).receiptRows);
 }
 
 /**
@@ -336,15 +386,15 @@ export function runMetadata(deps: RunSkillDeps, prep: Prepared): Record<string, 
   };
 }
 
-/** Marks a run record (if one exists) as failed. */
-export function markRunFailed(
-  deps: RunSkillDeps,
+/** Marks a run record (if one exists) as failed, through `db` (a store or a transaction). */
+export async function markRunFailed(
+  db: AsyncStateOperations,
   runId: string,
   receiptId?: string,
   disposition = "blocked",
-): void {
+): Promise<void> {
   try {
-    deps.state().updateRun(runId, {
+    await db.updateRun(runId, {
       status: "failure",
       disposition,
       ...(receiptId !== undefined ? { receiptId } : {}),

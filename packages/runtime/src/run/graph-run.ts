@@ -9,11 +9,13 @@ import type { GraphDoc, GraphState, GraphStep } from "../graph/index.js";
 import type { JsonObject } from "../parser/json.js";
 import { buildGraphReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Receipt, Reference } from "../receipts/index.js";
+import type { ReceiptLookup } from "../store/receipt-lookup.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ResumeAnswers } from "./answers.js";
 import type { Checkpoint } from "./checkpoint.js";
 import {
-  createRunRecord,
+  recordRunning,
+  runReceipts,
   idempotencyFor,
   profiled,
   receiptTimestamp,
@@ -42,10 +44,9 @@ export async function runGraph(
   const doc = await prepareGraph(scope, catalog);
   const state = createGraphState(doc, inputs, { graphId: scope.prep.runId });
   const { deps, prep } = scope;
-  deps.state().transaction(() => {
-    if (!start.runExists) {
-      createRunRecord(deps, prep, hashCanonical(scope.taint.redactJson(inputs)));
-    } else deps.state().updateRun(prep.runId, { status: "running" });
+  await recordRunning(deps, prep, {
+    runExists: start.runExists,
+    inputsDigest: hashCanonical(scope.taint.redactJson(inputs)),
   });
   return driveGraph(scope, doc, catalog, state, start.previous);
 }
@@ -71,9 +72,18 @@ async function childReceipts(
   fresh: Map<string, Receipt>,
 ): Promise<Receipt[]> {
   const out: Receipt[] = [];
+  // A resumed run's earlier steps may have sealed in another process (on PostgreSQL, in
+  // another workspace): their receipts are read where the state store keeps them.
+  let stored: ReceiptLookup | undefined;
   for (const step of state.steps) {
     if (step.receiptId === undefined) continue;
-    out.push(fresh.get(step.receiptId) ?? (await scope.deps.receipts().read(step.receiptId)));
+    const receipt = fresh.get(step.receiptId);
+    if (receipt !== undefined) {
+      out.push(receipt);
+      continue;
+    }
+    stored ??= await runReceipts(scope.deps);
+    out.push(await stored.read(step.receiptId));
   }
   return out;
 }
@@ -245,8 +255,8 @@ async function sealGraph(
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, receipt, () => {
-    appendRunEvent(deps.state(), prep.runId, {
+  await storeReceipt(deps, prep, receipt, async (tx) => {
+    await appendRunEvent(tx, prep.runId, {
       kind: "sealed",
       status: disposition,
       detail: { reason_code: reasonCode },
@@ -254,7 +264,7 @@ async function sealGraph(
       createdAt: receipt.created_at,
       receiptId: receipt.id,
     });
-    deps.state().updateRun(prep.runId, {
+    await tx.updateRun(prep.runId, {
       status: "sealed",
       disposition,
       receiptId: receipt.id,

@@ -121,8 +121,8 @@ export async function sealStepReceipt(
     deps,
     prep,
     receipt,
-    () => {
-      deps.state().upsertStep({
+    async (tx) => {
+      await tx.upsertStep({
         runId: prep.runId,
         stepId: key,
         status: outcome.disposition,
@@ -133,7 +133,7 @@ export async function sealStepReceipt(
         ...(outcome.startedAt !== undefined ? { startedAt: outcome.startedAt } : {}),
         finishedAt: deps.now().toISOString(),
       });
-      appendRunEvent(deps.state(), prep.runId, {
+      await appendRunEvent(tx, prep.runId, {
         kind: "step_finished",
         status: outcome.disposition,
         stepId: key,
@@ -366,10 +366,14 @@ function attestedApprover(scope: RunScope, gateId: string): string {
  * Appends the step's `step_started` ledger line (the event history's start of an attempt,
  * also of one that pauses before it seals) and returns its time for the step row.
  */
-function recordStepStarted(scope: RunScope, stepId: string, attempt: number): string {
+async function recordStepStarted(
+  scope: RunScope,
+  stepId: string,
+  attempt: number,
+): Promise<string> {
   const { deps, prep } = scope;
   const at = deps.now().toISOString();
-  appendRunEvent(deps.state(), prep.runId, {
+  await appendRunEvent(await deps.runState(), prep.runId, {
     kind: "step_started",
     status: "running",
     stepId: stepKey(scope, stepId),
@@ -395,7 +399,7 @@ export async function executeGraphStep(
 ): Promise<StepResult> {
   const step = stepById(doc, action.stepId);
   const declared = step.contract?.outputs;
-  const startedAt = recordStepStarted(scope, step.id, action.attempt);
+  const startedAt = await recordStepStarted(scope, step.id, action.attempt);
   const seal = async (
     outcome: SealOutcome,
     status: StepOutcome["status"],

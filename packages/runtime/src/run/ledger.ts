@@ -1,6 +1,6 @@
 /** The run journal: hash-chained ledger entries through the state store. */
 import { hashCanonical } from "../receipts/index.js";
-import type { StateStore } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
 import { LEDGER_GENESIS_HASH } from "../store/types.js";
 
 /** What a ledger event records. */
@@ -18,8 +18,12 @@ export interface RunEvent {
  * Appends one `runx.ledger.entry.v1` line to the run's chain:
  * entry_hash = H({version: "runx.ledger.chain-payload.v1", index, previous_hash, entry}).
  */
-export function appendRunEvent(state: StateStore, runId: string, event: RunEvent): string {
-  const tail = state.getLedgerTail(runId);
+export async function appendRunEvent(
+  state: Pick<AsyncStateOperations, "getLedgerTail" | "appendLedgerEntry">,
+  runId: string,
+  event: RunEvent,
+): Promise<string> {
+  const tail = await state.getLedgerTail(runId);
   const index = tail === undefined ? 0 : tail.idx + 1;
   const previousHash = tail === undefined ? LEDGER_GENESIS_HASH : tail.entryHash;
   const data = {
@@ -60,7 +64,7 @@ export function appendRunEvent(state: StateStore, runId: string, event: RunEvent
     },
     entry,
   };
-  state.appendLedgerEntry(runId, {
+  await state.appendLedgerEntry(runId, {
     kind: event.kind,
     status: event.status,
     stepId: event.stepId ?? null,

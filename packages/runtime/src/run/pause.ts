@@ -3,6 +3,7 @@
  * and mark the run as waiting — all tied to one state-store transaction after the receipt is
  * durably stored.
  */
+import type { AsyncStateOperations } from "../store/port.js";
 import {
   buildSkillReceipt,
   hashCanonical,
@@ -44,7 +45,7 @@ export interface PauseSpec {
   /** The `next` instruction shown to the caller. */
   next?: string;
   /** More state changes made in the pause's transaction (given the deferred receipt's id). */
-  andThen?: (receiptId: string) => void;
+  andThen?: (tx: AsyncStateOperations, receiptId: string) => Promise<void>;
 }
 
 /** Seals the deferred receipt, checkpoints and returns the paused envelope. */
@@ -98,9 +99,9 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
       ? { gate_inputs: scope.taint.redactJson(spec.gateInputs) as Record<string, unknown> }
       : {}),
   };
-  await storeReceipt(deps, prep, receipt, () => {
-    if (!spec.runExists) createRunRecord(deps, prep, inputsDigest);
-    appendRunEvent(deps.state(), prep.runId, {
+  await storeReceipt(deps, prep, receipt, async (tx) => {
+    if (!spec.runExists) await createRunRecord(tx, deps, prep, inputsDigest);
+    await appendRunEvent(tx, prep.runId, {
       kind: "resolution_requested",
       status: "waiting",
       detail: {
@@ -115,13 +116,13 @@ export async function pauseRun(scope: RunScope, spec: PauseSpec): Promise<SkillR
       createdAt,
       receiptId: receipt.id,
     });
-    deps.state().updateRun(prep.runId, {
+    await tx.updateRun(prep.runId, {
       status,
       disposition: "deferred",
       receiptId: receipt.id,
       requestsJson: JSON.stringify(spec.requests),
     });
-    spec.andThen?.(receipt.id);
+    await spec.andThen?.(tx, receipt.id);
   });
   return makeEnvelope({
     status,

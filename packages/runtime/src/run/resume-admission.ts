@@ -6,11 +6,12 @@
  * Reads the run and its checkpoint; writes nothing, so a refusal leaves the run as it was.
  */
 import { RuntimeError } from "../errors.js";
-import type { RunRecord, StateStore } from "../store/types.js";
+import type { AsyncStateOperations } from "../store/port.js";
+import type { LedgerEntryRecord, RunRecord } from "../store/types.js";
 import { checkAnswerContracts } from "./answer-contract.js";
 import { checkAgainstRequests, parseResumeDocument } from "./answers.js";
 import type { ResumeAnswers } from "./answers.js";
-import { readCheckpoint } from "./checkpoint.js";
+import { checkpointOf } from "./checkpoint.js";
 import type { Checkpoint } from "./checkpoint.js";
 
 /** An admitted resume: the paused run, its verified checkpoint and the checked document. */
@@ -21,8 +22,31 @@ export interface AdmittedResume {
 }
 
 /** Admits a resume document for `runId`, or throws the refusal (nothing is written). */
-export function admitResume(state: StateStore, runId: string, document: unknown): AdmittedResume {
+export async function admitResume(
+  state: Pick<AsyncStateOperations, "getRun" | "readLedger">,
+  runId: string,
+  document: unknown,
+): Promise<AdmittedResume> {
+  const run = await state.getRun(runId);
+  refuseUnlessPaused(run);
+  return admitted(run, await state.readLedger(run.id), document);
+}
+
+/**
+ * The synchronous form of `admitResume` for the console's answer check, which still reads the
+ * embedded SQLite store directly.
+ */
+export function admitResumeSync(
+  state: { getRun(id: string): RunRecord; readLedger(runId: string): LedgerEntryRecord[] },
+  runId: string,
+  document: unknown,
+): AdmittedResume {
   const run = state.getRun(runId);
+  refuseUnlessPaused(run);
+  return admitted(run, state.readLedger(run.id), document);
+}
+
+function refuseUnlessPaused(run: RunRecord): void {
   if (run.status === "sealed" || run.status === "failure") {
     throw new RuntimeError(
       "RESUME_REFUSED",
@@ -36,7 +60,14 @@ export function admitResume(state: StateStore, runId: string, document: unknown)
       status: run.status,
     });
   }
-  const checkpoint = readCheckpoint(state, run.id);
+}
+
+function admitted(
+  run: RunRecord,
+  lines: readonly LedgerEntryRecord[],
+  document: unknown,
+): AdmittedResume {
+  const checkpoint = checkpointOf(run.id, lines);
   const answers = parseResumeDocument(document);
   checkAgainstRequests(answers, checkpoint.requests);
   checkAnswerContracts(answers, checkpoint.requests);

@@ -46,13 +46,13 @@ export async function resumeRun(
   request: ResumeRequest,
   signal: AbortSignal,
 ): Promise<SkillRunEnvelope> {
-  const state = deps.state();
+  const state = await deps.runState();
   // The same admission as the console's answer check: a refusal here leaves the run paused.
-  const { run, checkpoint, answers } = admitResume(state, request.runId, request.document);
+  const { run, checkpoint, answers } = await admitResume(state, request.runId, request.document);
   // A console gate policy binds every entry point: a resume document's decision is refused
   // for a gate the console governs unless it is the console's own attested release.
   await assertGateResolvableHere(
-    state,
+    () => deps.gateBindings(),
     run,
     Object.keys(answers.approvals),
     deps.attestedApprovals,
@@ -88,15 +88,19 @@ export async function resumeRun(
     (await import("./adapter-step.js")).checkAdapterAnswers(checkpoint, answers);
 
   // Take the run: only one process moves a paused run forward.
-  state.transaction(() => {
-    const current = state.getRun(run.id);
+  await state.transaction(async (tx) => {
+    // Reading the ledger tail in a transaction locks the run on PostgreSQL (SQLite's
+    // IMMEDIATE transaction already excludes other writers), so two processes racing for the
+    // same paused run see each other's status here.
+    await tx.getLedgerTail(run.id);
+    const current = await tx.getRun(run.id);
     if (current.status !== "needs_agent" && current.status !== "needs_approval") {
       throw new RuntimeError("RESUME_REFUSED", `run ${run.id} was resumed by another process`, {
         run_id: run.id,
       });
     }
-    state.updateRun(run.id, { status: "running" });
-    appendRunEvent(state, run.id, {
+    await tx.updateRun(run.id, { status: "running" });
+    await appendRunEvent(tx, run.id, {
       kind: "resumed",
       status: "running",
       detail: {
@@ -177,11 +181,11 @@ export async function resumeRun(
     });
   } catch (error) {
     // A refusal before anything ran leaves the run paused as it was.
-    const current = state.getRun(run.id);
+    const current = await state.getRun(run.id);
     if (current.status === "running") {
-      state.transaction(() => {
-        state.updateRun(run.id, { status: run.status });
-        appendRunEvent(state, run.id, {
+      await state.transaction(async (tx) => {
+        await tx.updateRun(run.id, { status: run.status });
+        await appendRunEvent(tx, run.id, {
           kind: "resume_refused",
           status: run.status,
           detail: { code: isRuntimeError(error) ? error.code : "INTERNAL" },

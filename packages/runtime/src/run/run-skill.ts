@@ -283,7 +283,7 @@ export async function withRefusal<T>(
 async function refuse(scope: RunScope, stage: string, error: RuntimeError): Promise<RuntimeError> {
   const { deps, prep, taint } = scope;
   const message = taint.redactText(error.message);
-  markRunFailed(deps, prep.runId);
+  await markRunFailed(await deps.runState(), prep.runId);
   const receipt = sealReceipt(
     buildRefusalReceipt({
       ...profiled(deps, {
@@ -302,7 +302,7 @@ async function refuse(scope: RunScope, stage: string, error: RuntimeError): Prom
     }),
     deps.signer(),
   );
-  await storeReceipt(deps, prep, receipt, () => markRunFailed(deps, prep.runId, receipt.id));
+  await storeReceipt(deps, prep, receipt, (tx) => markRunFailed(tx, prep.runId, receipt.id));
   const details = taint.redactJson(error.details) as Record<string, unknown>;
   return new RuntimeError(error.code, message, {
     ...details,

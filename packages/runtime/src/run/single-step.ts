@@ -7,7 +7,7 @@ import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index
 import type { Commitment, Reference } from "../receipts/index.js";
 import {
   commitment,
-  createRunRecord,
+  recordRunning,
   idempotencyFor,
   profiled,
   receiptTimestamp,
@@ -72,10 +72,8 @@ export async function runSingleStep(
     // do) would otherwise wait for that end-of-file until the record is committed.
     await new Promise<void>((resolve) => setImmediate(resolve));
     try {
-      deps.state().transaction(() => {
-        if (!start.runExists) createRunRecord(deps, prep, inputsDigest);
-        else deps.state().updateRun(prep.runId, { status: "running" });
-        deps.state().upsertStep({
+      await recordRunning(deps, prep, { runExists: start.runExists, inputsDigest }, async (tx) => {
+        await tx.upsertStep({
           runId: prep.runId,
           stepId: prep.runner.name,
           status: "running",
@@ -167,8 +165,8 @@ export async function sealOutcome(
     deps.signer(),
   );
   const finishedAt = receiptTimestamp(deps.now());
-  await storeReceipt(deps, prep, receipt, () => {
-    deps.state().upsertStep({
+  await storeReceipt(deps, prep, receipt, async (tx) => {
+    await tx.upsertStep({
       runId: prep.runId,
       stepId: prep.runner.name,
       status: outcome.disposition,
@@ -186,7 +184,7 @@ export async function sealOutcome(
       }),
       finishedAt,
     });
-    appendRunEvent(deps.state(), prep.runId, {
+    await appendRunEvent(tx, prep.runId, {
       kind: "sealed",
       status: outcome.disposition,
       stepId: prep.runner.name,
@@ -195,7 +193,7 @@ export async function sealOutcome(
       createdAt: finishedAt,
       receiptId: receipt.id,
     });
-    deps.state().updateRun(prep.runId, {
+    await tx.updateRun(prep.runId, {
       status: "sealed",
       disposition: outcome.disposition,
       receiptId: receipt.id,

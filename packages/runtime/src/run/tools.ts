@@ -147,7 +147,7 @@ export function toolContextFor(scope: RunScope, options: ToolCallOptions): ToolC
     receipts: verifiedReceiptLookup(() => deps.receipts()),
     history: storeHistory(
       () => deps.receipts(),
-      () => deps.state(),
+      () => deps.runState(),
       deps.paths.runxDir,
     ),
     now: () => deps.now(),

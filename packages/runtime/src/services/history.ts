@@ -1,4 +1,5 @@
 /** `runx history`: sealed receipts (newest first) and paused runs, for humans and machines. */
+import { receiptLookup } from "../store/receipt-lookup.js";
 import { checkListedReceipt, listedVerification, ReceiptStore } from "../receipts/index.js";
 import { listedRows, listingCache, toPending } from "../tools/receipt/history.js";
 import type { HistoryRow, PendingRun } from "../tools/receipt/history.js";
@@ -142,14 +143,14 @@ export async function historyDetail(deps: {
   receiptDir: string;
   storeLabel: string;
   policy: SignaturePolicy;
-  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "getRun" | "listSteps">;
+  state: Pick<AsyncStateOperations, "findIndexedReceipts" | "getRun" | "listSteps" | "receiptRows">;
   id: string;
 }): Promise<HistoryDetail> {
-  const store = new ReceiptStore({
-    dir: deps.receiptDir,
-    policy: deps.policy,
-    label: deps.storeLabel,
-  });
+  // Receipts from the database on PostgreSQL (any instance may have sealed them), else files.
+  const store = receiptLookup(
+    new ReceiptStore({ dir: deps.receiptDir, policy: deps.policy, label: deps.storeLabel }),
+    deps.state.receiptRows,
+  );
   const loadReceipt = async (id: string) => {
     const found = await store.find(id);
     if (found === undefined) {
@@ -202,10 +203,17 @@ export async function historyDetail(deps: {
           policy: deps.policy,
           id: run.receiptId,
         });
+  // On PostgreSQL the run's receipt may be a database row with no file in this workspace.
+  const fromRow =
+    listed !== null && listed.receipt === null && deps.state.receiptRows !== undefined
+      ? await deps.state.receiptRows.get(run.receiptId as string)
+      : undefined;
   const shown =
-    listed !== null && listed.receipt === null
-      ? { receipt: null, verification: listed.verification, signed: null, unsigned: null }
-      : await view(listed?.receipt ?? null);
+    fromRow !== undefined
+      ? await view((await store.find(run.receiptId as string)) ?? null)
+      : listed !== null && listed.receipt === null
+        ? { receipt: null, verification: listed.verification, signed: null, unsigned: null }
+        : await view(listed?.receipt ?? null);
   const { resultJson, requestsJson, errorJson, ...rest } = run;
   const steps = await deps.state.listSteps(run.id);
   return {

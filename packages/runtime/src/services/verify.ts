@@ -2,6 +2,7 @@
  * Verification services behind `runx verify`: one run's tree or one receipt (the whole
  * store and time ranges: verify-store.ts; an evidence bundle: verify-bundle.ts).
  */
+import { receiptLookup } from "../store/receipt-lookup.js";
 import { RuntimeError } from "../errors.js";
 import type { AsyncStateOperations } from "../store/port.js";
 import { receiptFileName } from "../receipts/store-files.js";
@@ -81,7 +82,7 @@ export async function verifyRunStore(opts: {
   dir: string;
   label: string;
   policy: SignaturePolicy;
-  state: Pick<AsyncStateOperations, "getRun">;
+  state: Pick<AsyncStateOperations, "getRun" | "receiptRows">;
   runId: string;
 }): Promise<StoreVerification> {
   const run = await opts.state.getRun(opts.runId);
@@ -90,7 +91,12 @@ export async function verifyRunStore(opts: {
       run_id: opts.runId,
     });
   }
-  const store = new ReceiptStore({ dir: opts.dir, policy: opts.policy, label: opts.label });
+  // On PostgreSQL the run's receipts are read from the database (written there by whichever
+  // instance sealed them), else from this workspace's receipt files.
+  const store = receiptLookup(
+    new ReceiptStore({ dir: opts.dir, policy: opts.policy, label: opts.label }),
+    opts.state.receiptRows,
+  );
   const receipts: Receipt[] = [];
   const unreadable: Array<{ file_name: string; message: string }> = [];
   const seen = new Set<string>();

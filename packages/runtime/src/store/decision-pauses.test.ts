@@ -12,6 +12,7 @@ import { consoleStoreExtension } from "./console-store.js";
 import { openStateStore } from "./open.js";
 import { fakeClock, insertLegacyRun, migrationsUpTo, tempDir } from "./test-support/fixtures.js";
 import type { TempDir } from "./test-support/fixtures.js";
+import { asyncSqliteStateStore } from "./sqlite-async.js";
 import type { StateStore } from "./types.js";
 
 let tmp: TempDir;
@@ -22,8 +23,13 @@ const at = (seconds: number): string => new Date(T0 + seconds * 1000).toISOStrin
 const receipt = (n: number): string => `sha256:${n.toString(16).padStart(64, "0")}`;
 
 /** Appends a ledger line shaped as run/pause.ts and run/single-step.ts write them. */
-function pause(state: StateStore, runId: string, receiptId: string, requestIds: string[]): void {
-  appendRunEvent(state, runId, {
+async function pause(
+  state: StateStore,
+  runId: string,
+  receiptId: string,
+  requestIds: string[],
+): Promise<void> {
+  await appendRunEvent(asyncSqliteStateStore(state), runId, {
     kind: "resolution_requested",
     status: "waiting",
     detail: {
@@ -36,8 +42,8 @@ function pause(state: StateStore, runId: string, receiptId: string, requestIds: 
   });
 }
 
-function seal(state: StateStore, runId: string, receiptId: string): void {
-  appendRunEvent(state, runId, {
+async function seal(state: StateStore, runId: string, receiptId: string): Promise<void> {
+  await appendRunEvent(asyncSqliteStateStore(state), runId, {
     kind: "sealed",
     status: "closed",
     detail: {},
@@ -48,7 +54,7 @@ function seal(state: StateStore, runId: string, receiptId: string): void {
 }
 
 describe("migration 0005 (decisions tied to their pause)", () => {
-  it("keeps each existing decision on the pause it was cast on", () => {
+  it("keeps each existing decision on the pause it was cast on", async () => {
     tmp = tempDir();
     const old = migrationsUpTo(join(tmp.dir, "migrations-0004"), "0004_console_sessions");
     const clock = fakeClock(T0);
@@ -60,16 +66,16 @@ describe("migration 0005 (decisions tied to their pause)", () => {
     insertLegacyRun(legacy, run);
     insertLegacyRun(legacy, other);
     // run: gate g pauses (P1), is released into a question (Q), pauses again (P2).
-    pause(before, run, receipt(1), ["g"]);
+    await pause(before, run, receipt(1), ["g"]);
     clock.set(T0 + 20_000);
-    pause(before, run, receipt(2), ["q"]);
+    await pause(before, run, receipt(2), ["q"]);
     clock.set(T0 + 30_000);
-    pause(before, run, receipt(3), ["g"]);
+    await pause(before, run, receipt(3), ["g"]);
     // other: gate g pauses once and is released to a seal.
     clock.set(T0 + 5_000);
-    pause(before, other, receipt(11), ["g"]);
+    await pause(before, other, receipt(11), ["g"]);
     clock.set(T0 + 50_000);
-    seal(before, other, receipt(12));
+    await seal(before, other, receipt(12));
     before.close();
 
     const raw = new Database(tmp.dbPath);

@@ -20,10 +20,27 @@ import type {
   StepUpsert,
 } from "./types.js";
 
+/**
+ * Receipts kept in the state store itself: PostgreSQL's receipts table, one row per receipt
+ * holding the exact bytes of its file form (./pg/receipts.ts). Written in the handle's
+ * transaction, so a receipt commits with its index row, ledger line and run update.
+ */
+export interface ReceiptRows {
+  /** Stores `bytes` under `id`; an identical rewrite is a no-op, other bytes RECEIPT_ALREADY_EXISTS. */
+  put(id: string, bytes: string): Promise<{ written: boolean }>;
+  /** The stored bytes of `id`, or undefined when there is no row. */
+  get(id: string): Promise<Buffer | undefined>;
+}
+
 /** The operations available inside and outside a transaction. */
 export interface AsyncStateOperations {
   /** Store name used in messages (never an absolute path or a URL with credentials). */
   readonly label: string;
+  /**
+   * The store's receipt rows (PostgreSQL), or undefined where receipts live only in the
+   * receipt file store (SQLite, ../receipts/store.ts).
+   */
+  readonly receiptRows: ReceiptRows | undefined;
   /** Inserts a run; an existing id is STORE_ERROR (`details.reason: "run_exists"`). */
   createRun(run: NewRun): Promise<RunRecord>;
   /** Applies a patch and bumps `updatedAt`; RUN_NOT_FOUND when absent. */

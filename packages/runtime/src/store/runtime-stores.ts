@@ -18,7 +18,7 @@ import type { StateStore } from "./types.js";
 export interface RuntimeStores {
   /** Which store RUNX_STATE_URL selected. */
   readonly backend: StateBackend;
-  /** The synchronous SQLite store; STORE_ERROR on PostgreSQL, where run state is not yet served. */
+  /** The synchronous SQLite store; STORE_ERROR on PostgreSQL (the console's run state is not served there yet). */
   readonly state: () => StateStore;
   /** The shared PostgreSQL pool, opened (and migrated) on first use; only with `postgres`. */
   readonly postgres: () => Promise<PgState>;
@@ -63,9 +63,11 @@ export function runtimeStores(options: {
     return postgres;
   };
   const getState = (): StateStore => {
-    // Run state has not moved to the async port yet: refuse rather than write a local file
-    // that the other instances on the shared database never see.
-    if (backend.kind === "postgres") throw notOnPostgres(backend.label, "run state");
+    // What still reads the SQLite store directly (the console's tables, the harness index)
+    // is refused rather than writing a local file the other instances never see.
+    if (backend.kind === "postgres") {
+      throw notOnPostgres(backend.label, "the console's run state (approvals, run jobs)");
+    }
     return (state ??= openStateStore({ path: options.stateDb, label: ".runx/state.sqlite" }));
   };
   const getAsyncState = (): Promise<AsyncStateStore> => {

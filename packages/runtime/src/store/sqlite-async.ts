@@ -20,7 +20,7 @@ import type { StateStore, StoreConnection } from "./types.js";
 /** The extension that hands out the store's connection (built once per store). */
 const connectionOf = (connection: StoreConnection): StoreConnection => connection;
 
-type SyncOperations = Omit<AsyncStateOperations, "label">;
+type SyncOperations = Omit<AsyncStateOperations, "label" | "receiptRows">;
 const OPERATIONS = [
   "createRun",
   "updateRun",
@@ -38,7 +38,8 @@ const OPERATIONS = [
 
 /** Operations bound to `store`, each passed through `wrap` (which may refuse the call). */
 function operations(store: StateStore, wrap: <T>(fn: () => T) => Promise<T>): AsyncStateOperations {
-  const ops: Record<string, unknown> = { label: store.label };
+  // Receipts stay files in the embedded default (the receipt store writes them).
+  const ops: Record<string, unknown> = { label: store.label, receiptRows: undefined };
   const methods = store as unknown as Record<string, (...args: unknown[]) => unknown>;
   for (const name of OPERATIONS) {
     ops[name] = (...args: unknown[]) => wrap(() => methods[name]?.(...args));

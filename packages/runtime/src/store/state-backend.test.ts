@@ -86,7 +86,7 @@ describe("two runtimes on one PostgreSQL database", () => {
     await scratch.drop();
   }, 60_000);
 
-  it("share operators, sessions and tokens; run state is refused, not written to a local file", async () => {
+  it("share operators, sessions and tokens; the console's run services are refused, not written to a local file", async () => {
     const a = runtimeWith({ RUNX_STATE_URL: scratch.url });
     const b = runtimeWith({ RUNX_STATE_URL: scratch.url });
     await Promise.all([a.ready(), b.ready()]);
@@ -136,21 +136,30 @@ describe("two runtimes on one PostgreSQL database", () => {
       code: "UNAUTHENTICATED",
     });
 
-    // The readers on the async port read the shared database (no runs there yet); run
-    // execution has not moved yet: refused with a clear reason, and no local state file.
+    // Run execution and the readers use the async port over the shared database (no runs
+    // there yet); the console's run services still read SQLite: refused with a clear reason,
+    // and no local state file.
     expect(await a.pending()).toEqual([]);
     await expect(a.historyDetail("run_default_0000000000000001")).rejects.toMatchObject({
       code: "RUN_NOT_FOUND",
     });
-    const refused = await a
-      .resumeWith({ runId: "run_default_0000000000000001", document: {} })
-      .then(
-        () => undefined,
-        (error: unknown) => error as RuntimeError,
-      );
+    await expect(
+      a.resumeWith({ runId: "run_default_0000000000000001", document: {} }),
+    ).rejects.toMatchObject({ code: "RUN_NOT_FOUND" });
+    let refused: RuntimeError | undefined;
+    try {
+      a.console.runs.detail("run_default_0000000000000001");
+    } catch (error) {
+      refused = error as RuntimeError;
+    }
     expect(refused?.code).toBe("STORE_ERROR");
     expect(refused?.details).toMatchObject({ reason: "not_on_postgres" });
     expect(refused?.message).toMatch(/unset RUNX_STATE_URL to use \.runx\/state\.sqlite/);
+    // The harness is refused before any case runs (its cases would write into the database).
+    await expect(a.harness({ targets: ["skills/none"] })).rejects.toMatchObject({
+      code: "STORE_ERROR",
+      details: { reason: "not_on_postgres" },
+    });
     expect(existsSync(a.paths.stateDb)).toBe(false);
     expect(existsSync(b.paths.stateDb)).toBe(false);
   }, 60_000);

@@ -22,6 +22,7 @@ import type { LedgerEntryRecord, ReceiptIndexRecord, RunRecord, StepRecord } fro
 import type { PgState, Queryable } from "./connect.js";
 import { inTransaction, sqlState, toPgStoreError } from "./connect.js";
 import { readLedger as readLedgerRows, ledgerTail } from "./ledger.js";
+import { getReceiptBytes, putReceipt } from "./receipts.js";
 import { runRow, RUN_COLUMNS, stepRow, STEP_COLUMNS, indexRow, INDEX_COLUMNS } from "./rows.js";
 
 /** Dependencies of `pgStateStore`. */
@@ -60,6 +61,10 @@ function operations(
 
   return {
     label,
+    receiptRows: {
+      put: (id, bytes) => guard("write receipt", () => putReceipt(db, id, bytes)),
+      get: (id) => guard("read receipt", () => getReceiptBytes(db, id)),
+    },
     createRun: (run) =>
       guard("create run", async () => {
         const now = clock();

@@ -9,7 +9,8 @@
 import type { JournalEntry, Receipt, ReceiptStore } from "../../receipts/index.js";
 import { checkListedReceipt, ListingCache } from "../../receipts/index.js";
 import type { ListedCache, ListedReceipt, ListedVerification } from "../../receipts/index.js";
-import type { RunRecord, StateStore } from "../../store/types.js";
+import type { AsyncStateOperations } from "../../store/port.js";
+import type { RunRecord } from "../../store/types.js";
 
 /**
  * One receipt row of the history (upstream's local history row). The fields read from the
@@ -53,7 +54,7 @@ export interface ReceiptHistory {
   /** Newest-first rows `accept` admits, at most `limit` (ties broken by id). */
   receipts(limit: number, accept: (row: HistoryRow) => boolean): Promise<HistoryRow[]>;
   /** Paused runs, newest first. */
-  pendingRuns(): PendingRun[];
+  pendingRuns(): Promise<PendingRun[]>;
 }
 
 function nameOf(receipt: Receipt): string {
@@ -147,12 +148,15 @@ export function toPending(run: RunRecord): PendingRun {
 }
 
 /** Paused runs (needs_agent / needs_approval), newest first, with their pending requests. */
-export function pendingRuns(state: StateStore): PendingRun[] {
+/** What the history reads of the run state store. */
+type HistoryState = Pick<AsyncStateOperations, "findIndexedReceipts" | "listRuns">;
+
+export async function pendingRuns(state: HistoryState): Promise<PendingRun[]> {
   const pending: PendingRun[] = [];
   for (const status of ["needs_agent", "needs_approval"] as const) {
     let cursor: string | null = null;
     do {
-      const page = state.listRuns({ limit: 500, status, cursor });
+      const page = await state.listRuns({ limit: 500, status, cursor });
       pending.push(...page.runs.map(toPending));
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -166,7 +170,7 @@ export function pendingRuns(state: StateStore): PendingRun[] {
  */
 export function storeHistory(
   store: () => ReceiptStore,
-  state: () => StateStore,
+  state: () => Promise<HistoryState>,
   runxDir?: string,
 ): ReceiptHistory {
   return {
@@ -180,27 +184,24 @@ export function storeHistory(
       const page = await opened.newestFirst({
         limit,
         includeChildren: false,
-        accept: (entries) => {
+        accept: async (entries) => {
           const harness = new Set(
-            state()
-              .findIndexedReceipts(entries.map((e) => e.receipt_id))
+            (await (await state()).findIndexedReceipts(entries.map((e) => e.receipt_id)))
               .filter((entry) => entry.harness)
               .map((entry) => entry.receiptId),
           );
           // A receipt that no longer verifies is still history: the tools see it as invalid.
           const shown = entries.filter((entry) => !harness.has(entry.receipt_id));
           for (const row of listedRows(opened, shown, cache)) rows.set(row.id, row);
-          return Promise.resolve(
-            entries.map((entry) => {
-              const row = rows.get(entry.receipt_id);
-              return row !== undefined && accept(row);
-            }),
-          );
+          return entries.map((entry) => {
+            const row = rows.get(entry.receipt_id);
+            return row !== undefined && accept(row);
+          });
         },
       });
       cache?.save();
       return page.map((entry) => rows.get(entry.receipt_id) as HistoryRow);
     },
-    pendingRuns: () => pendingRuns(state()),
+    pendingRuns: async () => pendingRuns(await state()),
   };
 }

@@ -54,7 +54,7 @@ async function queryReceipts(input: ReceiptQueryInput, ctx: ToolContext): Promis
     ids = (proof.matched_receipts as JsonRecord[]).map((m) => m.receipt_id as string);
   } else {
     const rows = await history.receipts(filter.limit, (row) => rowMatches(row, filter));
-    const paused = history.pendingRuns().filter((run) => pendingMatches(run, filter));
+    const paused = (await history.pendingRuns()).filter((run) => pendingMatches(run, filter));
     const cut = truncateCombined(rows, paused, filter.limit);
     receipts = cut.rows as unknown as Json[];
     pending = cut.pending as unknown as Json[];

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decodeReceipt } from "../../receipts/index.js";
 import type { Receipt } from "../../receipts/index.js";
 import { openStateStore } from "../../store/open.js";
+import { asyncSqliteStateStore } from "../../store/sqlite-async.js";
 import type { StateStore } from "../../store/types.js";
 import { REPO_ROOT } from "../../testing/cli.js";
 import { makeTestReceiptStore } from "../refund-test-receipts.js";
@@ -39,7 +40,7 @@ function context() {
     receipts: store.lookup,
     history: storeHistory(
       () => store.store,
-      () => state,
+      () => Promise.resolve(asyncSqliteStateStore(state)),
     ),
     scopes: ["receipt.read"],
   });
