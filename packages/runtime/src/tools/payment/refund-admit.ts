@@ -26,8 +26,8 @@ import { validateToolsPaymentRefundAdmitInput } from "../../generated/validate-t
 import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
 import { withNamedOutput } from "../packet.js";
-import { refundPlan, type RefundPlanInput } from "../payment-refund.js";
-import { verifiedCharge, type VerifiedCharge } from "../refund-proof.js";
+import { refundPlan, type RefundPlanInput } from "./refund-plan.js";
+import { verifiedCharge, type VerifiedCharge } from "./refund-proof.js";
 import type { JsonRecord, NativeTool, ReceiptLookup } from "../types.js";
 import { paymentRefused, type PaymentRefusal } from "./policy.js";
 

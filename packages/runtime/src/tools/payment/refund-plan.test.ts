@@ -1,19 +1,19 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { validateToolsPaymentRefundPlanOutput } from "../generated/validate-tools-payment-refund-plan.output.js";
-import { paymentRefundPlanTool } from "./payment-refund.js";
+import { validateToolsPaymentRefundPlanOutput } from "../../generated/validate-tools-payment-refund-plan.output.js";
+import { paymentRefundPlanTool } from "./refund-plan.js";
 import {
   makeTestReceiptStore,
   paymentReceipt,
   type PaymentReceiptSpec,
   type TestReceiptStore,
-} from "./refund-test-receipts.js";
+} from "../../testing/payment-receipts.test-kit.js";
 import {
   failureCode,
   makeToolContext,
   successData,
   successOutput,
-} from "../testing/tool-context.js";
-import type { Json, JsonRecord, ToolResult } from "./types.js";
+} from "../../testing/tool-context.js";
+import type { Json, JsonRecord, ToolResult } from "../types.js";
 
 let stores: TestReceiptStore[] = [];
 afterEach(() => {

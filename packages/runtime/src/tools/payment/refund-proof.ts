@@ -17,10 +17,10 @@
  * be a complete payment receipt of the charge's rail, currency and payer, or the history is
  * refused. Other receipts that merely mention the charge (audits, reports) are not refunds.
  */
-import { RuntimeError } from "../errors.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import type { AuthorityEffectLimit, Receipt, Reference } from "../receipts/model.js";
-import type { ReceiptLookup } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import type { AuthorityEffectLimit, Receipt, Reference } from "../../receipts/model.js";
+import type { ReceiptLookup } from "../types.js";
 
 const PAYMENT_FAMILY = "payment";
 /** The operation a refund receipt's authority names. */
