@@ -49,7 +49,6 @@ describe("catalog approvals", () => {
           "Payload: Original receipt ref",
           "Payload: Refundable after minor",
           "Payload: Settlement family",
-          "Payload: Money moved",
         ],
       },
     ]);
