@@ -188,6 +188,9 @@ describe("refunds sealed by the refund skill bound the next refund of the same c
       (r) => r.proof_kind,
     );
     expect(kinds).toEqual(["effect_evidence", "effect_finality"]);
+    // The mock family moves no money, and the receipt says so.
+    expect((refunded.metadata?.effect as Record<string, unknown>).money_moved).toBe(false);
+    expect((charged.metadata?.effect as Record<string, unknown>).money_moved).toBe(false);
   });
 
   it("refuses the same seed again as a duplicate before it reaches the provider", async () => {
