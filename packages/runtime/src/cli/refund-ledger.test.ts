@@ -178,6 +178,7 @@ describe("refunds sealed by the refund skill bound the next refund of the same c
       unit: "USD",
       max_per_call_units: 600,
       channels: ["mock"],
+      realm: "test",
       peer: "payer:demo",
       operation: "refund",
     });

@@ -48,6 +48,7 @@ describe("catalog approvals", () => {
           "Payload: Plan digest",
           "Payload: Original receipt ref",
           "Payload: Refundable after minor",
+          "Payload: Realm",
           "Payload: Settlement family",
         ],
       },

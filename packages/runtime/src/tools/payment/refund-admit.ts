@@ -150,6 +150,7 @@ export const paymentRefundAdmitTool: NativeTool = withNamedOutput(
         plan_digest: digest,
         original_receipt_ref: charge.receipt_id,
         settlement_family: input.settlement_family,
+        realm: charge.realm ?? null,
         target: charge.counterparty,
         amount: { units: amount, unit: charge.currency },
         refundable_after_minor: charge.amount_minor - charge.refunded_minor - amount,
