@@ -149,13 +149,15 @@ describe("admitPaymentEffect", () => {
     payload: { settlement_family: "mock", original_receipt_ref: CHARGE_ID },
   };
 
-  it("admits a charge and a refund its receipt can prove, and leaves other operations alone", () => {
+  it("admits a charge and a refund its receipt can prove, and leaves other operations, upstream's rail-named ones included, alone", () => {
     expect(refusal(charge)).toEqual(["admitted", null]);
     expect(refusal(refund)).toEqual(["admitted", null]);
-    expect(refusal({ operation: "record.create", payload: {}, approvalRequested: false })).toEqual([
-      "admitted",
-      null,
-    ]);
+    for (const operation of ["record.create", "payment.charge", "payment.x402"]) {
+      expect(refusal({ operation, payload: {}, approvalRequested: false })).toEqual([
+        "admitted",
+        null,
+      ]);
+    }
   });
 
   it.each<[string, PaymentEffectRequest, string]>([
@@ -177,11 +179,6 @@ describe("admitPaymentEffect", () => {
       "a refund naming no charge receipt",
       { ...refund, payload: { settlement_family: "mock" } },
       "input.original_receipt_ref",
-    ],
-    [
-      "a payment operation of no known side",
-      { ...charge, operation: "payment.void.mock" },
-      "operation",
     ],
   ])("refuses %s before anything happens", (_name, request, path) => {
     expect(refusal(request)).toEqual(["POLICY_DENIED", path]);

@@ -3,6 +3,10 @@
  * `payment.refund.<rail>`) must prove in its step receipt, so that `refund-proof.ts` can
  * bound every later refund of the charge from verified receipts alone. Pure.
  *
+ * Only the rail-suffixed operations are settlements this runtime records (the local
+ * deterministic families, such as `mock`); any other operation is left to provider.mutate's
+ * ordinary rules.
+ *
  * Two halves, one contract:
  *
  * - {@link admitPaymentEffect} runs in `provider.mutate` before the approval and before the
@@ -65,15 +69,9 @@ export interface PaymentEffectRequest {
 /** Refuses a payment operation whose settlement the step receipt could not prove. */
 export function admitPaymentEffect(request: PaymentEffectRequest): void {
   const effect = paymentEffectOf(request.operation);
-  if (effect === undefined) {
-    if (request.operation.startsWith("payment.")) {
-      throw unprovable(
-        `payment operation ${request.operation} is not payment.charge.<rail> or payment.refund.<rail>`,
-        "operation",
-      );
-    }
-    return;
-  }
+  // Other operations (upstream's rail-named `payment.charge` on an adapter provider, reads)
+  // are not settlements this runtime records; they keep provider.mutate's ordinary rules.
+  if (effect === undefined) return;
   const { amount, payload } = request;
   if (amount === undefined || !Number.isSafeInteger(amount.units) || amount.units <= 0) {
     throw unprovable(`${request.operation} needs a positive whole amount in minor units`, "amount");
