@@ -193,15 +193,9 @@ export function settledPaymentFacts(
       ],
     },
     conditions: [],
-    approvals: [
-      {
-        approval_ref: {
-          type: "approval",
-          uri: `runx:approval:${gate}`,
-          label: text(approval.gate_type) || "provider_effect",
-        },
-      },
-    ],
+    // The approval is named by the grant that issued the term (the approved plan's gate);
+    // the approvers themselves are signed in by whoever attested them (console releases).
+    approvals: [],
     capabilities: ["effect_single_use_capability"],
     issued_by_ref: {
       type: "grant",
