@@ -215,10 +215,6 @@ export const OVERSIZED_PENDING = new Map([
     "packages/runtime/src/console/approvals.ts",
     "split pending: under other work now, split once it lands",
   ],
-  [
-    "packages/runtime/src/tools/payment-tools.ts",
-    "split pending: under other work now, split once it lands",
-  ],
 ]);
 
 /** Test code, test kits and generated sources: outside the length rule. */

@@ -145,7 +145,6 @@ describe("the structure checks of docs/ARCHITECTURE.md", () => {
       "packages/runtime/src/receipts/store.ts",
       "packages/runtime/src/run/adapter-step.ts",
       "packages/runtime/src/run/graph-steps.ts",
-      "packages/runtime/src/tools/payment-tools.ts",
     ]);
     for (const reason of OVERSIZED_PENDING.values()) expect(reason).toMatch(/^split pending/);
     const root = tree({

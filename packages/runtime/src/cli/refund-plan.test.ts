@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { localDevelopmentPolicy, ReceiptStore } from "../receipts/index.js";
 import { makeWorkspace, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
-import { paymentReceipt } from "../tools/refund-test-receipts.js";
+import { paymentReceipt } from "../testing/payment-receipts.test-kit.js";
 
 // A live `runx skill` run: payment.refund_plan reads the workspace's own receipt store
 // (.runx/receipts) through the tool context, verified under the run's signature policy.

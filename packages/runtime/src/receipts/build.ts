@@ -100,6 +100,10 @@ export interface SkillReceiptFacts {
   failure?: RefusalFailure;
   /** Signed authority terms, e.g. host-attested human approvals that released this work. */
   authorityTerms?: readonly AuthorityTerm[];
+  /** The step outcome's verification refs (provider effect proof, money movement). */
+  verificationRefs?: readonly Reference[];
+  /** What the act worked from (a refund's original charge receipt). */
+  sourceRefs?: readonly Reference[];
 }
 
 /** The step identity (`subject.ref.locator`): status, claimed outputs and child ids. */
@@ -169,7 +173,7 @@ export function buildSkillReceipt(facts: SkillReceiptFacts): UnsealedReceipt {
     criterion_id: "step_outcome",
     status: succeeded ? "verified" : "failed",
     evidence_refs: [],
-    verification_refs: [],
+    verification_refs: [...(facts.verificationRefs ?? [])],
     summary: outcome,
   };
   const actId = `act_${step}`;
@@ -233,7 +237,7 @@ export function buildSkillReceipt(facts: SkillReceiptFacts): UnsealedReceipt {
         },
         summary: `Executed graph step ${step}`,
         criterion_bindings: [binding],
-        source_refs: [],
+        source_refs: [...(facts.sourceRefs ?? [])],
         target_refs: [],
         artifact_refs: [],
         closure: {
@@ -250,7 +254,7 @@ export function buildSkillReceipt(facts: SkillReceiptFacts): UnsealedReceipt {
       summary: facts.sealSummary ?? `step ${step} completed`,
       closed_at: createdAt,
       last_observed_at: createdAt,
-      criteria: [{ ...binding }],
+      criteria: [{ ...binding, verification_refs: [...binding.verification_refs] }],
     },
     lineage: lineageOf(children.map(childReceiptReference), facts.lineage),
     ...(metadata === undefined ? {} : { metadata }),

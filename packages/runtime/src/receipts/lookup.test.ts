@@ -4,7 +4,7 @@ import {
   makeTestReceiptStore,
   paymentReceipt,
   type TestReceiptStore,
-} from "../tools/refund-test-receipts.js";
+} from "../testing/payment-receipts.test-kit.js";
 import { ed25519Signer, generateEd25519Seed, productionPolicy, ReceiptStore } from "./index.js";
 import { verifiedReceiptLookup } from "./lookup.js";
 

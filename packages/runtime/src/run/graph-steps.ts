@@ -15,22 +15,12 @@ import type { JsonObject } from "../parser/json.js";
 import { normalizeRunner } from "../parser/runners.js";
 import { admitGraphStepScopes } from "../policy/scopes.js";
 import type { RunnerDefinition } from "../parser/runner-types.js";
-import { buildSkillReceipt, hashCanonical, sealReceipt } from "../receipts/index.js";
 import type { Receipt } from "../receipts/index.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import type { ApprovalDecision } from "../tools/types.js";
 import { asAgentTask } from "./agent-step.js";
 import { agentClosure, withoutClosure } from "../contracts/agent-closure.js";
-import {
-  commitment,
-  idempotencyFor,
-  profiled,
-  receiptTimestamp,
-  runMetadata,
-  stepKey,
-  storeReceipt,
-  runnerBaseEnv,
-} from "./context.js";
+import { stepKey, runnerBaseEnv } from "./context.js";
 import type { RunScope } from "./context.js";
 import { executeRunner } from "./execute.js";
 import { appendRunEvent } from "./ledger.js";
@@ -38,6 +28,7 @@ import type { SealOutcome } from "./graph-stop.js";
 import { loadNestedPackage } from "./graph-prepare.js";
 import type { AdvanceGraph } from "./graph-stop.js";
 import { runNestedGraph } from "./nested-graph.js";
+import { failureReason, sealStepReceipt, settlementOf } from "./step-receipt.js";
 import { dataReceiptFacts } from "../data/receipt-facts.js";
 import { effectReceiptFacts } from "../tools/payment/receipt-facts.js";
 import { runStateRoots } from "./state-roots.js";
@@ -62,91 +53,6 @@ export interface StepResult {
 }
 
 export type { SealOutcome } from "./graph-stop.js";
-
-/** Seals and stores the child receipt of one step attempt. */
-export async function sealStepReceipt(
-  scope: RunScope,
-  doc: GraphDoc,
-  stepId: string,
-  attempt: number,
-  outcome: SealOutcome,
-  declaredOutputs: readonly string[] | undefined,
-): Promise<Receipt> {
-  const { deps, prep, taint } = scope;
-  const key = stepKey(scope, stepId);
-  const output = taint.redactJson(outcome.output) as Record<string, unknown>;
-  const closed = outcome.disposition === "closed";
-  const claim =
-    closed && declaredOutputs !== undefined
-      ? Object.fromEntries(declaredOutputs.filter((k) => k in output).map((k) => [k, output[k]]))
-      : {};
-  const contentDigest = hashCanonical({ step: stepId, attempt, output: closed ? output : null });
-  const summary = outcome.summary !== undefined ? taint.redactText(outcome.summary) : undefined;
-  const receipt = sealReceipt(
-    buildSkillReceipt({
-      ...profiled(deps, {
-        name: doc.name,
-        createdAt: receiptTimestamp(deps.now()),
-        commitments: [
-          ...(closed ? [commitment("output", hashCanonical(output))] : []),
-          ...(outcome.streams !== undefined
-            ? [
-                commitment("stdout", outcome.streams.stdoutSha256),
-                commitment("stderr", outcome.streams.stderrSha256),
-              ]
-            : []),
-        ],
-        ...(outcome.boundary !== undefined ? { executionBoundary: outcome.boundary } : {}),
-        idempotency: idempotencyFor(prep, contentDigest, `${key}#${attempt}`),
-        metadata: {
-          ...runMetadata(deps, prep),
-          step_id: stepId,
-          ...(key !== stepId ? { step_path: key } : {}),
-          attempt,
-          ...outcome.metadata,
-        },
-      }),
-      step: stepId,
-      disposition: outcome.disposition,
-      reasonCode: outcome.reasonCode,
-      ...(closed ? {} : { sealSummary: summary ?? `step ${stepId} ${outcome.disposition}` }),
-      ...(summary !== undefined && !closed ? { outcomeSummary: summary } : {}),
-      claim: claim as Record<string, never>,
-      ...(outcome.children !== undefined ? { children: outcome.children } : {}),
-      ...(outcome.lineage !== undefined ? { lineage: outcome.lineage } : {}),
-    }),
-    deps.signer(),
-  );
-  await storeReceipt(
-    deps,
-    prep,
-    receipt,
-    async (tx) => {
-      await tx.upsertStep({
-        runId: prep.runId,
-        stepId: key,
-        status: outcome.disposition,
-        attempt,
-        receiptId: receipt.id,
-        outputJson: JSON.stringify({ output }),
-        // Milliseconds, as the start is: the receipt's own time is to the second.
-        ...(outcome.startedAt !== undefined ? { startedAt: outcome.startedAt } : {}),
-        finishedAt: deps.now().toISOString(),
-      });
-      await appendRunEvent(tx, prep.runId, {
-        kind: "step_finished",
-        status: outcome.disposition,
-        stepId: key,
-        detail: { attempt, reason_code: outcome.reasonCode },
-        producer: { skill: prep.pkg.name, runner: prep.runner.name },
-        createdAt: deps.now().toISOString(),
-        receiptId: receipt.id,
-      });
-    },
-    { isChild: true },
-  );
-  return receipt;
-}
 
 /** The output key an approval step's decision packet is wrapped under (`artifacts.wrap_as`). */
 function wrapName(step: GraphStep): string {
@@ -491,6 +397,7 @@ export async function executeGraphStep(
               ...dataReceiptFacts(result.output),
               ...effectReceiptFacts(result.output),
             },
+            ...settlementOf(step.tool, input, result.output),
           },
           "success",
         );
@@ -520,6 +427,7 @@ export async function executeGraphStep(
           metadata: {
             tool: step.tool,
             failure_code: result.code,
+            ...failureReason(result.output),
             ...dataReceiptFacts(result.output),
             ...effectReceiptFacts(result.output),
           },

@@ -9,6 +9,7 @@ import type { JsonObject } from "../parser/json.js";
 import type { LineageExtras, Receipt, SyncPoint } from "../receipts/index.js";
 import type { ClosureDisposition } from "../receipts/model.js";
 import type { ToolCatalog } from "../tools/catalog.js";
+import type { SettledPaymentFacts } from "../tools/payment/settled-payment.js";
 import type { RunScope } from "./context.js";
 import type { RunRequest } from "../contracts/envelope.js";
 import type { RunnerOutcome } from "./execute.js";
@@ -73,4 +74,6 @@ export type SealOutcome = Omit<RunnerOutcome, "disposition" | "reasonCode"> & {
   lineage?: LineageExtras;
   /** When the attempt started (ISO, milliseconds): the step row's `started_at`. */
   startedAt?: string;
+  /** The receipt fields of a payment the step settled (`tools/payment/settled-payment.ts`). */
+  settlement?: SettledPaymentFacts;
 };

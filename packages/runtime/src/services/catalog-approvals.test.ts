@@ -48,8 +48,8 @@ describe("catalog approvals", () => {
           "Payload: Plan digest",
           "Payload: Original receipt ref",
           "Payload: Refundable after minor",
+          "Payload: Realm",
           "Payload: Settlement family",
-          "Payload: Money moved",
         ],
       },
     ]);

@@ -23,10 +23,13 @@ const CASES: Record<string, string[]> = {
   refund: [
     "declined-refunds-nothing",
     "refunds-remainder-once-after-approval",
+    "refunds-rest-after-own-refund",
     "refuses-another-payer",
     "refuses-currency-mismatch",
     "refuses-duplicate-idempotency-seed",
     "refuses-over-refundable-remainder",
+    "refuses-over-remaining-after-own-refund",
+    "refuses-own-refund-seed-twice",
     "refuses-refund-receipt-as-charge",
     "refuses-unknown-charge-receipt",
   ],

@@ -23,7 +23,8 @@ export type PaymentRefusal =
   | "rail_mismatch"
   | "refund_request_invalid"
   | "duplicate_refund"
-  | "plan_drift";
+  | "plan_drift"
+  | "settlement_unprovable";
 
 /** A POLICY_DENIED refusal naming its rule and the offending field. */
 export function paymentRefused(

@@ -1,11 +1,13 @@
 /**
  * The effect facts a step receipt records for a money-moving or provider-mutating step: which
  * provider, operation, target, amount with its unit, idempotency key, plan digest and the
- * approval that released it, and for x402 payments whether money moved. Read from the tool's
+ * approval that released it, and for x402 payments and provider payment operations whether
+ * money moved. Read from the tool's
  * own output (`provider.mutate`'s `provider_operation`, `payment.x402_pay`'s `x402_payment`),
  * never from package text. Pure.
  */
 import type { JsonRecord } from "../types.js";
+import { paymentEffectOf } from "./settled-payment.js";
 
 const isRecord = (value: unknown): value is JsonRecord =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -26,6 +28,17 @@ function pick(source: JsonRecord, extra: readonly string[]): JsonRecord {
   return facts;
 }
 
+/**
+ * Whether a payment mutation moved money: only when the provider answered with success and its
+ * own result says so (a replay repeats the recorded answer, marked `replayed`, as x402 does).
+ * A caller cannot claim it (`settled-payment.ts` refuses `input.money_moved`), and the mock
+ * family's provider never reports it, so mock charges and refunds record `false`.
+ */
+function providerMovedMoney(data: JsonRecord): boolean {
+  const result = isRecord(data.result) ? data.result : {};
+  return data.status === "success" && result.money_moved === true;
+}
+
 /** `{effect: {...}}` for an effect step's output; `{}` for any other output. */
 export function effectReceiptFacts(output: JsonRecord | undefined): JsonRecord {
   if (output === undefined) return {};
@@ -35,7 +48,11 @@ export function effectReceiptFacts(output: JsonRecord | undefined): JsonRecord {
   const operation = output.provider_operation;
   const data = isRecord(operation) && isRecord(operation.data) ? operation.data : undefined;
   if (data !== undefined && data.access === "mutate") {
-    return { effect: pick(data, ["status", "replayed"]) };
+    const facts = pick(data, ["status", "replayed"]);
+    if (paymentEffectOf(typeof data.operation === "string" ? data.operation : "") !== undefined) {
+      facts.money_moved = providerMovedMoney(data);
+    }
+    return { effect: facts };
   }
   return {};
 }

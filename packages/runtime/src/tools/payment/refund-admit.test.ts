@@ -7,12 +7,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { validateToolsPaymentRefundAdmitOutput } from "../../generated/validate-tools-payment-refund-admit.output.js";
-import { paymentRefundPlanTool } from "../payment-refund.js";
+import { paymentRefundPlanTool } from "./refund-plan.js";
 import {
   makeTestReceiptStore,
   paymentReceipt,
   type TestReceiptStore,
-} from "../refund-test-receipts.js";
+} from "../../testing/payment-receipts.test-kit.js";
 import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
 import type { JsonRecord, ToolResult } from "../types.js";
 import { paymentRefundAdmitTool, refundIntentKey } from "./refund-admit.js";

@@ -26,8 +26,8 @@ import { validateToolsPaymentRefundAdmitInput } from "../../generated/validate-t
 import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
 import { withNamedOutput } from "../packet.js";
-import { refundPlan, type RefundPlanInput } from "../payment-refund.js";
-import { verifiedCharge, type VerifiedCharge } from "../refund-proof.js";
+import { refundPlan, type RefundPlanInput } from "./refund-plan.js";
+import { paymentProof, verifiedCharge, type VerifiedCharge } from "./refund-proof.js";
 import type { JsonRecord, NativeTool, ReceiptLookup } from "../types.js";
 import { paymentRefused, type PaymentRefusal } from "./policy.js";
 
@@ -84,15 +84,28 @@ function pathOf(finding: Finding): string {
   return "refund_request.amount_minor";
 }
 
-/** Refuses a prior verified refund of the charge recorded under the same intent key. */
+/** The key a refund of this charge under this intent is recorded with by the provider. */
+function refundIdempotencyKey(intentKey: string): string {
+  return `refund:${intentKey.slice("sha256:".length)}`;
+}
+
+/**
+ * Refuses a prior verified refund of the charge made under the same intent: one whose receipt
+ * records the intent key, or whose provider effect proof names this refund's idempotency key
+ * (how the runtime's own refund step receipts record it).
+ */
 async function refuseDuplicate(
   receipts: ReceiptLookup,
   charge: VerifiedCharge,
   intentKey: string,
 ): Promise<void> {
+  const key = refundIdempotencyKey(intentKey);
   for (const id of charge.history_receipt_refs) {
     const prior = await receipts.read(id);
-    if (prior.idempotency.intent_key === intentKey) {
+    if (
+      prior.idempotency.intent_key === intentKey ||
+      paymentProof(prior, "reverse").idempotency_key === key
+    ) {
       throw paymentRefused(
         "duplicate_refund",
         `refund receipt ${id} already refunded charge ${charge.receipt_id} under this idempotency seed`,
@@ -137,11 +150,12 @@ export const paymentRefundAdmitTool: NativeTool = withNamedOutput(
         plan_digest: digest,
         original_receipt_ref: charge.receipt_id,
         settlement_family: input.settlement_family,
+        realm: charge.realm ?? null,
         target: charge.counterparty,
         amount: { units: amount, unit: charge.currency },
         refundable_after_minor: charge.amount_minor - charge.refunded_minor - amount,
         intent_key: intentKey,
-        idempotency_key: `refund:${intentKey.slice("sha256:".length)}`,
+        idempotency_key: refundIdempotencyKey(intentKey),
         refund_history_receipt_refs: [...charge.history_receipt_refs],
         money_moved: false,
       };

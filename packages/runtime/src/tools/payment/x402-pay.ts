@@ -29,7 +29,7 @@ import { hashCanonical } from "../../receipts/canonical.js";
 import { inputValidator, validatedExecute } from "../ajv-input.js";
 import { failureResult } from "../define-tool.js";
 import { headerValue } from "../http/http-exchange.js";
-import { digestHex } from "../payment-authority.js";
+import { digestHex } from "./authority.js";
 import { providerGateId } from "../provider/provider.js";
 import type { JsonRecord, NativeTool, ToolContext, ToolResult } from "../types.js";
 import { paymentRefused, toPolicyRefusal } from "./policy.js";

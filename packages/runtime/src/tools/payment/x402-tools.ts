@@ -24,14 +24,9 @@ import { RuntimeError } from "../../errors.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
 import { DEFAULT_TIMEOUT_MS, performExchange } from "../http/http-exchange.js";
-import { mintChild, type AuthorityTerm } from "../payment-authority.js";
-import {
-  quotePacket,
-  reservationPacket,
-  type PaymentSignal,
-  type QuoteInput,
-  type ReserveInput,
-} from "../payment-tools.js";
+import { mintChild, type AuthorityTerm } from "./authority.js";
+import { quotePacket, type PaymentSignal, type QuoteInput } from "./quote.js";
+import { reservationPacket, type ReserveInput } from "./reserve.js";
 import type { JsonRecord, NativeTool, ToolContext } from "../types.js";
 import { asPolicyRefusal, paymentRefused, toPolicyRefusal } from "./policy.js";
 import { admitX402Challenge, challengeBody, type X402Challenge } from "./x402-challenge.js";

@@ -245,6 +245,20 @@ describe("provider.mutate", () => {
     expect(first).not.toBe(second);
   });
 
+  it("refuses a payment its receipt could not prove before asking for approval", async () => {
+    const charge = mutation({
+      operation: "payment.charge.mock",
+      target: "payer:demo",
+      amount: { units: 1000, unit: "USD" },
+      input: { settlement_family: "mock", money_moved: true },
+    });
+    const result = await mutateTool.execute(charge, ctx());
+    expect(failureCode(result)).toBe("POLICY_DENIED");
+    expect(await effectCount()).toBe(0);
+    const provable = { ...charge, input: { settlement_family: "mock" } };
+    expect((await mutateTool.execute(provable, ctx())).status).toBe("needs_approval");
+  });
+
   it("refuses a provider the step has no driver for", async () => {
     const input = mutation({ expected_provider: "billing" });
     expect(failureCode(await mutateTool.execute(input, ctx()))).toBe("PROVIDER_MISMATCH");

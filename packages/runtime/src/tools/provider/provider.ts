@@ -34,6 +34,7 @@ import type {
   ToolResult,
 } from "../types.js";
 import { withNamedOutput } from "../packet.js";
+import { admitPaymentEffect } from "../payment/settled-payment.js";
 
 /** Key names a provider result may not carry into persisted state. */
 export const SECRET_FIELD_NAMES: ReadonlySet<string> = new Set([
@@ -334,6 +335,14 @@ async function providerMutate(input: JsonRecord, ctx: ToolContext): Promise<Tool
       scopes: call.scopes,
       payloadDigest: call.payloadDigest,
       authority,
+    });
+
+    // A payment the step receipt could not prove is refused before it can happen.
+    admitPaymentEffect({
+      operation: call.operation,
+      payload: call.payload,
+      ...(amount !== undefined ? { amount } : {}),
+      approvalRequested: approval !== undefined,
     });
 
     const ledgerKey = `provider.mutate:${call.driver.name}:${key}`;

@@ -4,8 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { decodeReceipt } from "../../receipts/index.js";
 import type { Receipt } from "../../receipts/index.js";
 import { REPO_ROOT } from "../../testing/cli.js";
-import { makeTestReceiptStore } from "../refund-test-receipts.js";
-import type { TestReceiptStore } from "../refund-test-receipts.js";
+import { makeTestReceiptStore } from "../../testing/payment-receipts.test-kit.js";
+import type { TestReceiptStore } from "../../testing/payment-receipts.test-kit.js";
 import { receiptVerifyTool } from "./receipt-verify.js";
 import { makeToolContext } from "../../testing/tool-context.js";
 

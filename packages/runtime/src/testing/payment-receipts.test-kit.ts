@@ -21,7 +21,7 @@ import type {
   SignaturePolicy,
 } from "../receipts/index.js";
 import { verifiedReceiptLookup } from "../receipts/lookup.js";
-import type { ReceiptLookup } from "./types.js";
+import type { ReceiptLookup } from "../tools/types.js";
 
 /** What one payment receipt records. */
 export interface PaymentReceiptSpec {

@@ -10,9 +10,9 @@
  * within the parent's, the parent's conditions and approvals kept, expiry no later, every
  * effect limit within the parent limit of its family, and every other bound unchanged.
  */
-import { RuntimeError } from "../errors.js";
-import { canonicalJson, hashCanonical } from "../receipts/canonical.js";
-import type { Json, JsonRecord } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import { canonicalJson, hashCanonical } from "../../receipts/canonical.js";
+import type { Json, JsonRecord } from "../types.js";
 
 /** The effect family payment limits use. */
 export const PAYMENT_FAMILY = "payment";

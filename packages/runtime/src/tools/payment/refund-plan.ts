@@ -15,22 +15,22 @@
  * handoff and an idempotency key derived from the verified receipts, the request and the
  * authority. No provider is called and no money moves here.
  */
-import inputSchema from "../../schemas/tools/payment-refund-plan.input.schema.json" with { type: "json" };
-import outputSchema from "../../schemas/tools/payment-refund-plan.output.schema.json" with { type: "json" };
-import { validateToolsPaymentRefundPlanInput } from "../generated/validate-tools-payment-refund-plan.input.js";
-import { isRuntimeError } from "../errors.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import { defineTool } from "./define-tool.js";
-import { withNamedOutput } from "./packet.js";
+import inputSchema from "../../../schemas/tools/payment-refund-plan.input.schema.json" with { type: "json" };
+import outputSchema from "../../../schemas/tools/payment-refund-plan.output.schema.json" with { type: "json" };
+import { validateToolsPaymentRefundPlanInput } from "../../generated/validate-tools-payment-refund-plan.input.js";
+import { isRuntimeError } from "../../errors.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import { defineTool } from "../define-tool.js";
+import { withNamedOutput } from "../packet.js";
 import {
   checkNotExpired,
   paymentLimit,
   type AuthorityTerm,
   type EffectLimit,
-} from "./payment-authority.js";
-import { opaqueReference } from "./payment-tools.js";
+} from "./authority.js";
+import { opaqueReference } from "./opaque-reference.js";
 import { REFUND_OPERATION, verifiedCharge, type VerifiedCharge } from "./refund-proof.js";
-import type { Json, JsonRecord, NativeTool } from "./types.js";
+import type { Json, JsonRecord, NativeTool } from "../types.js";
 
 /** Packet id of the plan. */
 export const REFUND_PLAN_PACKET = "runx.payment.refund_plan.v1";

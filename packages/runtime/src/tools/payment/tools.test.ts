@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { subsetViolation, type AuthorityTerm } from "./payment-authority.js";
-import { paymentInvoicePlanTool, paymentQuoteTool, paymentReserveTool } from "./payment-tools.js";
+import { subsetViolation, type AuthorityTerm } from "./authority.js";
+import { paymentInvoicePlanTool } from "./invoice-plan.js";
+import { paymentQuoteTool } from "./quote.js";
+import { paymentReserveTool } from "./reserve.js";
 import {
   createMemoryEffectLedger,
   failureCode,
   makeToolContext,
   successOutput,
-} from "../testing/tool-context.js";
-import type { Json, JsonRecord, ToolContext } from "./types.js";
+} from "../../testing/tool-context.js";
+import type { Json, JsonRecord, ToolContext } from "../types.js";
 
 // The test clock is 2026-01-01T00:00:00Z.
 const ctx = (overrides: Partial<ToolContext> = {}): ToolContext =>

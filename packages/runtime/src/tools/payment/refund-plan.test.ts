@@ -1,19 +1,29 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { validateToolsPaymentRefundPlanOutput } from "../generated/validate-tools-payment-refund-plan.output.js";
-import { paymentRefundPlanTool } from "./payment-refund.js";
+import { validateToolsPaymentRefundPlanOutput } from "../../generated/validate-tools-payment-refund-plan.output.js";
+import { paymentRefundPlanTool } from "./refund-plan.js";
 import {
   makeTestReceiptStore,
   paymentReceipt,
   type PaymentReceiptSpec,
   type TestReceiptStore,
-} from "./refund-test-receipts.js";
+} from "../../testing/payment-receipts.test-kit.js";
 import {
   failureCode,
   makeToolContext,
   successData,
   successOutput,
-} from "../testing/tool-context.js";
-import type { Json, JsonRecord, ToolResult } from "./types.js";
+} from "../../testing/tool-context.js";
+import type { Json, JsonRecord, ToolResult } from "../types.js";
+import {
+  ed25519Signer,
+  generateEd25519Seed,
+  productionPolicy,
+  ReceiptStore,
+} from "../../receipts/index.js";
+import { verifiedReceiptLookup } from "../../receipts/lookup.js";
+
+const successOrFailureOutput = (result: ToolResult): JsonRecord =>
+  (result.status === "success" || result.status === "failure" ? result.output : undefined) ?? {};
 
 let stores: TestReceiptStore[] = [];
 afterEach(() => {
@@ -185,6 +195,36 @@ describe("payment.refund_plan", () => {
       text.replace('"max_per_call_units":125', '"max_per_call_units":1250'),
     );
     expect(failureCode(await s.plan(request(100)))).toBe("RECEIPT_INVALID");
+  });
+
+  it("refuses a forged charge receipt signed by a key the run does not trust, naming it", async () => {
+    const trusted = ed25519Signer({
+      kid: "runx-key",
+      issuerType: "hosted",
+      seed: generateEd25519Seed(),
+    });
+    const forger = ed25519Signer({
+      kid: "runx-key",
+      issuerType: "hosted",
+      seed: generateEd25519Seed(),
+    });
+    const forged = paymentReceipt({ ...chargeSpec, amount: 100_000 }, forger);
+    const s = makeTestReceiptStore(productionPolicy(forger.verifier));
+    stores.push(s);
+    await s.add(forged);
+    const strict = verifiedReceiptLookup(
+      () => new ReceiptStore({ dir: s.store.dir, policy: productionPolicy(trusted.verifier) }),
+    );
+    const result = await paymentRefundPlanTool.execute(
+      request(100, { original_receipt_ref: forged.id }),
+      makeToolContext({ workspaceRoot: "/nonexistent-workspace", receipts: strict }),
+    );
+    expect(failureCode(result)).toBe("RECEIPT_INVALID");
+    const details = (successOrFailureOutput(result).details ?? {}) as JsonRecord;
+    expect(details.receipt_id).toBe(forged.id);
+    expect((details.findings as JsonRecord[]).map((f) => f.code)).toEqual([
+      "signature_key_hash_mismatch",
+    ]);
   });
 
   it("refuses a charge receipt id that is not in the store", async () => {

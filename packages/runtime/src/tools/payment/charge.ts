@@ -15,24 +15,24 @@
  *   handoff (`runx.payment.charge_plan.v1`), recording that verification, receipt sealing and
  *   forwarding are all still outstanding.
  */
-import challengeInputSchema from "../../schemas/tools/payment-charge-challenge.input.schema.json" with { type: "json" };
-import challengeOutputSchema from "../../schemas/tools/payment-charge-challenge.output.schema.json" with { type: "json" };
-import planInputSchema from "../../schemas/tools/payment-charge-plan.input.schema.json" with { type: "json" };
-import planOutputSchema from "../../schemas/tools/payment-charge-plan.output.schema.json" with { type: "json" };
-import priceInputSchema from "../../schemas/tools/payment-charge-price.input.schema.json" with { type: "json" };
-import priceOutputSchema from "../../schemas/tools/payment-charge-price.output.schema.json" with { type: "json" };
-import verifyInputSchema from "../../schemas/tools/payment-charge-verification-request.input.schema.json" with { type: "json" };
-import verifyOutputSchema from "../../schemas/tools/payment-charge-verification-request.output.schema.json" with { type: "json" };
-import { validateToolsPaymentChargeChallengeInput } from "../generated/validate-tools-payment-charge-challenge.input.js";
-import { validateToolsPaymentChargePlanInput } from "../generated/validate-tools-payment-charge-plan.input.js";
-import { validateToolsPaymentChargePriceInput } from "../generated/validate-tools-payment-charge-price.input.js";
-import { validateToolsPaymentChargeVerificationRequestInput } from "../generated/validate-tools-payment-charge-verification-request.input.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import { defineTool } from "./define-tool.js";
-import { artifactEnvelope } from "../graph/artifacts.js";
-import { isRecord } from "./packet.js";
-import { PAYMENT_FAMILY, authorityDenied, digestHex } from "./payment-authority.js";
-import type { JsonRecord, NativeTool } from "./types.js";
+import challengeInputSchema from "../../../schemas/tools/payment-charge-challenge.input.schema.json" with { type: "json" };
+import challengeOutputSchema from "../../../schemas/tools/payment-charge-challenge.output.schema.json" with { type: "json" };
+import planInputSchema from "../../../schemas/tools/payment-charge-plan.input.schema.json" with { type: "json" };
+import planOutputSchema from "../../../schemas/tools/payment-charge-plan.output.schema.json" with { type: "json" };
+import priceInputSchema from "../../../schemas/tools/payment-charge-price.input.schema.json" with { type: "json" };
+import priceOutputSchema from "../../../schemas/tools/payment-charge-price.output.schema.json" with { type: "json" };
+import verifyInputSchema from "../../../schemas/tools/payment-charge-verification-request.input.schema.json" with { type: "json" };
+import verifyOutputSchema from "../../../schemas/tools/payment-charge-verification-request.output.schema.json" with { type: "json" };
+import { validateToolsPaymentChargeChallengeInput } from "../../generated/validate-tools-payment-charge-challenge.input.js";
+import { validateToolsPaymentChargePlanInput } from "../../generated/validate-tools-payment-charge-plan.input.js";
+import { validateToolsPaymentChargePriceInput } from "../../generated/validate-tools-payment-charge-price.input.js";
+import { validateToolsPaymentChargeVerificationRequestInput } from "../../generated/validate-tools-payment-charge-verification-request.input.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import { defineTool } from "../define-tool.js";
+import { artifactEnvelope } from "../../graph/artifacts.js";
+import { isRecord } from "../packet.js";
+import { PAYMENT_FAMILY, authorityDenied, digestHex } from "./authority.js";
+import type { JsonRecord, NativeTool } from "../types.js";
 
 export const CHARGE_PRICE_PACKET = "runx.payment.charge_price.v1";
 export const CHARGE_CHALLENGE_PACKET = "runx.payment.charge_challenge.v1";

@@ -4,9 +4,9 @@ import {
   paymentChargePlanTool,
   paymentChargePriceTool,
   paymentChargeVerificationRequestTool,
-} from "./payment-charge.js";
-import { failureCode, makeToolContext, successOutput } from "../testing/tool-context.js";
-import type { JsonRecord, NativeTool } from "./types.js";
+} from "./charge.js";
+import { failureCode, makeToolContext, successOutput } from "../../testing/tool-context.js";
+import type { JsonRecord, NativeTool } from "../types.js";
 
 // The test clock is 2026-01-01T00:00:00Z.
 const ctx = () => makeToolContext({ workspaceRoot: "/nonexistent-workspace" });

@@ -16,11 +16,13 @@
  * charge receipt and that carries a `reverse` payment term for operation `refund`; each must
  * be a complete payment receipt of the charge's rail, currency and payer, or the history is
  * refused. Other receipts that merely mention the charge (audits, reports) are not refunds.
+ * The runtime's own charge and refund step receipts are written to this contract by
+ * `settled-payment.ts`; the proof ref's locator, when present, is the provider idempotency key.
  */
-import { RuntimeError } from "../errors.js";
-import { hashCanonical } from "../receipts/canonical.js";
-import type { AuthorityEffectLimit, Receipt, Reference } from "../receipts/model.js";
-import type { ReceiptLookup } from "./types.js";
+import { RuntimeError } from "../../errors.js";
+import { hashCanonical } from "../../receipts/canonical.js";
+import type { AuthorityEffectLimit, Receipt, Reference } from "../../receipts/model.js";
+import type { ReceiptLookup } from "../types.js";
 
 const PAYMENT_FAMILY = "payment";
 /** The operation a refund receipt's authority names. */
@@ -37,6 +39,8 @@ export interface PaymentProof {
   /** The realm the payment authority was bounded to, when it names one. */
   realm?: string;
   proof_ref: string;
+  /** The idempotency key the provider effect was made under (the proof ref's locator). */
+  idempotency_key?: string;
   money_movement_id: string;
 }
 
@@ -134,11 +138,9 @@ export function paymentProof(receipt: Receipt, verb: string): PaymentProof {
     }
   }
   const refs = verificationRefs(receipt);
-  const proofRef = single(
-    receipt,
-    refs.filter((ref) => ref.proof_kind === "effect_evidence"),
-    "provider effect proof",
-  );
+  const proofs = refs.filter((ref) => ref.proof_kind === "effect_evidence");
+  const proofRef = single(receipt, proofs, "provider effect proof");
+  const locator = proofs[0]?.locator;
   const movement = single(
     receipt,
     refs.filter((ref) => ref.uri.startsWith(MONEY_MOVEMENT_PREFIX)),
@@ -160,6 +162,7 @@ export function paymentProof(receipt: Receipt, verb: string): PaymentProof {
     counterparty: limit.peer as string,
     ...(limit.realm !== undefined ? { realm: limit.realm } : {}),
     proof_ref: proofRef,
+    ...(locator !== undefined && locator !== "" ? { idempotency_key: locator } : {}),
     money_movement_id: movementId,
   };
 }
