@@ -1,6 +1,7 @@
 /** Journey: run skills/echo from its skill page and watch it seal. */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { checkLayouts } from "./harness/a11y.js";
 import { launchChromium } from "./harness/chromium.js";
 import {
   apiQuery,
@@ -32,7 +33,7 @@ it("runs echo from the skill page and shows it sealed with its output", async ()
     expect(output).toContain(message);
     // echo cannot hand work to an adapter, so the page reports no spawn authority for it.
     expect(await page.getByTestId("spawn-authority").count()).toBe(0);
-    await j.shot(page, "sealed");
+    await checkLayouts(page, "sealed", j);
 
     // The page shows what the API recorded, not something of its own.
     const detail = await apiQuery<{ run: { status: string; skill: string } }>(

@@ -173,6 +173,10 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
     for (const label of ["Provider", "Operation", "Target", "Plan digest", "Amount"]) {
       expect(gateFacts, `the gate facts repeat ${label}`).not.toContain(label);
     }
+    // A provider mutation's card names the grant it runs under and who holds it.
+    if (pending.gateId.startsWith("provider-effect:")) {
+      expect(gateFacts).toEqual(expect.arrayContaining(["Provider grant", "Grant held by"]));
+    }
     await checkLayouts(page, "approval-card", j);
 
     await decideWithConfirmation(card, "Approve", `${c.name}: preview read and checked`);

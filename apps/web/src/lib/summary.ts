@@ -14,6 +14,10 @@ const FIELDS: Array<{ label: string; keys: string[]; mono: boolean }> = [
   { label: "Operation", keys: ["operation"], mono: false },
   { label: "Target", keys: ["target"], mono: true },
   { label: "Scopes", keys: ["scopes", "scope"], mono: false },
+  // Who a provider effect runs as: the grant its driver selected and the principal holding it
+  // (not the payload's own principal, which the effect preview shows).
+  { label: "Provider grant", keys: ["grant_ref", "grantRef"], mono: true },
+  { label: "Grant held by", keys: ["principal_ref", "principalRef"], mono: true },
   { label: "Payload digest", keys: ["payload_digest", "payloadDigest"], mono: true },
   { label: "Plan digest", keys: ["plan_digest", "planDigest"], mono: true },
   { label: "Amount", keys: ["amount", "amount_minor", "amountMinor"], mono: false },

@@ -45,6 +45,8 @@ describe("catalog approvals", () => {
         gate_type: "payment_refund",
         shows: [
           ...EFFECT_FACT_LABELS,
+          "Provider grant",
+          "Grant held by",
           "Payload: Plan digest",
           "Payload: Original receipt ref",
           "Payload: Refundable after minor",

@@ -11,6 +11,12 @@ import { isJsonObject } from "../parser/json.js";
 import type { JsonValue } from "../parser/json.js";
 import type { SkillPackage } from "../parser/package.js";
 
+/**
+ * The grant and principal a provider mutation's gate binds, as the approval card's gate facts
+ * label them (apps/web/src/lib/summary.ts).
+ */
+export const PROVIDER_AUTHORITY_LABELS: readonly string[] = ["Provider grant", "Grant held by"];
+
 /** One approval a runner asks for. */
 export interface CatalogApproval {
   step_id: string;
@@ -53,6 +59,7 @@ export function approvalsOf(runner: SkillPackage["runners"][string]): CatalogApp
             : "provider_effect",
         shows: [
           ...EFFECT_FACT_LABELS,
+          ...PROVIDER_AUTHORITY_LABELS,
           ...(operation.startsWith("message.")
             ? ["Message: audience, channel, content digest, consent basis"]
             : []),
