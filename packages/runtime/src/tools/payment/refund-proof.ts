@@ -23,11 +23,11 @@ import { RuntimeError } from "../../errors.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import type { AuthorityEffectLimit, Receipt, Reference } from "../../receipts/model.js";
 import type { ReceiptLookup } from "../types.js";
+import { PAYMENT_FAMILY } from "./authority.js";
+import { MONEY_MOVEMENT_PREFIX } from "./settled-payment.js";
 
-const PAYMENT_FAMILY = "payment";
 /** The operation a refund receipt's authority names. */
 export const REFUND_OPERATION = "refund";
-const MONEY_MOVEMENT_PREFIX = "runx:money_movement:";
 
 /** The payment a receipt proves. */
 export interface PaymentProof {
