@@ -5,6 +5,7 @@ import type { Receipt } from "../receipts/index.js";
 import type { HistoryEffect } from "../services/history-effects.js";
 import { makeWorkspace, runx } from "../testing/cli.js";
 import type { Workspace } from "../testing/cli.js";
+import { refundParentAuthority } from "../testing/payment-receipts.test-kit.js";
 
 // The bundled charge and refund skills through the built CLI, on one workspace receipt store:
 // every refund our own refund skill seals must lower what the next refund of the charge may take.
@@ -80,37 +81,6 @@ async function charge(units: number): Promise<string> {
   return settle!.receipt_id!;
 }
 
-const authority = {
-  term_id: "refund-parent",
-  principal_ref: { type: "principal", uri: "runx:principal:operator" },
-  resource_ref: { type: "target", uri: "payer:demo" },
-  resource_family: "effect",
-  verbs: ["reverse"],
-  bounds: {
-    effect_limits: [
-      {
-        family: "payment",
-        unit: "USD",
-        max_per_call_units: 1000,
-        max_per_run_units: 1000,
-        channels: ["mock"],
-        realm: "test",
-        peer: "payer:demo",
-        operation: "refund",
-        authorization_form: "single_use_capability",
-        idempotency_required: true,
-        recovery_required: true,
-        receipt_before_success: true,
-        single_use_capability: true,
-      },
-    ],
-  },
-  conditions: [],
-  approvals: [],
-  capabilities: ["effect_single_use_capability"],
-  issued_by_ref: { type: "grant", uri: "runx:grant:payment" },
-};
-
 async function refund(chargeId: string, units: number, seed: string): Promise<Envelope> {
   const r = await runx(ws, [
     "skill",
@@ -120,7 +90,7 @@ async function refund(chargeId: string, units: number, seed: string): Promise<En
     "--input-json",
     `refund_request=${JSON.stringify({ amount_minor: units, reason: "operator_refund" })}`,
     "--input-json",
-    `parent_payment_authority=${JSON.stringify(authority)}`,
+    `parent_payment_authority=${JSON.stringify(refundParentAuthority({ max_per_call_units: 1000, max_per_run_units: 1000 }))}`,
     "--idempotency-seed",
     seed,
     "--json",

@@ -21,7 +21,7 @@ import type {
   SignaturePolicy,
 } from "../receipts/index.js";
 import { verifiedReceiptLookup } from "../receipts/lookup.js";
-import type { ReceiptLookup } from "../tools/types.js";
+import type { Json, JsonRecord, ReceiptLookup } from "../tools/types.js";
 
 /** What one payment receipt records. */
 export interface PaymentReceiptSpec {
@@ -125,6 +125,49 @@ export function paymentReceipt(
   const [criterion] = unsealed.seal.criteria;
   if (criterion !== undefined) criterion.verification_refs = [...refs];
   return sealReceipt(unsealed, signer);
+}
+
+/**
+ * The parent payment authority a refund request carries: a single-use `reverse` term for
+ * refunding `payer:demo` on the mock rail, 125 USD by default. `limit` overrides fields of its
+ * one payment effect limit, `term` fields of the term.
+ */
+export function refundParentAuthority(
+  limit: Record<string, Json | undefined> = {},
+  term: JsonRecord = {},
+): JsonRecord {
+  return {
+    term_id: "refund-parent",
+    principal_ref: { type: "principal", uri: "runx:principal:operator" },
+    resource_ref: { type: "target", uri: "payer:demo" },
+    resource_family: "effect",
+    verbs: ["reverse"],
+    bounds: {
+      effect_limits: [
+        {
+          family: "payment",
+          unit: "USD",
+          max_per_call_units: 125,
+          max_per_run_units: 125,
+          channels: ["mock"],
+          realm: "test",
+          peer: "payer:demo",
+          operation: "refund",
+          authorization_form: "single_use_capability",
+          idempotency_required: true,
+          recovery_required: true,
+          receipt_before_success: true,
+          single_use_capability: true,
+          ...limit,
+        },
+      ],
+    },
+    conditions: [],
+    approvals: [],
+    capabilities: ["effect_single_use_capability"],
+    issued_by_ref: { type: "grant", uri: "runx:grant:payment" },
+    ...term,
+  };
 }
 
 /** A receipt store in a temp directory and a lookup over it. */

@@ -7,10 +7,8 @@
  * never from package text. Pure.
  */
 import type { JsonRecord } from "../types.js";
+import { isRecord } from "../packet.js";
 import { paymentEffectOf } from "./settled-payment.js";
-
-const isRecord = (value: unknown): value is JsonRecord =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 const FIELDS = [
   "provider",

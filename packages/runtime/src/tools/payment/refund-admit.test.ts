@@ -11,6 +11,7 @@ import { paymentRefundPlanTool } from "./refund-plan.js";
 import {
   makeTestReceiptStore,
   paymentReceipt,
+  refundParentAuthority,
   type TestReceiptStore,
 } from "../../testing/payment-receipts.test-kit.js";
 import { failureCode, makeToolContext, successData } from "../../testing/tool-context.js";
@@ -33,45 +34,12 @@ const prior = paymentReceipt({
   intentKey: refundIntentKey(charge.id, "ticket-1"),
 });
 
-function authority(unit = "USD"): JsonRecord {
-  return {
-    term_id: "refund-parent",
-    principal_ref: { type: "principal", uri: "runx:principal:operator" },
-    resource_ref: { type: "target", uri: "payer:demo" },
-    resource_family: "effect",
-    verbs: ["reverse"],
-    bounds: {
-      effect_limits: [
-        {
-          family: "payment",
-          unit,
-          max_per_call_units: 125,
-          max_per_run_units: 125,
-          channels: ["mock"],
-          realm: "test",
-          peer: "payer:demo",
-          operation: "refund",
-          authorization_form: "single_use_capability",
-          idempotency_required: true,
-          recovery_required: true,
-          receipt_before_success: true,
-          single_use_capability: true,
-        },
-      ],
-    },
-    conditions: [],
-    approvals: [],
-    capabilities: ["effect_single_use_capability"],
-    issued_by_ref: { type: "grant", uri: "runx:grant:payment" },
-  };
-}
-
 function request(amount: number, overrides: JsonRecord = {}): JsonRecord {
   return {
     original_receipt_ref: charge.id,
     refund_request: { amount_minor: amount, reason: "operator_refund" },
     settlement_family: "mock",
-    parent_payment_authority: authority(),
+    parent_payment_authority: refundParentAuthority(),
     ...overrides,
   };
 }
@@ -120,7 +88,7 @@ describe("payment.refund_admit", () => {
     ["over the refundable remainder", request(101), "refund_over_remaining"],
     [
       "an authority in another currency",
-      request(50, { parent_payment_authority: authority("EUR") }),
+      request(50, { parent_payment_authority: refundParentAuthority({ unit: "EUR" }) }),
       "currency_mismatch",
     ],
     [

@@ -27,8 +27,8 @@ import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
 import { withNamedOutput } from "../packet.js";
 import { refundPlan, type RefundPlanInput } from "./refund-plan.js";
-import { paymentProof, verifiedCharge, type VerifiedCharge } from "./refund-proof.js";
-import type { JsonRecord, NativeTool, ReceiptLookup } from "../types.js";
+import { verifiedCharge, type VerifiedCharge } from "./refund-proof.js";
+import type { JsonRecord, NativeTool } from "../types.js";
 import { paymentRefused, type PaymentRefusal } from "./policy.js";
 
 /** Packet id of the admission. */
@@ -92,26 +92,18 @@ function refundIdempotencyKey(intentKey: string): string {
 /**
  * Refuses a prior verified refund of the charge made under the same intent: one whose receipt
  * records the intent key, or whose provider effect proof names this refund's idempotency key
- * (how the runtime's own refund step receipts record it).
+ * (how the runtime's own refund step receipts record it). The refunds are the ones
+ * `verifiedCharge` already read and verified.
  */
-async function refuseDuplicate(
-  receipts: ReceiptLookup,
-  charge: VerifiedCharge,
-  intentKey: string,
-): Promise<void> {
+function refuseDuplicate(charge: VerifiedCharge, intentKey: string): void {
   const key = refundIdempotencyKey(intentKey);
-  for (const id of charge.history_receipt_refs) {
-    const prior = await receipts.read(id);
-    if (
-      prior.idempotency.intent_key === intentKey ||
-      paymentProof(prior, "reverse").idempotency_key === key
-    ) {
-      throw paymentRefused(
-        "duplicate_refund",
-        `refund receipt ${id} already refunded charge ${charge.receipt_id} under this idempotency seed`,
-        "idempotency_seed",
-      );
-    }
+  const prior = charge.refunds.find((r) => r.intent_key === intentKey || r.idempotency_key === key);
+  if (prior !== undefined) {
+    throw paymentRefused(
+      "duplicate_refund",
+      `refund receipt ${prior.receipt_id} already refunded charge ${charge.receipt_id} under this idempotency seed`,
+      "idempotency_seed",
+    );
   }
 }
 
@@ -142,7 +134,7 @@ export const paymentRefundAdmitTool: NativeTool = withNamedOutput(
         );
       }
       const intentKey = refundIntentKey(charge.receipt_id, input.idempotency_seed);
-      await refuseDuplicate(ctx.receipts, charge, intentKey);
+      refuseDuplicate(charge, intentKey);
       const amount = input.refund_request.amount_minor;
       const admission: JsonRecord = {
         schema: REFUND_ADMISSION_PACKET,

@@ -4,6 +4,7 @@ import { paymentRefundPlanTool } from "./refund-plan.js";
 import {
   makeTestReceiptStore,
   paymentReceipt,
+  refundParentAuthority,
   type PaymentReceiptSpec,
   type TestReceiptStore,
 } from "../../testing/payment-receipts.test-kit.js";
@@ -13,7 +14,7 @@ import {
   successData,
   successOutput,
 } from "../../testing/tool-context.js";
-import type { Json, JsonRecord, ToolResult } from "../types.js";
+import type { JsonRecord, ToolResult } from "../types.js";
 import {
   ed25519Signer,
   generateEd25519Seed,
@@ -59,43 +60,6 @@ const priorRefund = paymentReceipt({
   links: charge.id,
 });
 
-type Limit = Record<string, Json | undefined>;
-
-function authority(limit: Limit = {}, term: JsonRecord = {}): JsonRecord {
-  return {
-    term_id: "refund-parent",
-    principal_ref: { type: "principal", uri: "runx:principal:operator" },
-    resource_ref: { type: "target", uri: "payer:demo" },
-    resource_family: "effect",
-    verbs: ["reverse"],
-    bounds: {
-      effect_limits: [
-        {
-          family: "payment",
-          unit: "USD",
-          max_per_call_units: 125,
-          max_per_run_units: 125,
-          channels: ["mock"],
-          realm: "test",
-          peer: "payer:demo",
-          operation: "refund",
-          authorization_form: "single_use_capability",
-          idempotency_required: true,
-          recovery_required: true,
-          receipt_before_success: true,
-          single_use_capability: true,
-          ...limit,
-        },
-      ],
-    },
-    conditions: [],
-    approvals: [],
-    capabilities: ["effect_single_use_capability"],
-    issued_by_ref: { type: "grant", uri: "runx:grant:payment" },
-    ...term,
-  };
-}
-
 function request(amount: number, overrides: JsonRecord = {}): JsonRecord {
   return {
     original_receipt_ref: charge.id,
@@ -105,7 +69,7 @@ function request(amount: number, overrides: JsonRecord = {}): JsonRecord {
       requested_counterparty: "payer:demo",
     },
     settlement_family: "mock",
-    parent_payment_authority: authority(),
+    parent_payment_authority: refundParentAuthority(),
     ...overrides,
   };
 }
@@ -284,15 +248,15 @@ describe("payment.refund_plan", () => {
   it("blocks an authority that does not bound this refund", async () => {
     const { plan } = await storeWith(charge, priorRefund);
     const cases: JsonRecord[] = [
-      authority({ peer: "payer:other" }),
-      authority({ channels: ["stripe"] }),
-      authority({ unit: "EUR" }),
-      authority({ operation: "charge" }),
-      authority({ max_per_call_units: 50 }),
-      authority({ single_use_capability: false }),
-      authority({ realm: "live" }),
-      authority({}, { verbs: ["commit"] }),
-      authority({}, { expires_at: "2025-12-31T00:00:00Z" }),
+      refundParentAuthority({ peer: "payer:other" }),
+      refundParentAuthority({ channels: ["stripe"] }),
+      refundParentAuthority({ unit: "EUR" }),
+      refundParentAuthority({ operation: "charge" }),
+      refundParentAuthority({ max_per_call_units: 50 }),
+      refundParentAuthority({ single_use_capability: false }),
+      refundParentAuthority({ realm: "live" }),
+      refundParentAuthority({}, { verbs: ["commit"] }),
+      refundParentAuthority({}, { expires_at: "2025-12-31T00:00:00Z" }),
     ];
     for (const parent of cases) {
       const data = successData(await plan(request(100, { parent_payment_authority: parent })));
@@ -308,7 +272,7 @@ describe("payment.refund_plan", () => {
       await plan(
         request(100, {
           settlement_family: "stripe",
-          parent_payment_authority: authority({ channels: ["mock", "stripe"] }),
+          parent_payment_authority: refundParentAuthority({ channels: ["mock", "stripe"] }),
         }),
       ),
     );

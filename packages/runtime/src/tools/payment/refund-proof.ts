@@ -23,11 +23,11 @@ import { RuntimeError } from "../../errors.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import type { AuthorityEffectLimit, Receipt, Reference } from "../../receipts/model.js";
 import type { ReceiptLookup } from "../types.js";
+import { PAYMENT_FAMILY } from "./authority.js";
+import { MONEY_MOVEMENT_PREFIX } from "./settled-payment.js";
 
-const PAYMENT_FAMILY = "payment";
 /** The operation a refund receipt's authority names. */
 export const REFUND_OPERATION = "refund";
-const MONEY_MOVEMENT_PREFIX = "runx:money_movement:";
 
 /** The payment a receipt proves. */
 export interface PaymentProof {
@@ -44,12 +44,23 @@ export interface PaymentProof {
   money_movement_id: string;
 }
 
+/** What names one counted refund: how a second refund under the same name is recognised. */
+export interface CountedRefund {
+  receipt_id: string;
+  /** The refund receipt's `idempotency.intent_key`. */
+  intent_key: string;
+  /** The provider idempotency key its effect was made under, when its proof names one. */
+  idempotency_key?: string;
+}
+
 /** A charge, as its receipt and the verified refunds linked to it prove it. */
 export interface VerifiedCharge extends PaymentProof {
   receipt_id: string;
   refunded_minor: number;
   /** Ids of the counted refund receipts, sorted. */
   history_receipt_refs: string[];
+  /** The counted refunds, in the order of `history_receipt_refs`. */
+  refunds: CountedRefund[];
   /** Digest binding the charge receipt, its proof and every counted refund receipt. */
   proof_digest: string;
 }
@@ -192,6 +203,7 @@ export async function verifiedCharge(
     throw notProof(original, "is a refund, not a charge", "authority.terms");
   }
   const history: Array<[string, string, number]> = [];
+  const refunds: CountedRefund[] = [];
   let refunded = 0;
   for (const receipt of await receipts.referencing(original.id)) {
     if (!claimsRefund(receipt)) continue;
@@ -213,13 +225,21 @@ export async function verifiedCharge(
       });
     }
     history.push([receipt.id, receipt.digest, refund.amount_minor]);
+    refunds.push({
+      receipt_id: receipt.id,
+      intent_key: receipt.idempotency.intent_key,
+      ...(refund.idempotency_key !== undefined ? { idempotency_key: refund.idempotency_key } : {}),
+    });
   }
-  history.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  history.sort((a, b) => byId(a[0], b[0]));
+  refunds.sort((a, b) => byId(a.receipt_id, b.receipt_id));
   return {
     ...charge,
     receipt_id: original.id,
     refunded_minor: refunded,
     history_receipt_refs: history.map(([id]) => id),
+    refunds,
     proof_digest: hashCanonical({
       original_receipt_ref: original.id,
       original_receipt_digest: original.digest,

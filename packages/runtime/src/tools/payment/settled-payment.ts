@@ -31,6 +31,7 @@ import { RECEIPT_URI_PREFIX } from "../../receipts/identity.js";
 import type { AuthorityTerm, Reference } from "../../receipts/model.js";
 import type { Json, JsonRecord } from "../types.js";
 import { digestHex, PAYMENT_FAMILY } from "./authority.js";
+import { isRecord } from "../packet.js";
 import { paymentRefused } from "./policy.js";
 
 const OPERATION = /^payment\.(charge|refund)\.([a-z0-9][a-z0-9_-]{0,63})$/;
@@ -51,9 +52,6 @@ export function paymentEffectOf(operation: string): PaymentEffect | undefined {
   if (match === null) return undefined;
   return { side: match[1] as PaymentEffect["side"], rail: match[2] as string };
 }
-
-const isRecord = (value: unknown): value is JsonRecord =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 const unprovable = (message: string, path: string) =>
   paymentRefused("settlement_unprovable", `${message}: its receipt could not prove it`, path);

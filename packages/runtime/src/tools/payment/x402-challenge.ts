@@ -17,6 +17,7 @@
  */
 import { hashCanonical } from "../../receipts/canonical.js";
 import type { Json, JsonRecord } from "../types.js";
+import { isRecord } from "../packet.js";
 import { paymentRefused } from "./policy.js";
 
 /** The x402 protocol version runx speaks. */
@@ -44,8 +45,6 @@ export interface X402Challenge {
   payment_signal: JsonRecord;
 }
 
-const isRecord = (value: unknown): value is JsonRecord =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 const text = (value: Json | undefined): string | undefined =>
   typeof value === "string" && value.trim() !== "" && value.length <= 512
     ? value.trim()

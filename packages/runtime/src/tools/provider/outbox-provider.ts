@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { RuntimeError } from "../../errors.js";
 import { sha256Prefixed } from "../../receipts/canonical.js";
 import { writeFileAtomic } from "../effect-ledger.js";
+import { isRecord } from "../packet.js";
 import type { Json, JsonRecord, ProviderDriver } from "../types.js";
 
 /** Schema tag of one outbox message file. */
@@ -40,9 +41,6 @@ const MESSAGE_ID = /^msg_[0-9a-f]{24}$/;
 function failed(message: string, reason: string, details: Record<string, unknown> = {}) {
   return new RuntimeError("PROVIDER_FAILED", message, { reason, ...details });
 }
-
-const isRecord = (value: unknown): value is JsonRecord =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The outbox message id a provider idempotency key names. */
 export function outboxMessageId(providerKey: string): string {

@@ -33,7 +33,7 @@ import type {
   ToolContext,
   ToolResult,
 } from "../types.js";
-import { withNamedOutput } from "../packet.js";
+import { isRecord, withNamedOutput } from "../packet.js";
 import { admitPaymentEffect } from "../payment/settled-payment.js";
 
 /** Key names a provider result may not carry into persisted state. */
@@ -48,8 +48,6 @@ export const SECRET_FIELD_NAMES: ReadonlySet<string> = new Set([
   "private_key",
 ]);
 
-const isRecord = (value: unknown): value is JsonRecord =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 const text = (value: Json | undefined): string => (typeof value === "string" ? value : "");
 
 /** The admitted request of one provider call. */
