@@ -1,10 +1,10 @@
 /**
  * Policy approval of graph steps, as upstream runx admits tools whose capability declares
  * `approval: Policy` (of ours, `http.execute` and `command.execute`): the step must be declared
- * `mutation: true`,
- * and the graph must carry a guard on it of exactly `<gate>.approval_decision.data.approved`
- * `equals: true`, where `<gate>` is a `run: {type: approval}` step that succeeded with that
- * value. Without such evidence the step is refused before its tool is called. Pure.
+ * `mutation: true`, and the graph must carry a guard on it of exactly
+ * `<gate>.approval_decision.data.approved` `equals: true`, where `<gate>` is a
+ * `run: {type: approval}` step that succeeded with that value. Without such evidence the step
+ * is refused before its tool is called. Pure.
  */
 import type { GraphDoc, GraphStep } from "./document.js";
 import { effectiveRetry } from "./plan.js";

@@ -16,7 +16,7 @@ export function syncDecisionKey(groupId: string, ruleFired: string): string {
 }
 
 /** How Rust prints an f64: shortest round-trip digits, never in exponent form. */
-export function rustFloat(value: number): string {
+function rustFloat(value: number): string {
   if (Object.is(value, -0)) return "-0";
   const text = String(value);
   if (!/e/i.test(text)) return text;

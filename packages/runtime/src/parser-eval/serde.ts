@@ -22,7 +22,7 @@ export const fail = (message: string): never => {
 };
 
 /** Field or variant names as serde lists them in an error (`a`, `a or b`, `one of a, b, c`). */
-const ticks = (names: readonly string[]): string => {
+export const ticks = (names: readonly string[]): string => {
   const quoted = names.map((name) => `\`${name}\``);
   if (quoted.length === 1) return quoted[0] ?? "";
   if (quoted.length === 2) return `${quoted[0]} or ${quoted[1]}`;

@@ -10,6 +10,9 @@
  * "Policy tools"): an object written as an array of its field values, and an enum written as
  * a one-key object, are both refused here.
  */
+import { findDeepNesting } from "../../parser/nesting.js";
+import { serdeKind } from "../../parser-eval/fields.js";
+import { ticks } from "../../parser-eval/serde.js";
 import type { Json, JsonRecord } from "../types.js";
 
 /** The actions a source, runner or target may allow, in upstream's order (coverage order). */
@@ -136,38 +139,13 @@ function isObject(value: Json): value is JsonRecord {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** How upstream's reader names the value it did not expect. */
-function unexpected(value: Json): string {
-  if (value === null) return "null";
-  if (typeof value === "boolean") return `boolean \`${value}\``;
-  if (typeof value === "number") {
-    if (Number.isInteger(value)) return `integer \`${value}\``;
-    const text = String(value);
-    return `floating point \`${/[.e]/.test(text) ? text : `${text}.0`}\``;
-  }
-  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
-  return Array.isArray(value) ? "sequence" : "map";
-}
-
 function invalidType(value: Json, expected: string, at: At): Mismatch {
-  return new Mismatch(`invalid type: ${unexpected(value)}, expected ${expected}`, at.pointer);
-}
-
-/** "`a`", "`a` or `b`", "one of `a`, `b`, `c`". */
-function oneOf(names: readonly string[]): string {
-  const quoted = names.map((name) => `\`${name}\``);
-  if (quoted.length <= 1) return quoted.join("");
-  if (quoted.length === 2) return `${quoted[0]} or ${quoted[1]}`;
-  return `one of ${quoted.join(", ")}`;
+  return new Mismatch(`invalid type: ${serdeKind(value)}, expected ${expected}`, at.pointer);
 }
 
 function child(at: At, key: string | number): At {
   const token = String(key).replaceAll("~", "~0").replaceAll("/", "~1");
   return { pointer: `${at.pointer}/${token}`, depth: at.depth + 1 };
-}
-
-function enter(at: At): void {
-  if (at.depth + 1 >= RECURSION_LIMIT) throw new Mismatch("recursion limit exceeded", at.pointer);
 }
 
 /** Keys in the order upstream's reader meets them: by Unicode code point (its byte order). */
@@ -214,7 +192,7 @@ function variant<T extends string>(names: readonly T[]): Reader<T> {
   return (value, at) => {
     if (typeof value !== "string") throw invalidType(value, "variant identifier", at);
     if (!(names as readonly string[]).includes(value)) {
-      throw new Mismatch(`unknown variant \`${value}\`, expected ${oneOf(names)}`, at.pointer);
+      throw new Mismatch(`unknown variant \`${value}\`, expected ${ticks(names)}`, at.pointer);
     }
     return value as T;
   };
@@ -223,21 +201,17 @@ function variant<T extends string>(names: readonly T[]): Reader<T> {
 function list<T>(item: Reader<T>): Reader<T[]> {
   return (value, at) => {
     if (!Array.isArray(value)) throw invalidType(value, "a sequence", at);
-    enter(at);
     return value.map((entry, index) => item(entry, child(at, index)));
   };
 }
 
-/** Any JSON value, refused only past the recursion limit (checked without recursing). */
+/**
+ * Any JSON value, refused only past the recursion limit. The adapter bag is the one place a
+ * policy's depth is the author's: every other container sits at a fixed depth well inside it.
+ */
 const anyJson: Reader<Json> = (value, at) => {
-  const stack: Array<{ value: Json; depth: number }> = [{ value, depth: at.depth }];
-  while (stack.length > 0) {
-    const next = stack.pop()!;
-    if (typeof next.value !== "object" || next.value === null) continue;
-    if (next.depth + 1 >= RECURSION_LIMIT)
-      throw new Mismatch("recursion limit exceeded", at.pointer);
-    const entries = Array.isArray(next.value) ? next.value : Object.values(next.value);
-    for (const entry of entries) stack.push({ value: entry, depth: next.depth + 1 });
+  if (findDeepNesting(value, RECURSION_LIMIT - 1 - at.depth) !== undefined) {
+    throw new Mismatch("recursion limit exceeded", at.pointer);
   }
   return value;
 };
@@ -245,7 +219,6 @@ const anyJson: Reader<Json> = (value, at) => {
 /** A map with non-empty keys (upstream's `adapter_policy` bag). */
 const adapterBag: Reader<JsonRecord> = (value, at) => {
   if (!isObject(value)) throw invalidType(value, "a map", at);
-  enter(at);
   const out: JsonRecord = {};
   for (const key of sortedKeys(value)) {
     if (key === "") throw new Mismatch("string must be non-empty", at.pointer);
@@ -275,12 +248,11 @@ function struct<T>(name: string, fields: readonly Field[]): Reader<T> {
   const names = fields.map((field) => field.name);
   return (value, at) => {
     if (!isObject(value)) throw invalidType(value, `struct ${name}`, at);
-    enter(at);
     const out: Record<string, unknown> = {};
     for (const key of sortedKeys(value)) {
       const field = fields.find((candidate) => candidate.name === key);
       if (field === undefined) {
-        throw new Mismatch(`unknown field \`${key}\`, expected ${oneOf(names)}`, at.pointer);
+        throw new Mismatch(`unknown field \`${key}\`, expected ${ticks(names)}`, at.pointer);
       }
       const entry = value[key]!;
       if (field.absent === "option" && entry === null) continue;

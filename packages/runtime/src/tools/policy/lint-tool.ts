@@ -1,6 +1,6 @@
 /**
  * `policy.lint` (no scope, read-only): lints one exact `runx.operational_policy.v1`
- * candidate with the same engine admission uses (lint.ts) and returns the verdict as the
+ * candidate with the native policy engine (lint.ts) and returns the verdict as the
  * named output `policy_lint` (`runx.policy.lint.v1`). A policy that fails the lint is a
  * successful call with `status: "fail"`; only an input outside the tool's contract (another
  * field, a policy that is not an object, more than 1 MiB of JSON) fails the call.

@@ -15,7 +15,7 @@ import type { PolicyFinding } from "./rules.js";
 /** The packet id of the verdict. */
 export const POLICY_LINT_PACKET = "runx.policy.lint.v1";
 
-/** The engine every verdict names (the one admission uses too). */
+/** The engine every verdict names, as upstream's native policy lint names itself. */
 export const POLICY_ENGINE = "runx policy";
 
 /** A `runx.policy.lint.v1` verdict. */
