@@ -55,6 +55,8 @@ interface EffectCase {
   inputs: Record<string, string>;
   /** The step that performs the effect. */
   effectStep: string;
+  /** The grant and its holder the card's gate facts name (`provider.mutate` effects). */
+  grant?: { ref: string; heldBy: string };
   /** Text the catalog page's approval preview must show. */
   catalogShows: string[];
   /** Payload paths the card must show, with their exact values (`audience.ref`: …). */
@@ -174,8 +176,10 @@ async function approveGovernedEffect(c: EffectCase): Promise<void> {
       expect(gateFacts, `the gate facts repeat ${label}`).not.toContain(label);
     }
     // A provider mutation's card names the grant it runs under and who holds it.
-    if (pending.gateId.startsWith("provider-effect:")) {
-      expect(gateFacts).toEqual(expect.arrayContaining(["Provider grant", "Grant held by"]));
+    if (c.grant !== undefined) {
+      const facts = await card.locator("dl.facts").innerText();
+      expect(facts).toContain(`Provider grant\n${c.grant.ref}`);
+      expect(facts).toContain(`Grant held by\n${c.grant.heldBy}`);
     }
     await checkLayouts(page, "approval-card", j);
 
@@ -231,6 +235,7 @@ it("approves a send-as message from the console after reading its audience, chan
       idempotency_key: key,
     },
     effectStep: "send",
+    grant: { ref: "runx:grant:outbox", heldBy: "runx:principal:local_runtime" },
     catalogShows: [
       "message.send on the channel input at outbox",
       "Message: audience, channel, content digest, consent basis",
