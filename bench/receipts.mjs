@@ -4,7 +4,8 @@
 // verified-digest cache), and a floor: the
 // cost of reading, hashing and signature-checking the same files in worker threads, one per
 // core. Goals: history and echo at the largest size within 1.2x of the smallest; verify
-// within 1.5x of the floor.
+// within 1.5x of the floor. Sizes are measured interleaved, round by round (see below), and
+// every figure is the median of `--runs` rounds (default 5).
 // Usage: npm run build && node bench/receipts.mjs [--sizes 1000,10000,100000] [--runs N] [--json]
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
@@ -119,52 +120,72 @@ async function floor(dir) {
   return ms;
 }
 
-const rows = [];
-for (const size of sizes) {
-  const { ws, env, remove } = cliWorkspace("runx-bench-receipts-");
-  try {
-    const dir = join(ws, ".runx", "receipts");
+// Every size is seeded first, then measured in rounds that visit the sizes in turn (a round
+// is history + echo + cold verify + cached verify + floor at each size), so a change in the
+// machine's load during the run shows in every size alike instead of skewing one size's
+// figures against another's. Each figure is the median over the rounds.
+const stores = [];
+try {
+  for (const size of sizes) {
+    const store = { size, ...cliWorkspace("runx-bench-receipts-") };
+    stores.push(store);
+    store.dir = join(store.ws, ".runx", "receipts");
     const seeding = Date.now();
-    await seed(dir, size);
-    const seedMs = Date.now() - seeding;
-    const index = readFileSync(join(dir, "index.jsonl")).length;
+    await seed(store.dir, size);
+    store.seedMs = Date.now() - seeding;
+    store.indexBytes = readFileSync(join(store.dir, "index.jsonl")).length;
     // Warm the CLI's caches in this workspace before counting.
     for (let i = 0; i < 3; i++)
-      time(ws, env, ["skill", "skills/echo", "--message", "hi", "--json"]);
-    const history = [];
-    const echo = [];
-    for (let i = 0; i < runs; i++) {
-      history.push(time(ws, env, ["history", "--limit", "20", "--json"]));
-      echo.push(time(ws, env, ["skill", "skills/echo", "--message", "hi", "--json"]));
-    }
-    // Cold: no verified-digest cache (each receipt checked in full); cached: the same
-    // unchanged store again, every file still read and hashed.
-    rmSync(join(ws, ".runx", "cache"), { recursive: true, force: true });
-    const verifyMs = time(ws, env, ["verify", "--json"], [0, 3]);
-    const cachedMs = time(ws, env, ["verify", "--json"], [0, 3]);
-    const floorMs = await floor(dir);
-    rows.push({
-      receipts: size,
-      seed_ms: seedMs,
-      index_bytes: index,
-      history_ms: Number(median(history).toFixed(1)),
-      echo_ms: Number(median(echo).toFixed(1)),
-      verify_ms: Number(verifyMs.toFixed(1)),
-      floor_ms: Number(floorMs.toFixed(1)),
-      verify_over_floor: Number((verifyMs / floorMs).toFixed(2)),
-      verify_cached_ms: Number(cachedMs.toFixed(1)),
-      cached_over_floor: Number((cachedMs / floorMs).toFixed(2)),
-    });
-  } finally {
-    remove();
+      time(store.ws, store.env, ["skill", "skills/echo", "--message", "hi", "--json"]);
+    store.samples = { history: [], echo: [], verify: [], cached: [], floor: [] };
   }
+  for (let round = 0; round < runs; round++) {
+    for (const store of stores) {
+      const { ws, env, samples } = store;
+      samples.history.push(time(ws, env, ["history", "--limit", "20", "--json"]));
+      samples.echo.push(time(ws, env, ["skill", "skills/echo", "--message", "hi", "--json"]));
+      // Cold: no verified-digest cache (each receipt checked in full); cached: the same
+      // unchanged store again, every file still read and hashed.
+      rmSync(join(ws, ".runx", "cache"), { recursive: true, force: true });
+      samples.verify.push(time(ws, env, ["verify", "--json"], [0, 3]));
+      samples.cached.push(time(ws, env, ["verify", "--json"], [0, 3]));
+      samples.floor.push(await floor(store.dir));
+    }
+  }
+} finally {
+  for (const store of stores) store.remove();
 }
+const rows = stores.map(({ size, seedMs, indexBytes, samples }) => {
+  const m = (list) => Number(median(list).toFixed(1));
+  const verifyMs = m(samples.verify);
+  const floorMs = m(samples.floor);
+  const cachedMs = m(samples.cached);
+  return {
+    receipts: size,
+    seed_ms: seedMs,
+    index_bytes: indexBytes,
+    history_ms: m(samples.history),
+    echo_ms: m(samples.echo),
+    verify_ms: verifyMs,
+    floor_ms: floorMs,
+    verify_over_floor: Number((verifyMs / floorMs).toFixed(2)),
+    verify_cached_ms: cachedMs,
+    cached_over_floor: Number((cachedMs / floorMs).toFixed(2)),
+  };
+});
 const first = rows[0];
 for (const row of rows) {
   row.history_vs_smallest = Number((row.history_ms / first.history_ms).toFixed(2));
   row.echo_vs_smallest = Number((row.echo_ms / first.echo_ms).toFixed(2));
 }
-if (json) console.log(JSON.stringify({ cores: availableParallelism(), rows }, null, 2));
+const last = rows[rows.length - 1];
+const goals = {
+  history_within_1_2x: last.history_vs_smallest <= 1.2,
+  echo_within_1_2x: last.echo_vs_smallest <= 1.2,
+  verify_within_1_5x_floor: rows.every((row) => row.verify_over_floor <= 1.5),
+};
+if (json)
+  console.log(JSON.stringify({ cores: availableParallelism(), runs, rows, goals }, null, 2));
 else {
   console.log(
     `cores: ${availableParallelism()}  (goals: history, echo <= 1.2x smallest; verify <= 1.5x floor)`,
@@ -174,4 +195,6 @@ else {
       `${String(r.receipts).padStart(7)} receipts  history ${r.history_ms} ms (${r.history_vs_smallest}x)  echo ${r.echo_ms} ms (${r.echo_vs_smallest}x)  verify ${r.verify_ms} ms  floor ${r.floor_ms} ms (verify ${r.verify_over_floor}x floor, cached ${r.verify_cached_ms} ms = ${r.cached_over_floor}x)  index ${r.index_bytes} B  seeded in ${r.seed_ms} ms`,
     );
   }
+  const met = Object.entries(goals).map(([goal, ok]) => `${goal} ${ok ? "met" : "MISSED"}`);
+  console.log(`medians of ${runs} interleaved rounds; ${met.join(", ")}`);
 }
