@@ -22,6 +22,7 @@ describe("the native tool catalog", () => {
       "data.read_projection",
       "evidence.index_sources",
       "evidence.verify_artifact",
+      "external_receipt.verify",
       "fs.apply_bundle",
       "fs.read",
       "fs.read_bundle",

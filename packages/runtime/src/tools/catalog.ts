@@ -28,6 +28,7 @@ import { paymentRefundAdmitTool } from "./payment/refund-admit.js";
 import { receiptAttestTool } from "./receipt/receipt-attest.js";
 import { authoringTools } from "./authoring/index.js";
 import { receiptVerifyTool } from "./receipt/receipt-verify.js";
+import { externalReceiptVerifyTool } from "./receipt/external-receipt.js";
 import { receiptTools } from "./receipt/index.js";
 import type { JsonRecord, NativeTool } from "./types.js";
 
@@ -70,6 +71,7 @@ export function builtinTools(): NativeTool[] {
     receiptAttestTool,
     ...authoringTools(),
     receiptVerifyTool,
+    externalReceiptVerifyTool,
     ...receiptTools(),
     ...paymentTools(),
     ...paymentChargeTools(),
