@@ -76,7 +76,7 @@ describe("external_receipt.verify in a graph", () => {
       result: Record<string, { data: Record<string, unknown> }>;
     }>();
     expect(env.status).toBe("sealed");
-    const packet = env.result.external_receipt_verification.data;
+    const packet = env.result.external_receipt_verification?.data;
     expect(packet).toMatchObject({
       schema: "runx.external_receipt.verification.v1",
       verified: true,

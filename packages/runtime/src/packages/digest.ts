@@ -174,7 +174,8 @@ export function computePackageDigest(packageDir: string, workspaceRoot?: string)
 }
 
 /**
- * The digest of what a resolved reference executes: the package directory, or for a
+ * The digest of what a resolved reference executes: the package directory (for an owned
+ * execution profile, its owning package's, as upstream digests the owning root), or for a
  * standalone graph document the document alone (one file, under its base name), so files
  * beside the document do not bind into it. Errors name files relative to `workspaceRoot`.
  */
@@ -182,10 +183,12 @@ export function computeSourceDigest(resolved: {
   packageDir: string;
   graphDocumentPath?: string;
   workspaceRoot?: string;
+  /** An owned execution profile's owning package (locate.ts): its digest binds the manual too. */
+  ownerDir?: string;
 }): string {
   const { graphDocumentPath, workspaceRoot } = resolved;
   if (graphDocumentPath === undefined)
-    return computePackageDigest(resolved.packageDir, workspaceRoot);
+    return computePackageDigest(resolved.ownerDir ?? resolved.packageDir, workspaceRoot);
   const absolute = realpathSync(graphDocumentPath);
   const relative = path.basename(graphDocumentPath);
   const shown =

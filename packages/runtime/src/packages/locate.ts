@@ -16,6 +16,12 @@ export interface ResolvedSkillRef {
   /** The package's X.yaml, when it has one. */
   profilePath?: string;
   /**
+   * Set when `packageDir` holds only an X.yaml: an execution profile owned by the nearest
+   * ancestor package with a SKILL.md (inside the workspace), whose directory this is.
+   * `skillMdPath` is then the owner's manual.
+   */
+  ownerDir?: string;
+  /**
    * Set when the reference names a standalone graph document rather than a package:
    * the file itself. `packageDir` is then its directory (relative step refs resolve there)
    * and `skillMdPath` is the document too (it is the package's only source).
@@ -120,13 +126,15 @@ function locateSkillRef(ref: string, options: ResolveSkillRefOptions): ResolvedS
         file: displayPath(workspaceRoot, file),
       });
   }
+  const hasProfile = profile?.isFile() === true;
   if (skillMd?.isFile() !== true) {
+    if (hasProfile)
+      return ownedProfile({ ref, workspaceRoot, packageDir, profile: profileCandidate });
     throw new RuntimeError("PACKAGE_NOT_FOUND", "the directory has no SKILL.md", {
       ref,
       file: displayPath(workspaceRoot, packageDir),
     });
   }
-  const hasProfile = profile?.isFile() === true;
   if (catalog?.isDirectory() === true && !hasProfile) {
     throw new RuntimeError(
       "PACKAGE_INVALID",
@@ -138,4 +146,43 @@ function locateSkillRef(ref: string, options: ResolveSkillRefOptions): ResolvedS
   const resolved: ResolvedSkillRef = { workspaceRoot, packageDir, skillMdPath };
   if (hasProfile) resolved.profilePath = profileCandidate;
   return resolved;
+}
+
+/**
+ * A directory with an X.yaml and no SKILL.md is an execution profile of the package that owns
+ * it: the nearest ancestor with a SKILL.md, as upstream resolves it (a graph's stage profiles,
+ * `skill: ./graph/plan`, share their package's manual). The search stops at the workspace
+ * root; a profile outside the workspace, or with no owner inside it, is refused.
+ */
+function ownedProfile(args: {
+  ref: string;
+  workspaceRoot: string;
+  packageDir: string;
+  profile: string;
+}): ResolvedSkillRef {
+  const { ref, workspaceRoot, packageDir, profile } = args;
+  const inside = (dir: string): boolean => {
+    const rel = path.relative(workspaceRoot, dir);
+    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  };
+  let dir = path.dirname(packageDir);
+  while (inside(packageDir) && inside(dir)) {
+    const manual = path.join(dir, "SKILL.md");
+    if (statOrUndefined(manual)?.isFile() === true) {
+      return {
+        workspaceRoot,
+        packageDir,
+        skillMdPath: manual,
+        profilePath: profile,
+        ownerDir: dir,
+      };
+    }
+    if (dir === workspaceRoot) break;
+    dir = path.dirname(dir);
+  }
+  throw new RuntimeError(
+    "PACKAGE_NOT_FOUND",
+    "execution profile has no owning SKILL.md ancestor inside the workspace",
+    { ref, file: displayPath(workspaceRoot, profile) },
+  );
 }

@@ -6,7 +6,7 @@
  */
 import { sha256Hex } from "../crypto/sha256.js";
 import { promises as fsp, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { ensureStateDir } from "../workspace.js";
 import { computeSourceDigest } from "./digest.js";
 import type { ResolvedSkillRef } from "./locate.js";
@@ -27,12 +27,23 @@ interface CacheEntry {
   package_digest: string;
   package: Omit<
     LoadedSkillPackage,
-    "packageDir" | "skillMdPath" | "profilePath" | "graphDocumentPath"
+    "packageDir" | "skillMdPath" | "profilePath" | "graphDocumentPath" | "ownerDir"
   >;
 }
 
-function entryFile(options: PackageCacheOptions, packageDigest: string): string {
-  const key = sha256Hex(`${options.runtimeRelease}\0${packageDigest}`);
+/**
+ * An owned execution profile shares its owning package's digest (digest.ts), so the entry is
+ * keyed on the profile's path inside the owner too: the owner and each of its profiles parse
+ * to different packages.
+ */
+function entryFile(
+  options: PackageCacheOptions,
+  packageDigest: string,
+  resolved: ResolvedSkillRef,
+): string {
+  const profile =
+    resolved.ownerDir === undefined ? "" : `\0${relative(resolved.ownerDir, resolved.packageDir)}`;
+  const key = sha256Hex(`${options.runtimeRelease}\0${packageDigest}${profile}`);
   return join(options.dir, `${key}.json`);
 }
 
@@ -43,6 +54,7 @@ function withLocation(pkg: CacheEntry["package"], resolved: ResolvedSkillRef): L
     skillMdPath: resolved.skillMdPath,
   };
   if (resolved.profilePath !== undefined) loaded.profilePath = resolved.profilePath;
+  if (resolved.ownerDir !== undefined) loaded.ownerDir = resolved.ownerDir;
   if (resolved.graphDocumentPath !== undefined)
     loaded.graphDocumentPath = resolved.graphDocumentPath;
   return loaded;
@@ -54,7 +66,7 @@ export async function loadPackageCached(
   packageDigest: string,
   options: PackageCacheOptions,
 ): Promise<LoadedSkillPackage> {
-  const file = entryFile(options, packageDigest);
+  const file = entryFile(options, packageDigest, resolved);
   try {
     // A cache reached through a symlinked `.runx` or `cache/` is not runx's own: a miss.
     const entry = ensureStateDir(options.dir, { create: false })
@@ -79,6 +91,7 @@ export async function loadPackageCached(
       skillMdPath: _s,
       profilePath: _p,
       graphDocumentPath: _g,
+      ownerDir: _o,
       ...pkg
     } = loaded;
     const entry: CacheEntry = {

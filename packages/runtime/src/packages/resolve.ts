@@ -20,6 +20,8 @@ export interface LoadedSkillPackage extends SkillPackage {
   packageDir: string;
   skillMdPath: string;
   profilePath?: string;
+  /** The owning package of an owned execution profile (see ResolvedSkillRef). */
+  ownerDir?: string;
   /** The standalone graph document this package was read from (see ResolvedSkillRef). */
   graphDocumentPath?: string;
 }
@@ -82,6 +84,7 @@ export async function loadSkillPackage(resolved: ResolvedSkillRef): Promise<Load
   const pkg = buildSkillPackage({
     skillMd: { text: skillText, file: skillFile },
     profile: profileText,
+    ownedProfile: resolved.ownerDir !== undefined,
   });
   const loaded: LoadedSkillPackage = {
     ...pkg,
@@ -89,5 +92,6 @@ export async function loadSkillPackage(resolved: ResolvedSkillRef): Promise<Load
     skillMdPath: resolved.skillMdPath,
   };
   if (resolved.profilePath !== undefined) loaded.profilePath = resolved.profilePath;
+  if (resolved.ownerDir !== undefined) loaded.ownerDir = resolved.ownerDir;
   return loaded;
 }

@@ -59,6 +59,12 @@ export interface SourceText {
 export interface BuildSkillPackageInput {
   skillMd: SourceText;
   profile?: SourceText;
+  /**
+   * The profile is an execution profile owned by an ancestor package (an `X.yaml` in a
+   * directory without its own SKILL.md, e.g. `graph/plan/X.yaml`): `skillMd` is the owner's
+   * manual, the profile may name a skill of its own, and that name is the package's.
+   */
+  ownedProfile?: boolean;
 }
 
 /** Name of the runner synthesized from frontmatter when a package has no X.yaml. */
@@ -92,7 +98,7 @@ function settingsOf(frontmatter: JsonObject): SkillSettings {
 
 /**
  * Combines SKILL.md and an optional X.yaml. Throws the parsers' errors, and PROFILE_INVALID
- * when X.yaml `skill` differs from the SKILL.md `name`.
+ * when X.yaml `skill` differs from the SKILL.md `name` (unless the profile is an owned one).
  */
 export function buildSkillPackage(input: BuildSkillPackageInput): SkillPackage {
   const skillFile = input.skillMd.file;
@@ -108,7 +114,11 @@ export function buildSkillPackage(input: BuildSkillPackageInput): SkillPackage {
     const profileFile = input.profile.file;
     const document = parseStrictYaml(input.profile.text, { file: profileFile });
     profile = buildExecutionProfile(document, { file: profileFile });
-    if (profile.skill !== undefined && profile.skill !== skill.name) {
+    if (
+      profile.skill !== undefined &&
+      profile.skill !== skill.name &&
+      input.ownedProfile !== true
+    ) {
       failIn(
         document,
         "PROFILE_INVALID",
@@ -134,7 +144,7 @@ export function buildSkillPackage(input: BuildSkillPackageInput): SkillPackage {
   }
 
   const pkg: SkillPackage = {
-    name: skill.name,
+    name: input.ownedProfile === true ? (profile?.skill ?? skill.name) : skill.name,
     frontmatter: skill.frontmatter,
     body: skill.body,
     runners,
