@@ -78,13 +78,37 @@ describe("runx kernel eval", () => {
     );
     const r = await runx(ws, ["kernel", "eval", "--input", "bad.json", "--json"]);
     expect(r.code).not.toBe(0);
-    const out = r.json<{
-      status: string;
-      error: { message: string; details?: { path?: string } };
-    }>();
+    const out = r.json<{ status: string; error: { code: string; message: string } }>();
+    expect(r.code).toBe(1);
     expect(out.status).toBe("failure");
-    expect(out.error.message).toBe("kernel fixture evaluation failed");
-    expect(JSON.stringify(out)).toContain("input.event.admissionWitness");
+    expect(out.error.code).toBe("invalid_input");
+    expect(Object.keys(out.error).sort()).toEqual(["code", "message"]);
+    expect(out.error.message).toContain("input.event.admissionWitness");
+  });
+
+  // Upstream's kernel surface: exactly {status, error: {code, message}} on stdout.
+  it.each([
+    [
+      "an unknown kind",
+      ["--input", "k.json"],
+      "invalid_input",
+      1,
+      "unsupported kernel input kind 'nope'",
+    ],
+    ["invalid JSON", ["--input", "broken.json"], "invalid_document", 1, undefined],
+    ["a missing file", ["--input", "absent.json"], "read_input", 1, undefined],
+    ["no --input", [], "invalid_args", 64, "runx kernel eval requires --input <file|->"],
+  ])("fails %s with upstream's envelope", async (_what, extra, code, exit, message) => {
+    ws.write("k.json", JSON.stringify({ input: { kind: "nope" } }));
+    ws.write("broken.json", "{");
+    const r = await runx(ws, ["kernel", "eval", ...extra, "--json"]);
+    expect(r.code).toBe(exit);
+    const out = r.json<{ status: string; error: Record<string, string> }>();
+    expect(Object.keys(out).sort()).toEqual(["error", "status"]);
+    expect(out.status).toBe("failure");
+    expect(Object.keys(out.error).sort()).toEqual(["code", "message"]);
+    expect(out.error.code).toBe(code);
+    if (message !== undefined) expect(out.error.message).toBe(message);
   });
 
   it("refuses an input kind upstream's kernel does not have", async () => {

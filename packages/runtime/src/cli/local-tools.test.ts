@@ -149,6 +149,48 @@ function packagedFlow(base: string): void {
 }
 
 describe("a package's own local tools", () => {
+  it("resolves a nested graph's tool steps against the nested package's own tools", async () => {
+    // The upper tool lives only in the nested package: the outer package's roots never see it.
+    ws.write("skills/inner/SKILL.md", "---\nname: inner\n---\nShout.\n");
+    ws.write(
+      "skills/inner/X.yaml",
+      [
+        "runners:",
+        "  default:",
+        "    type: graph",
+        "    graph:",
+        "      name: inner",
+        "      result_from: [upper]",
+        "      steps:",
+        "        - id: upper",
+        "          tool: demo.upper",
+        "          scopes: [demo.upper]",
+        "          inputs:",
+        "            text: nested",
+        "",
+      ].join("\n"),
+    );
+    writeTool(
+      "skills/inner/tools/demo/upper",
+      manifest({
+        name: "demo.upper",
+        description: "Upper-cases a text.",
+        inputs: { text: { type: "string", required: true } },
+        scopes: ["demo.upper"],
+        artifacts: { wrap_as: "shout" },
+      }),
+      UPPER_SCRIPT,
+    );
+    graphSkill(["- id: nested", "  skill: ../inner", "  scopes: [demo.upper]"], "[nested]");
+    const r = await runx(ws, ["skill", "skills/flow", "--json"]);
+    expect(r.stderr).toBe("");
+    const env = r.json<Envelope>();
+    expect(env.error).toBeUndefined();
+    expect(env.status).toBe("sealed");
+    expect(JSON.stringify(env.result)).toContain("NESTED");
+    expect(r.code).toBe(0);
+  });
+
   it("finds the tools beside the package, not only the workspace's tools/", async () => {
     packagedFlow("vendor/pack");
     const r = await runx(ws, ["skill", "vendor/pack/skills/flow", "--json"]);

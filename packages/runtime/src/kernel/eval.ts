@@ -82,7 +82,7 @@ export function evaluateKernel(document: JsonValue): JsonValue {
   if (evaluate === undefined)
     return evaluationFailed(
       `${input.path === "" ? "" : "input."}kind`,
-      `unknown kernel kind '${kind}'`,
+      `unsupported kernel input kind '${kind}'`,
     );
   return evaluate(input);
 }

@@ -26,6 +26,7 @@ import { hasRegistryPrefix } from "../registry/ref.js";
 import type { ToolCatalog } from "../tools/catalog.js";
 import { isInside } from "../tools/paths.js";
 import type { RunScope, RunSkillDeps } from "./context.js";
+import { runtimeToolCatalog, runToolRoots } from "./tools.js";
 import { materializeRegistryRef } from "./registry-refs.js";
 
 /** The graph document of the run's runner, with step contracts bound and checked. */
@@ -83,7 +84,9 @@ export async function boundGraph(
       !here.includes(key) &&
       here.length < MAX_NESTED_GRAPH_DEPTH
     ) {
-      const inner = await boundGraph(deps, child.pkg, child.runner, catalog, here);
+      // The nested package's tools are its own (run/nested-graph.ts runs it the same way).
+      const tools = runtimeToolCatalog(runToolRoots({ deps, prep: { pkg: child.pkg } }));
+      const inner = await boundGraph(deps, child.pkg, child.runner, tools, here);
       const keys = Object.values(validateResultProducers(inner)).flat();
       if (!inner.result_from_defaulted || keys.length > 0) contract.outputs = keys;
     }

@@ -526,7 +526,6 @@ export async function executeGraphStep(
         { pkg: nested.pkg, runner },
         grantedScopes(scope, step),
         values,
-        catalog,
         approvals,
         answers,
         subgraph,

@@ -13,12 +13,12 @@ import type { GraphRunner } from "../parser/runner-types.js";
 import type { LoadedSkillPackage } from "../packages/resolve.js";
 import { receiptBodyDigest } from "../receipts/index.js";
 import type { Receipt } from "../receipts/index.js";
-import type { ToolCatalog } from "../tools/catalog.js";
 import { stepKey } from "./context.js";
 import type { RunScope } from "./context.js";
 import type { RunRequest } from "../contracts/envelope.js";
 import { boundGraph } from "./graph-prepare.js";
 import { pauseReasonCode, toSyncPoint } from "./graph-stop.js";
+import { runtimeToolCatalog, runToolRoots } from "./tools.js";
 import type { AdvanceGraph } from "./graph-stop.js";
 import type { SealOutcome } from "./graph-stop.js";
 
@@ -89,7 +89,6 @@ export async function runNestedGraph(
   nested: { pkg: LoadedSkillPackage; runner: GraphRunner },
   granted: readonly string[],
   inputs: JsonObject,
-  catalog: ToolCatalog,
   approvals: Record<string, { approved: boolean; reason?: string }>,
   answers: Record<string, unknown>,
   saved: unknown,
@@ -121,7 +120,10 @@ export async function runNestedGraph(
     },
     nest: { path: [...(scope.nest?.path ?? []), step.id], chain: [...chain, key] },
   };
-  const doc: GraphDoc = await boundGraph(scope.deps, nested.pkg, nested.runner, catalog, chain);
+  // A nested package's tool steps resolve against its own inferred tool roots, not the
+  // enclosing package's (tool-catalogs/local-tools.ts `skillDir`); containment stays the workspace.
+  const tools = runtimeToolCatalog(runToolRoots(sub));
+  const doc: GraphDoc = await boundGraph(scope.deps, nested.pkg, nested.runner, tools, chain);
   let state: GraphState;
   let previous: { type: string; uri: string; locator: string } | undefined;
   if (saved === undefined) {
@@ -160,7 +162,7 @@ export async function runNestedGraph(
       locator: saved.paused_receipt.digest,
     };
   }
-  const end = await advanceGraph(sub, doc, catalog, state, answers);
+  const end = await advanceGraph(sub, doc, tools, state, answers);
   const lineage = {
     ...(previous !== undefined ? { previous, resume_ref: previous } : {}),
     sync: end.state.sync.map(toSyncPoint),
