@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PgState } from "./connect.js";
 import { inTransaction } from "./connect.js";
 import type { Change, ChangeListener } from "./changes.js";
-import { changesSince, openChangeListener, publishChange } from "./changes.js";
+import {
+  LISTENER_APPLICATION,
+  changesSince,
+  openChangeListener,
+  publishChange,
+} from "./changes.js";
 import { pollFor, scratchPgState } from "./test-kit.js";
 import type { ScratchPgState } from "./test-kit.js";
 
@@ -124,6 +129,70 @@ describe("change feed over pg_notify", () => {
     }
     expect((await seen).map((c) => c.runId)).toEqual(["run_slow", "run_fast"]);
     controller.abort();
+  });
+
+  it("reconnects after its connection is terminated and catches up from the table without a gap", async () => {
+    const states: string[] = [];
+    const own = await openChangeListener(b.config, {
+      backoffMs: 20,
+      onConnection: (state) => states.push(state),
+    });
+    try {
+      const base = await lastSeq();
+      const controller = new AbortController();
+      const stream = own.subscribe(base, controller.signal);
+      const all = take(stream, 8);
+      for (let i = 0; i < 3; i++) {
+        await publishChange(a.pool, { kind: "run", runId: "run_cut", status: `before${i}` });
+      }
+      const pids = async () =>
+        (
+          await a.pool.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid",
+            [LISTENER_APPLICATION],
+          )
+        ).rows.map((r) => r.pid);
+      const before = await pids();
+      await a.pool.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+        [LISTENER_APPLICATION],
+      );
+      await pollFor(() => Promise.resolve(states.includes("lost") ? true : undefined), {
+        what: "the loss",
+      });
+      // Published while the listener is away: no notification reaches it.
+      for (let i = 0; i < 5; i++) {
+        await publishChange(a.pool, { kind: "run", runId: "run_cut", status: `during${i}` });
+      }
+      const got = await all;
+      controller.abort();
+      expect(got.map((c) => c.seq)).toEqual(Array.from({ length: 8 }, (_, i) => base + i + 1));
+      expect(got.map((c) => c.status)).toEqual([
+        "before0",
+        "before1",
+        "before2",
+        ...Array.from({ length: 5 }, (_, i) => `during${i}`),
+      ]);
+      expect(states).toEqual(["lost", "restored"]);
+      // Every listener (this one and the suite's) is back, on new backends.
+      await pollFor(
+        async () => {
+          const after = await pids();
+          return after.length === before.length && !after.some((p) => before.includes(p))
+            ? true
+            : undefined;
+        },
+        { what: "the listeners to reconnect" },
+      );
+      // And live again over the new connection.
+      const live = own.subscribe(base + 8);
+      const next = take(live, 1);
+      await publishChange(b.pool, { kind: "run", runId: "run_cut", status: "live" });
+      expect((await next)[0]).toMatchObject({ seq: base + 9, status: "live" });
+      await live.return(undefined);
+    } finally {
+      await own.close();
+    }
   });
 
   it("refuses a last event id that is not a non-negative integer", async () => {

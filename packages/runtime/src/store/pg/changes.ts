@@ -96,19 +96,39 @@ export interface ChangeListener {
   close(): Promise<void>;
 }
 
-/** Opens a dedicated connection that LISTENs on the change channel. */
-export async function openChangeListener(config: pg.ClientConfig): Promise<ChangeListener> {
-  const client = new pg.Client(config);
-  await client.connect();
+/** The `application_name` of a listener's connection (how an operator finds it in pg_stat_activity). */
+export const LISTENER_APPLICATION = "runx-change-listener";
+
+/** Options of `openChangeListener`. */
+export interface ChangeListenerOptions {
+  /** Told when the connection is lost and when it is back (for a log line). */
+  onConnection?: (state: "lost" | "restored", error?: Error) => void;
+  /** First reconnect delay in ms (doubled per failed attempt up to `maxBackoffMs`); default 100. */
+  backoffMs?: number;
+  /** Largest reconnect delay in ms; default 5000. */
+  maxBackoffMs?: number;
+}
+
+/**
+ * Opens a dedicated connection that LISTENs on the change channel. When that connection is
+ * lost (a database restart, a terminated backend) it reconnects with exponential backoff and
+ * LISTENs again before any subscriber reads on, so every subscriber catches up from the table
+ * by `seq`: notifications sent while it was away are not needed, and nothing is lost.
+ */
+export async function openChangeListener(
+  config: pg.ClientConfig,
+  options: ChangeListenerOptions = {},
+): Promise<ChangeListener> {
   let latest = 0;
   let closed = false;
-  let failure: Error | undefined;
+  let ready = false;
+  let client: pg.Client | undefined;
   const recent = new Map<number, Change>();
   const waiters = new Set<() => void>();
   const wake = () => {
     for (const w of [...waiters]) w();
   };
-  client.on("notification", (msg) => {
+  const onNotification = (msg: pg.Notification) => {
     if (msg.channel !== CHANGE_CHANNEL) return;
     const change = parsePayload(msg.payload);
     if (change === undefined) return;
@@ -117,12 +137,59 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
     // Keep a small window for the fast path; anything older is read from the table.
     if (recent.size > REPLAY_PAGE) recent.delete(recent.keys().next().value as number);
     wake();
-  });
-  client.on("error", (err) => {
-    failure = err;
+  };
+  const connect = async (): Promise<pg.Client> => {
+    const next = new pg.Client({
+      ...config,
+      application_name: LISTENER_APPLICATION,
+      keepAlive: true,
+    });
+    next.on("notification", onNotification);
+    next.on("error", (err) => lost(next, err));
+    next.on("end", () => lost(next));
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${CHANGE_CHANNEL}`);
+    } catch (err) {
+      next.removeAllListeners();
+      next.on("error", () => undefined);
+      void next.end().catch(() => undefined);
+      throw err;
+    }
+    return next;
+  };
+  const reconnect = async () => {
+    let delay = options.backoffMs ?? 100;
+    while (!closed) {
+      await new Promise((r) => setTimeout(r, delay));
+      if (closed) return;
+      try {
+        const next = await connect();
+        if (closed) {
+          void next.end().catch(() => undefined);
+          return;
+        }
+        client = next;
+        ready = true;
+        options.onConnection?.("restored");
+        wake();
+        return;
+      } catch {
+        delay = Math.min(delay * 2, options.maxBackoffMs ?? 5000);
+      }
+    }
+  };
+  function lost(which: pg.Client, error?: Error) {
+    if (closed || which !== client || !ready) return;
+    ready = false;
+    options.onConnection?.("lost", error);
+    which.removeAllListeners("notification");
+    void which.end().catch(() => undefined);
+    void reconnect();
     wake();
-  });
-  await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+  }
+  client = await connect();
+  ready = true;
 
   async function* subscribe(afterSeq: number, signal?: AbortSignal) {
     if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
@@ -137,19 +204,25 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
     signal?.addEventListener("abort", onAbort);
     try {
       while (!closed && !aborted()) {
-        if (failure !== undefined) throw failure;
+        if (!ready) {
+          // Away: wait for the reconnect, then read on from the table.
+          await waitFor(() => ready || closed || aborted());
+          continue;
+        }
         const next = recent.get(last + 1);
         if (next !== undefined) {
           last = next.seq;
           yield next;
           continue;
         }
+        const reader = client as pg.Client;
         let page: Change[];
         try {
-          page = await changesSince(client, last);
+          page = await changesSince(reader, last);
         } catch (err) {
           if (closed) return; // closing the listener ends its subscriptions
-          throw err;
+          lost(reader, err as Error);
+          continue;
         }
         for (const change of page) {
           last = change.seq;
@@ -157,18 +230,24 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
           if (aborted()) return;
         }
         if (page.length > 0 || latest > last) continue;
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            waiters.delete(done);
-            resolve();
-          };
-          waiters.add(done);
-          // Re-check after registering: a notification may have arrived in between.
-          if (latest > last || closed || aborted() || failure !== undefined) done();
-        });
+        await waitFor(() => latest > last || closed || aborted() || !ready);
       }
     } finally {
       signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Waits until `until()` holds (re-checked after registering: a wake may have come between). */
+  async function waitFor(until: () => boolean): Promise<void> {
+    while (!until()) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          waiters.delete(done);
+          resolve();
+        };
+        waiters.add(done);
+        if (until()) done();
+      });
     }
   }
 
@@ -178,7 +257,7 @@ export async function openChangeListener(config: pg.ClientConfig): Promise<Chang
       if (closed) return;
       closed = true;
       wake();
-      await client.end();
+      await client?.end().catch(() => undefined);
     },
   };
 }
