@@ -146,11 +146,10 @@ describe("nesting depth", () => {
       column: 8 + 64,
     });
     ws.write("deep-kernel.json", `{"kind": "admission", "input": ${deep}}`);
-    expect(await refused(["kernel", "eval", "--input", "deep-kernel.json"])).toMatchObject({
-      reason: "NESTING_TOO_DEEP",
-      file: "deep-kernel.json",
-      line: 1,
-    });
+    // kernel eval answers in upstream's envelope ({code, message}: cli/commands/kernel.ts).
+    const deepKernel = await refused(["kernel", "eval", "--input", "deep-kernel.json"]);
+    expect(deepKernel).toMatchObject({ code: "invalid_input" });
+    expect(deepKernel.message).toContain("nesting deeper than 64 levels");
   });
 });
 
@@ -248,13 +247,11 @@ describe("other documents the CLI reads", () => {
     const fd = openSync(join(ws.root, "huge-kernel.json"), "w");
     ftruncateSync(fd, 17 * MIB);
     closeSync(fd);
-    expect(await refused(["kernel", "eval", "--input", "huge-kernel.json"])).toMatchObject({
-      reason: "FILE_TOO_LARGE",
-      file: "huge-kernel.json",
-      size: 17 * MIB,
-      // A kernel decision's bound is upstream's 1 MiB (docs/governance.md).
-      limit: 1 * MIB,
-    });
+    // A kernel decision's bound is upstream's 1 MiB (docs/governance.md); kernel eval answers
+    // in upstream's envelope ({code, message}: cli/commands/kernel.ts).
+    const huge = await refused(["kernel", "eval", "--input", "huge-kernel.json"]);
+    expect(huge).toMatchObject({ code: "read_input" });
+    expect(huge.message).toContain("is 17 MiB; the limit is 1 MiB");
   });
 
   it("refuses deep resume answers and an answers file that is a FIFO", async () => {

@@ -82,6 +82,7 @@ describe("I.53 one module imports child-process APIs; adapters start processes o
       "tools/cli/capture-help.ts",
       "tools/command/command-execute.ts",
       "tools/git/run-git.ts",
+      "tools/receipt/external-receipt.ts",
     ]);
     // Within the adapter subsystem (adapters/ and the run steps that drive it).
     const subsystem = runtime.filter(
