@@ -55,10 +55,10 @@ function writeTool(dir: string, doc: Record<string, unknown>, script: string): v
   ws.write(`${dir}/run.mjs`, script);
 }
 
-function writeGreetAndUpper(): void {
-  writeTool("tools/demo/greet", manifest(), GREET_SCRIPT);
+/** The demo.upper tool (wrapped as `shout`) at `dir`. */
+function writeUpper(dir: string): void {
   writeTool(
-    "tools/demo/upper",
+    dir,
     manifest({
       name: "demo.upper",
       description: "Upper-cases a text.",
@@ -68,6 +68,11 @@ function writeGreetAndUpper(): void {
     }),
     UPPER_SCRIPT,
   );
+}
+
+function writeGreetAndUpper(): void {
+  writeTool("tools/demo/greet", manifest(), GREET_SCRIPT);
+  writeUpper("tools/demo/upper");
 }
 
 function graphSkill(stepLines: string[], resultFrom = "[upper]"): void {
@@ -135,17 +140,7 @@ function packagedFlow(base: string): void {
   );
   // One tool beside the skills/ folder, one inside the package: both are the package's own.
   writeTool(`${base}/tools/demo/greet`, manifest(), GREET_SCRIPT);
-  writeTool(
-    `${base}/skills/flow/tools/demo/upper`,
-    manifest({
-      name: "demo.upper",
-      description: "Upper-cases a text.",
-      inputs: { text: { type: "string", required: true } },
-      scopes: ["demo.upper"],
-      artifacts: { wrap_as: "shout" },
-    }),
-    UPPER_SCRIPT,
-  );
+  writeUpper(`${base}/skills/flow/tools/demo/upper`);
 }
 
 describe("a package's own local tools", () => {
@@ -170,17 +165,7 @@ describe("a package's own local tools", () => {
         "",
       ].join("\n"),
     );
-    writeTool(
-      "skills/inner/tools/demo/upper",
-      manifest({
-        name: "demo.upper",
-        description: "Upper-cases a text.",
-        inputs: { text: { type: "string", required: true } },
-        scopes: ["demo.upper"],
-        artifacts: { wrap_as: "shout" },
-      }),
-      UPPER_SCRIPT,
-    );
+    writeUpper("skills/inner/tools/demo/upper");
     graphSkill(["- id: nested", "  skill: ../inner", "  scopes: [demo.upper]"], "[nested]");
     const r = await runx(ws, ["skill", "skills/flow", "--json"]);
     expect(r.stderr).toBe("");

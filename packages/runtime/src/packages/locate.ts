@@ -166,7 +166,8 @@ function ownedProfile(args: {
     return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
   };
   let dir = path.dirname(packageDir);
-  while (inside(packageDir) && inside(dir)) {
+  const contained = inside(packageDir);
+  while (contained && inside(dir)) {
     const manual = path.join(dir, "SKILL.md");
     if (statOrUndefined(manual)?.isFile() === true) {
       return {

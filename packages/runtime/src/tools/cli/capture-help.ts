@@ -11,10 +11,9 @@ import { RuntimeError } from "../../errors.js";
 import { validateToolsCliCaptureHelpInput } from "../../generated/validate-tools-cli-capture-help.input.js";
 import { superviseProcess } from "../../process/supervise.js";
 import { defineTool } from "../define-tool.js";
-import { toolProcessEnv } from "../git/run-git.js";
 import { withNamedOutput } from "../packet.js";
 import { resolveDirectory, resolveRoot } from "../paths.js";
-import { stateRootsOf } from "../runx-state.js";
+import { toolProcessEnv, toolStateHiding } from "../tool-process.js";
 import type { JsonRecord, NativeTool } from "../types.js";
 
 /** Bytes kept of each stream and the wall clock of one capture. */
@@ -64,11 +63,7 @@ export const cliCaptureHelpTool: NativeTool = withNamedOutput(
         timeoutMs: HELP_TIMEOUT_MS,
         maxBytesPerStream: HELP_OUTPUT_LIMIT_BYTES,
         signal: ctx.signal,
-        hideState: {
-          roots: stateRootsOf(ctx),
-          workspaceRoot: ctx.workspaceRoot,
-          keep: [ctx.packageDir],
-        },
+        hideState: toolStateHiding(ctx),
       });
       if (proc.interrupted) {
         throw new RuntimeError("INTERRUPTED", `${TOOL}: ${input.command} was interrupted`);

@@ -14,7 +14,7 @@ import { validateToolsCommandExecuteInput } from "../../generated/validate-tools
 import { assertNoInlineCode } from "../../policy/inline-code.js";
 import { buildChildEnvironment, isRunxSecretName } from "../../process/environment.js";
 import { superviseProcess, type SupervisedProcessResult } from "../../process/supervise.js";
-import { stateRootsOf } from "../runx-state.js";
+import { toolStateHiding } from "../tool-process.js";
 import { hashCanonical } from "../../receipts/canonical.js";
 import { defineTool } from "../define-tool.js";
 import { resolveDirectory, resolveRoot } from "../paths.js";
@@ -230,11 +230,7 @@ export const commandExecuteTool: NativeTool = withNamedOutput(
         env,
         timeoutMs,
         signal: ctx.signal,
-        hideState: {
-          roots: stateRootsOf(ctx),
-          workspaceRoot: ctx.workspaceRoot,
-          keep: [ctx.packageDir],
-        },
+        hideState: toolStateHiding(ctx),
       });
       if (proc.interrupted) {
         throw new RuntimeError("INTERRUPTED", `command.execute: ${input.command} was interrupted`);

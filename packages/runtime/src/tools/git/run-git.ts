@@ -6,9 +6,8 @@
  * the call rather than return a partial view.
  */
 import { RuntimeError } from "../../errors.js";
-import { buildChildEnvironment } from "../../process/environment.js";
 import { superviseProcess } from "../../process/supervise.js";
-import { stateRootsOf } from "../runx-state.js";
+import { toolProcessEnv, toolStateHiding } from "../tool-process.js";
 import type { ToolContext } from "../types.js";
 
 /** Bytes kept of each stream and the wall clock of one observation. */
@@ -19,17 +18,6 @@ export const GIT_TIMEOUT_MS = 10_000;
 export interface GitObservation {
   ok: boolean;
   stdout: string;
-}
-
-/** The environment of a supervised tool process: the baseline, nothing from the run's inputs. */
-export function toolProcessEnv(ctx: ToolContext): Record<string, string> {
-  const env = buildChildEnvironment({
-    baseEnv: ctx.baseEnv,
-    inputs: {},
-    workspaceRoot: ctx.workspaceRoot,
-  });
-  delete env.RUNX_INPUTS_JSON;
-  return env;
 }
 
 /** Runs `git <args>` in `cwd` (an absolute, contained directory) for the tool `tool`. */
@@ -46,11 +34,7 @@ export async function runGit(
     timeoutMs: GIT_TIMEOUT_MS,
     maxBytesPerStream: GIT_OUTPUT_LIMIT_BYTES,
     signal: ctx.signal,
-    hideState: {
-      roots: stateRootsOf(ctx),
-      workspaceRoot: ctx.workspaceRoot,
-      keep: [ctx.packageDir],
-    },
+    hideState: toolStateHiding(ctx),
   });
   if (proc.interrupted) {
     throw new RuntimeError("INTERRUPTED", `${options.tool}: git was interrupted`);

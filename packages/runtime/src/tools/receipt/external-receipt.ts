@@ -19,10 +19,9 @@ import { validateToolsReceiptExternalVerifyInput } from "../../generated/validat
 import { superviseProcess } from "../../process/supervise.js";
 import { secondsTimestamp } from "../../time.js";
 import { defineTool } from "../define-tool.js";
-import { toolProcessEnv } from "../git/run-git.js";
 import { withNamedOutput } from "../packet.js";
 import { isInside, resolveReadable, resolveRoot } from "../paths.js";
-import { stateRootsOf } from "../runx-state.js";
+import { toolProcessEnv, toolStateHiding } from "../tool-process.js";
 import type { JsonRecord, NativeTool, ToolContext } from "../types.js";
 
 const TOOL = "external_receipt.verify";
@@ -118,11 +117,7 @@ async function runVerifier(
     timeoutMs: TIMEOUT_MS,
     maxBytesPerStream: OUTPUT_LIMIT_BYTES,
     signal: ctx.signal,
-    hideState: {
-      roots: stateRootsOf(ctx),
-      workspaceRoot: ctx.workspaceRoot,
-      keep: [ctx.packageDir],
-    },
+    hideState: toolStateHiding(ctx),
   });
   if (proc.interrupted)
     throw new RuntimeError("INTERRUPTED", `${TOOL}: the verifier was interrupted`);
